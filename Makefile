@@ -1,0 +1,49 @@
+# repot-operator
+#
+#   make demo   run a RepotEvaluation end to end on a local control plane
+#   make test   unit, controller (envtest) and data conformance tests
+#
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -eu -o pipefail -c
+GO ?= go
+BIN := $(CURDIR)/bin
+export PATH := $(BIN):$(PATH)
+
+# Fuzz time per target in `make fuzz` (CI runs each target briefly).
+FUZZTIME ?= 10s
+
+# go-nvml's cgo bindings name NVML functions the header marks deprecated.
+export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
+
+.PHONY: all
+all: build
+
+.PHONY: build
+build: ## Build the repot binary into bin/.
+	$(GO) build -o $(BIN)/repot .
+
+.PHONY: envtest-bin
+envtest-bin: ## Build etcd and kube-apiserver into bin/ when missing.
+	hack/build-control-plane.sh envtest
+
+.PHONY: control-plane
+control-plane: ## Build etcd, kube-apiserver, kube-controller-manager and kube-scheduler into bin/ when missing.
+	hack/build-control-plane.sh all
+
+.PHONY: test
+test: envtest-bin ## Run the tests (envtest uses bin/etcd and bin/kube-apiserver).
+	$(GO) test ./... -count=1
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME.
+	hack/fuzz.sh $(FUZZTIME)
+
+.PHONY: bench
+bench: ## Run the benchmarks once each.
+	$(GO) test ./... -run '^$$' -bench . -benchtime 1x
+
+.PHONY: help
+help:
+	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+-include hack/make/*.mk

@@ -1,0 +1,20 @@
+// Package cli holds the subcommands of the repot binary that need no
+// Kubernetes machinery: suite, verify, run, sim-server, ready-check.
+package cli
+
+import "github.com/spf13/cobra"
+
+// constructors is filled by each command's file through register, so that
+// every command lives in its own file.
+var constructors []func() *cobra.Command
+
+func register(f func() *cobra.Command) { constructors = append(constructors, f) }
+
+// Commands returns the subcommands this package provides.
+func Commands() []*cobra.Command {
+	out := make([]*cobra.Command, 0, len(constructors))
+	for _, f := range constructors {
+		out = append(out, f())
+	}
+	return out
+}

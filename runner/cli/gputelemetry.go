@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/spf13/cobra"
+
+	"repot.dev/repot-operator/runner/gpu"
+)
+
+func init() { register(newGPUTelemetryCommand) }
+
+func newGPUTelemetryCommand() *cobra.Command {
+	var listen string
+	var once bool
+	cmd := &cobra.Command{
+		Use:   "gpu-telemetry",
+		Short: "Serve NVML GPU readings (memory, utilization, power, temperature) as Prometheus metrics",
+		Long: `gpu-telemetry is the NVML sidecar of vLLM server pods. It reads every GPU the
+container was given through NVML and serves the readings at /metrics in the
+Prometheus text format. With --once it prints one reading and exits, which is a
+quick way to check that a node's driver and GPUs are usable.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			reader := gpu.NewNVMLReader(nvml.New())
+			defer reader.Close()
+			if once {
+				samples, err := reader.Read()
+				if err != nil {
+					return err
+				}
+				return gpu.WritePrometheus(cmd.OutOrStdout(), samples)
+			}
+			return serveGPUTelemetry(cmd.Context(), listen, reader)
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", ":9400", "address to serve /metrics and /healthz on")
+	cmd.Flags().BoolVar(&once, "once", false, "print one reading to stdout and exit")
+	return cmd
+}
+
+func serveGPUTelemetry(ctx context.Context, listen string, reader gpu.Reader) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
+		samples, err := reader.Read()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		var buf bytes.Buffer
+		if err := gpu.WritePrometheus(&buf, samples); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write(buf.Bytes())
+	})
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	srv := &http.Server{Addr: listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+// Package summary turns run records into the evaluation's figures. It is the
+// one definition of "success rate", "route" and "cost relative to pot", used
+// by `repot run` and by the operator's status alike. It imports nothing from
+// Kubernetes or the model client.
+package summary
+
+// Method names.
+const (
+	MethodPoT           = "pot"
+	MethodPoTRetry      = "pot-retry"
+	MethodRePoT         = "repot"
+	MethodAdaptive      = "repot-adaptive"
+	MethodRePoTNoPrefix = "repot-no-prefix"
+	MethodRePoTRestart  = "repot-restart"
+)
+
+// Routes of repot-adaptive (and the route names used for the other methods).
+const (
+	RouteInitialSuccess   = "initial_pot_success"
+	RouteFreshEmptyPlan   = "fresh_retry_empty_plan"
+	RouteFreshShortPrefix = "fresh_retry_short_prefix"
+	RouteSuffixRepair     = "suffix_repair"
+	RouteFreshRetry       = "fresh_retry"   // pot-retry's second call
+	RouteNoExtraCall      = "no_extra_call" // pot's failure, or a method that stopped after one call
+)
+
+// Record is one finished run: one problem solved by one method against one
+// model. It is what the ledger stores (one JSON object per line) and what
+// Aggregate consumes. Raw model text is never part of a Record: it lives in
+// the traces. The key (Model, ProblemID, Method) identifies a run; a ledger
+// that holds a key twice counts it once.
+type Record struct {
+	Model       string `json:"model"`
+	ProblemID   string `json:"problem_id"`
+	Environment string `json:"environment"`
+	Complexity  int    `json:"complexity"`
+	Method      string `json:"method"`
+
+	Success bool `json:"success"`
+	// StoppedReason: "goal", "invalid_move", "format_error", "max_steps",
+	// "plan_exhausted", "no_plan", "program_error", "sandbox_rejected",
+	// "truncated", "infra_error".
+	StoppedReason string `json:"stopped_reason"`
+	// Route is the adaptive route, or for repot "initial_pot_success" /
+	// "suffix_repair", for pot-retry "initial_pot_success" / "fresh_retry",
+	// for pot "initial_pot_success" / "no_extra_call".
+	Route string `json:"route"`
+	// RepairUsed reports whether a suffix-repair call was made.
+	RepairUsed bool `json:"repair_used,omitempty"`
+
+	Calls            int `json:"calls"`
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	CachedTokens     int `json:"cached_tokens"`
+	ReasoningTokens  int `json:"reasoning_tokens"`
+
+	// InitialPlanLen is the number of moves the first program printed.
+	InitialPlanLen int `json:"initial_plan_len"`
+	// InitialPrefixPermille is the verified prefix fraction of the first plan
+	// in thousandths (0 for an empty plan).
+	InitialPrefixPermille int `json:"initial_prefix_permille"`
+	// InitialSuccess reports whether the first call alone solved the problem.
+	InitialSuccess bool `json:"initial_success"`
+
+	// InfraError is set when an infrastructure failure (not the model) ended
+	// the run after retries; such a run is reported apart and never counted as
+	// a failed problem.
+	InfraError string `json:"infra_error,omitempty"`
+	// InfraRetries counts model-call retries that infrastructure faults caused.
+	InfraRetries int `json:"infra_retries,omitempty"`
+
+	WallMillis int64 `json:"wall_ms"`
+}
+
+// Key identifies a run for exactly-once counting.
+func (r Record) Key() string { return r.Model + "\x00" + r.ProblemID + "\x00" + r.Method }
