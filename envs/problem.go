@@ -1,6 +1,9 @@
 package envs
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Problem is one problem in the PuzzleZoo JSONL schema (also used for the
 // PlanBench records). States and actions are kept as raw JSON here; the
@@ -59,4 +62,19 @@ func (p Problem) MarshalJSON() ([]byte, error) {
 		ProblemID             string            `json:"problem_id"`
 	}{p.Complexity, p.Environment, p.GoalState, p.InitialState, p.MaxSteps, p.Metadata, p.MinSteps,
 		p.NaturalLanguagePrompt, oracle, p.ProblemID})
+}
+
+// Oracle decodes the problem's oracle plan.
+func (p *Problem) Oracle() ([]Action, error) {
+	e, err := p.Env()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Action, len(p.OracleSolution))
+	for i, raw := range p.OracleSolution {
+		if out[i], err = e.DecodeAction(raw); err != nil {
+			return nil, fmt.Errorf("oracle_solution[%d]: %v", i, err)
+		}
+	}
+	return out, nil
 }
