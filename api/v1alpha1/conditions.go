@@ -1,0 +1,82 @@
+package v1alpha1
+
+// Condition types of a RepotEvaluation. ServersReady, Running, Complete and
+// Failed describe the evaluation; Ready, Reconciling and Stalled follow
+// kstatus (https://github.com/kubernetes-sigs/cli-utils/tree/master/pkg/kstatus)
+// so that generic tools can wait on the object.
+const (
+	// ConditionServersReady is True when every model's server answered a
+	// real completion (endpoint models count as ready).
+	ConditionServersReady = "ServersReady"
+	// ConditionRunning is True while runner Jobs are active.
+	ConditionRunning = "Running"
+	// ConditionComplete is True when every run is recorded in the ledgers.
+	ConditionComplete = "Complete"
+	// ConditionFailed is True when the evaluation ended without completing.
+	ConditionFailed = "Failed"
+
+	// ConditionReady (kstatus) is True when the evaluation completed.
+	ConditionReady = "Ready"
+	// ConditionReconciling (kstatus) is True while the operator is still
+	// working towards the spec (starting servers, running shards).
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled (kstatus) is True when progress needs a person: a
+	// server cannot start, or the evaluation failed.
+	ConditionStalled = "Stalled"
+)
+
+// Reasons of ServersReady.
+const (
+	// ReasonServersStarting: at least one server has not answered yet.
+	ReasonServersStarting = "ServersStarting"
+	// ReasonServersAnswered: every server answered a completion.
+	ReasonServersAnswered = "ServersAnswered"
+	// ReasonServersStopped: the servers were deleted (completion, failure or
+	// suspend).
+	ReasonServersStopped = "ServersStopped"
+	// ReasonUnschedulable: no node can run a server (no GPU, or no node
+	// matches the product label, node selector or tolerations).
+	ReasonUnschedulable = "Unschedulable"
+	// ReasonImagePullFailed: a server's image cannot be pulled.
+	ReasonImagePullFailed = "ImagePullFailed"
+	// ReasonCrashLoop: a server container keeps crashing.
+	ReasonCrashLoop = "CrashLoop"
+	// ReasonProbeTimeout: a server did not answer a completion within its
+	// startup probe's time.
+	ReasonProbeTimeout = "ProbeTimeout"
+)
+
+// Reasons of Running.
+const (
+	// ReasonWaitingForServers: runners start once their server is ready.
+	ReasonWaitingForServers = "WaitingForServers"
+	// ReasonRunnersActive: runner Jobs are running.
+	ReasonRunnersActive = "RunnersActive"
+	// ReasonSuspended: spec.suspend is true.
+	ReasonSuspended = "Suspended"
+	// ReasonRunnersFinished: every runner Job has finished.
+	ReasonRunnersFinished = "RunnersFinished"
+)
+
+// Reasons of Complete, Failed, Ready, Reconciling and Stalled.
+const (
+	// ReasonAllRunsRecorded: every run is in the ledgers (Complete, Ready).
+	ReasonAllRunsRecorded = "AllRunsRecorded"
+	// ReasonInProgress: runs are still missing (Complete false, Ready false,
+	// Reconciling true).
+	ReasonInProgress = "InProgress"
+	// ReasonDeadlineExceeded: spec.activeDeadlineSeconds passed (Failed).
+	ReasonDeadlineExceeded = "DeadlineExceeded"
+	// ReasonBackoffLimitExceeded: a runner Job failed too often (Failed).
+	ReasonBackoffLimitExceeded = "BackoffLimitExceeded"
+	// ReasonProblemsUnavailable: spec.problems cannot be read, e.g. the
+	// ConfigMap or its key is missing (Stalled).
+	ReasonProblemsUnavailable = "ProblemsUnavailable"
+	// ReasonServerStalled: a model's server cannot start; the model status
+	// and the ServersReady condition name the cause (Stalled).
+	ReasonServerStalled = "ServerStalled"
+	// ReasonFailed: the evaluation failed (Stalled, Ready false).
+	ReasonFailed = "Failed"
+	// ReasonReconciled: nothing left to do (Reconciling false, Stalled false).
+	ReasonReconciled = "Reconciled"
+)

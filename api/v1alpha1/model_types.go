@@ -1,0 +1,190 @@
+package v1alpha1
+
+import corev1 "k8s.io/api/core/v1"
+
+// DefaultGPUProduct is the nvidia.com/gpu.product node label value vLLM
+// servers are scheduled on by default: an H100 80GB.
+const DefaultGPUProduct = "NVIDIA-H100-80GB-HBM3"
+
+// GPUProductLabel is the node label (set by NVIDIA GPU feature discovery)
+// that names a node's GPU model.
+const GPUProductLabel = "nvidia.com/gpu.product"
+
+// ModelSpec is one model to evaluate: exactly one of vllm (the operator runs
+// a vLLM server), endpoint (an existing OpenAI-compatible server) or
+// simulated (the project's simulated server).
+//
+// +kubebuilder:validation:XValidation:rule="[has(self.vllm), has(self.endpoint), has(self.simulated)].filter(x, x).size() == 1",message="each entry of spec.models needs exactly one of vllm, endpoint or simulated"
+type ModelSpec struct {
+	// name identifies the model in the status, the ledgers and the records,
+	// and names its server and runner objects: a lowercase DNS label of at
+	// most 20 characters, unique within spec.models.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=20
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// disableThinking overrides spec.sampling.disableThinking for this
+	// model. Unset means the spec-wide setting.
+	// +optional
+	DisableThinking *bool `json:"disableThinking,omitempty"`
+
+	// vllm has the operator run a vLLM server for the model on GPU nodes.
+	// +optional
+	VLLM *VLLMModel `json:"vllm,omitempty"`
+
+	// endpoint uses an existing OpenAI-compatible server; nothing is started.
+	// +optional
+	Endpoint *EndpointModel `json:"endpoint,omitempty"`
+
+	// simulated has the operator run the project's simulated model server
+	// (repot sim-server) with a capability profile; it needs no GPU.
+	// +optional
+	Simulated *SimulatedModel `json:"simulated,omitempty"`
+}
+
+// VLLMModel is a vLLM server the operator runs: a Deployment and a Service.
+type VLLMModel struct {
+	// image is the vLLM server image. Default "vllm/vllm-openai:v0.11.0".
+	// +optional
+	// +kubebuilder:default="vllm/vllm-openai:v0.11.0"
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image,omitempty"`
+
+	// model is the Hugging Face model id (or a path in the model cache) that
+	// vLLM serves, e.g. "Qwen/Qwen3-30B-A3B". It is also the served model
+	// name sent in requests.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Model string `json:"model"`
+
+	// revision pins the model's revision (a branch, tag or commit). Unset
+	// means the default branch.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Revision string `json:"revision,omitempty"`
+
+	// args are extra arguments for the vLLM server, appended after the ones
+	// the operator sets (model, revision, host, port, tensor parallel size).
+	// At most 64.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=1024
+	Args []string `json:"args,omitempty"`
+
+	// gpus is the number of nvidia.com/gpu the server requests (and its
+	// tensor parallel size): 1 to 8, default 1.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=8
+	GPUs *int32 `json:"gpus,omitempty"`
+
+	// gpuProduct is the required value of the node label
+	// nvidia.com/gpu.product. Default "NVIDIA-H100-80GB-HBM3".
+	// +optional
+	// +kubebuilder:default="NVIDIA-H100-80GB-HBM3"
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	GPUProduct string `json:"gpuProduct,omitempty"`
+
+	// nodeSelector are further node labels the server's node must carry, as
+	// a list of key/value pairs (unique keys), at most 16.
+	// +optional
+	// +listType=map
+	// +listMapKey=key
+	// +kubebuilder:validation:MaxItems=16
+	NodeSelector []NodeLabel `json:"nodeSelector,omitempty"`
+
+	// tolerations let the server schedule on tainted GPU nodes, at most 16.
+	// The operator always tolerates the nvidia.com/gpu NoSchedule taint.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// resources are the server container's cpu and memory; the GPU request
+	// comes from gpus. Unset means the operator's defaults.
+	// +optional
+	Resources *ResourceRequirements `json:"resources,omitempty"`
+
+	// modelCachePVC is a PersistentVolumeClaim in the evaluation's namespace
+	// mounted as the Hugging Face cache, so restarts do not download the
+	// weights again. Unset means an emptyDir.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ModelCachePVC string `json:"modelCachePVC,omitempty"`
+
+	// hfTokenSecret is a Secret key holding a Hugging Face token, passed as
+	// HF_TOKEN for gated models.
+	// +optional
+	HFTokenSecret *SecretKey `json:"hfTokenSecret,omitempty"`
+}
+
+// NodeLabel is one node label a server's node must carry.
+type NodeLabel struct {
+	// key is the label key, e.g. "topology.kubernetes.io/zone".
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=317
+	Key string `json:"key"`
+
+	// value is the label value.
+	// +required
+	// +kubebuilder:validation:MaxLength=63
+	Value string `json:"value"`
+}
+
+// EndpointModel is an existing OpenAI-compatible server.
+type EndpointModel struct {
+	// url is the API root that ends before /chat/completions, e.g.
+	// "https://api.example.com/v1".
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('http://') || self.startsWith('https://')",message="endpoint.url must start with http:// or https://"
+	URL string `json:"url"`
+
+	// servedModelName is the model id sent in each request.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	ServedModelName string `json:"servedModelName"`
+
+	// apiKeySecret is a Secret key holding the API key, sent as a bearer
+	// token. Unset sends no key.
+	// +optional
+	APIKeySecret *SecretKey `json:"apiKeySecret,omitempty"`
+}
+
+// SimulatedProfiles are the profiles of the simulated server, weakest
+// first; the enum of simulated.profile lists the same.
+var SimulatedProfiles = []string{"weak", "medium", "strong", "frontier"}
+
+// SimulatedModel is the project's simulated OpenAI-compatible server.
+type SimulatedModel struct {
+	// profile is the simulated capability profile: weak, medium, strong or
+	// frontier (see `repot sim-server --help`).
+	// +required
+	// +kubebuilder:validation:Enum=weak;medium;strong;frontier
+	Profile string `json:"profile"`
+
+	// seed makes the simulated answers reproducible. Default 0.
+	// +optional
+	// +kubebuilder:default=0
+	// +kubebuilder:validation:Minimum=0
+	Seed *int64 `json:"seed,omitempty"`
+
+	// faultPermille is the share of requests, in thousandths, that the
+	// server fails with an infrastructure error (5xx, reset, slow answer) to
+	// test retries: 0 to 1000, default 0.
+	// +optional
+	// +kubebuilder:default=0
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	FaultPermille *int32 `json:"faultPermille,omitempty"`
+}

@@ -1,0 +1,341 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// RepotEvaluationStatus is what the operator observed. It is recomputed on
+// every pass from the ledgers and the child objects, never incremented. It
+// holds no floats: counts are integers, rates are strings such as "62.5%" or
+// integers in thousandths (per-mille).
+type RepotEvaluationStatus struct {
+	// observedGeneration is the metadata.generation this status was computed
+	// for.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions are ServersReady, Running, Complete and Failed, and the
+	// kstatus conditions Ready, Reconciling and Stalled.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+
+	// startTime is when the evaluation first started (its servers or runners
+	// were first created). Once set, the spec is immutable except suspend.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// completionTime is when the evaluation completed or failed.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// progress counts finished runs over all models.
+	// +optional
+	Progress *Progress `json:"progress,omitempty"`
+
+	// summary holds the short strings shown by kubectl get.
+	// +optional
+	Summary *Summary `json:"summary,omitempty"`
+
+	// models is the status of each model, in the order of spec.models.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	Models []ModelStatus `json:"models,omitempty"`
+
+	// scaling is the capability-scaling view across (model, environment)
+	// cells; set when at least two models have results.
+	// +optional
+	Scaling *ScalingStatus `json:"scaling,omitempty"`
+}
+
+// Progress counts runs; a run is one (model, problem, method).
+type Progress struct {
+	// runsDone is the number of distinct runs recorded in the ledgers,
+	// including runs ended by an infrastructure error.
+	// +required
+	RunsDone int32 `json:"runsDone"`
+
+	// runsTotal is models x problems x methods.
+	// +required
+	RunsTotal int32 `json:"runsTotal"`
+
+	// text is "runsDone/runsTotal", e.g. "123/480".
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	Text string `json:"text,omitempty"`
+}
+
+// EvaluationState is the one-word state shown by kubectl get -o wide.
+//
+// +kubebuilder:validation:Enum=Pending;Running;Suspended;Complete;Failed;Stalled
+type EvaluationState string
+
+// Evaluation states.
+const (
+	StatePending   EvaluationState = "Pending"
+	StateRunning   EvaluationState = "Running"
+	StateSuspended EvaluationState = "Suspended"
+	StateComplete  EvaluationState = "Complete"
+	StateFailed    EvaluationState = "Failed"
+	StateStalled   EvaluationState = "Stalled"
+)
+
+// Summary holds flat strings for the printer columns.
+type Summary struct {
+	// state is Pending, Running, Suspended, Complete, Failed or Stalled.
+	// +optional
+	State EvaluationState `json:"state,omitempty"`
+
+	// servers is "ready/models", e.g. "2/2"; endpoint models count as ready.
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	Servers string `json:"servers,omitempty"`
+
+	// pot is the pot success rate, e.g. "41.7%"; with several models, one
+	// rate per model in spec order separated by spaces. Empty when pot is
+	// not run or has no results yet.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	PoT string `json:"pot,omitempty"`
+
+	// repot is the repot success rate, formatted like pot.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	RePoT string `json:"repot,omitempty"`
+
+	// adaptive is the repot-adaptive success rate, formatted like pot.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Adaptive string `json:"adaptive,omitempty"`
+}
+
+// ServerState is the state of a model's server.
+//
+// +kubebuilder:validation:Enum=Pending;Starting;Ready;Stalled;Stopped;External
+type ServerState string
+
+// Server states.
+const (
+	// ServerPending: the server's objects are not created yet (or suspended
+	// before creation).
+	ServerPending ServerState = "Pending"
+	// ServerStarting: created, no completion answered yet.
+	ServerStarting ServerState = "Starting"
+	// ServerReady: the model answered a real completion.
+	ServerReady ServerState = "Ready"
+	// ServerStalled: the server cannot start; the model's reason says why.
+	ServerStalled ServerState = "Stalled"
+	// ServerStopped: scaled to zero while suspended, or deleted after the
+	// evaluation ended.
+	ServerStopped ServerState = "Stopped"
+	// ServerExternal: an endpoint model; nothing is started.
+	ServerExternal ServerState = "External"
+)
+
+// ModelStatus is the status of one model.
+type ModelStatus struct {
+	// name is the model's name from spec.models.
+	// +required
+	// +kubebuilder:validation:MaxLength=20
+	Name string `json:"name"`
+
+	// server is the state of the model's server.
+	// +optional
+	Server ServerStatus `json:"server,omitempty"`
+
+	// runsDone is the number of this model's distinct runs in its ledgers.
+	// +optional
+	RunsDone int32 `json:"runsDone,omitempty"`
+
+	// runsTotal is problems x methods for this model.
+	// +optional
+	RunsTotal int32 `json:"runsTotal,omitempty"`
+
+	// methods are the results per method, in the order of spec.methods.
+	// +optional
+	// +listType=map
+	// +listMapKey=method
+	// +kubebuilder:validation:MaxItems=6
+	Methods []MethodResult `json:"methods,omitempty"`
+
+	// failedPrefixPermille is the mean verified prefix fraction of failed
+	// first plans, in thousandths.
+	// +optional
+	FailedPrefixPermille *int32 `json:"failedPrefixPermille,omitempty"`
+
+	// repotMinusPotRetryPoints is repot's success rate minus pot-retry's, in
+	// percentage points, e.g. "+3.3" or "-0.8"; empty unless both ran.
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	RepotMinusPotRetryPoints string `json:"repotMinusPotRetryPoints,omitempty"`
+}
+
+// ServerStatus is the state of one model's server.
+type ServerStatus struct {
+	// state is Pending, Starting, Ready, Stalled, Stopped or External.
+	// +optional
+	State ServerState `json:"state,omitempty"`
+
+	// endpoint is the base URL runners use, e.g.
+	// "http://demo-m1-server.ns.svc:8000/v1".
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// reason is a CamelCase reason for a Stalled or Starting server, e.g.
+	// Unschedulable, ImagePullFailed, CrashLoop, ProbeTimeout.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Reason string `json:"reason,omitempty"`
+
+	// message explains the reason for people.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
+}
+
+// MethodResult is one method's aggregate over one model's problems. Runs
+// ended by an infrastructure error are counted in infraErrors only.
+type MethodResult struct {
+	// method is the method's name.
+	// +required
+	Method Method `json:"method"`
+
+	// solved is the number of problems solved.
+	// +required
+	Solved int32 `json:"solved"`
+
+	// total is the number of problems with a result (infra errors excluded).
+	// +required
+	Total int32 `json:"total"`
+
+	// rate is solved/total as a percentage with one decimal, e.g. "62.5%".
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	Rate string `json:"rate,omitempty"`
+
+	// ratePermille is solved/total in thousandths.
+	// +optional
+	RatePermille int32 `json:"ratePermille,omitempty"`
+
+	// interval is the 95% Wilson interval, e.g. "[53.6%, 70.6%]".
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	Interval string `json:"interval,omitempty"`
+
+	// calls is the number of model calls.
+	// +optional
+	Calls int64 `json:"calls,omitempty"`
+
+	// callsPerProblem is calls / total with two decimals, e.g. "1.25".
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	CallsPerProblem string `json:"callsPerProblem,omitempty"`
+
+	// promptTokens is the sum of prompt tokens.
+	// +optional
+	PromptTokens int64 `json:"promptTokens,omitempty"`
+
+	// completionTokens is the sum of completion tokens.
+	// +optional
+	CompletionTokens int64 `json:"completionTokens,omitempty"`
+
+	// cachedTokens is the sum of cached prompt tokens.
+	// +optional
+	CachedTokens int64 `json:"cachedTokens,omitempty"`
+
+	// reasoningTokens is the sum of reasoning tokens.
+	// +optional
+	ReasoningTokens int64 `json:"reasoningTokens,omitempty"`
+
+	// costVsPotPermille is this method's tokens relative to pot's on the
+	// same problems, in thousandths (1000 = as much as pot).
+	// +optional
+	CostVsPotPermille *int32 `json:"costVsPotPermille,omitempty"`
+
+	// costVsPot is costVsPotPermille as a ratio, e.g. "1.52x".
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	CostVsPot string `json:"costVsPot,omitempty"`
+
+	// routes is the routing distribution: how many problems took each route
+	// and how many of those were solved.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	Routes []RouteCount `json:"routes,omitempty"`
+
+	// infraErrors is the number of runs ended by an infrastructure error.
+	// +optional
+	InfraErrors int32 `json:"infraErrors,omitempty"`
+
+	// infraRetries is the number of model-call retries infrastructure faults
+	// caused.
+	// +optional
+	InfraRetries int64 `json:"infraRetries,omitempty"`
+}
+
+// RouteCount is one route of the routing distribution.
+type RouteCount struct {
+	// name is the route, e.g. initial_pot_success, fresh_retry_empty_plan,
+	// fresh_retry_short_prefix, suffix_repair, fresh_retry, no_extra_call.
+	// +required
+	// +kubebuilder:validation:MaxLength=64
+	Name string `json:"name"`
+
+	// count is the number of problems that took the route.
+	// +required
+	Count int32 `json:"count"`
+
+	// solved is how many of them were solved.
+	// +required
+	Solved int32 `json:"solved"`
+}
+
+// ScalingStatus relates, across (model, environment) cells, the mean prefix
+// fraction of failed first plans to repot's gain over pot-retry.
+type ScalingStatus struct {
+	// cells are the (model, environment) cells.
+	// +optional
+	// +listType=map
+	// +listMapKey=model
+	// +listMapKey=environment
+	// +kubebuilder:validation:MaxItems=128
+	Cells []ScalingCell `json:"cells,omitempty"`
+
+	// slope is the least-squares slope of repotMinusPotRetryPoints over the
+	// failed prefix fraction (0 to 1), e.g. "+35.2"; empty with fewer than
+	// two distinct x values.
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	Slope string `json:"slope,omitempty"`
+}
+
+// ScalingCell is one (model, environment) cell.
+type ScalingCell struct {
+	// model is the model's name.
+	// +required
+	// +kubebuilder:validation:MaxLength=20
+	Model string `json:"model"`
+
+	// environment is the environment, e.g. tower_of_hanoi.
+	// +required
+	// +kubebuilder:validation:MaxLength=64
+	Environment string `json:"environment"`
+
+	// failedPrefixPermille is the mean prefix fraction of failed first plans
+	// in the cell, in thousandths.
+	// +required
+	FailedPrefixPermille int32 `json:"failedPrefixPermille"`
+
+	// repotMinusPotRetryPoints is repot's success rate minus pot-retry's in
+	// the cell, in points, e.g. "+6.0".
+	// +required
+	// +kubebuilder:validation:MaxLength=16
+	RepotMinusPotRetryPoints string `json:"repotMinusPotRetryPoints"`
+}

@@ -1,0 +1,253 @@
+// Package charts holds the tests of the Helm charts: they lint and render
+// charts/repot-operator with the Helm Go library (no helm binary needed) and
+// check that the CRD and RBAC copied by `make manifests` are in sync.
+package charts
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/common/util"
+	"helm.sh/helm/v4/pkg/chart/v2/lint"
+	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/engine"
+	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/yaml"
+
+	"repot.dev/repot-operator/controllers"
+)
+
+const chartDir = "repot-operator"
+
+func TestChartLints(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		values map[string]any
+	}{
+		{"defaults", nil},
+		{"everything on", map[string]any{"metrics": map[string]any{"serviceMonitor": map[string]any{"enabled": true}}, "watchNamespace": "team-a"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := lint.RunAll(chartDir, tc.values, "repot-system")
+			for _, m := range l.Messages {
+				// helm lint --strict fails on warnings too.
+				if m.Severity > support.InfoSev {
+					t.Errorf("lint: %s", m)
+				}
+			}
+		})
+	}
+}
+
+func TestChartRejectsBadValues(t *testing.T) {
+	l := lint.RunAll(chartDir, map[string]any{"image": map[string]any{"pullPolicy": "Sometimes"}}, "repot-system")
+	if l.HighestSeverity < support.ErrorSev {
+		t.Errorf("lint accepted image.pullPolicy=Sometimes; values.schema.json should reject it")
+	}
+}
+
+// render renders the chart with values and returns the objects by "Kind/name".
+func render(t *testing.T, values map[string]any) map[string]*unstructured.Unstructured {
+	t.Helper()
+	chrt, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := util.ToRenderValues(chrt, values, common.ReleaseOptions{Name: "repot-operator", Namespace: "repot-system", IsInstall: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := engine.Render(chrt, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Decode strictly with the built-in types, so a misspelt field fails.
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	strict := serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDeserializer()
+	objs := map[string]*unstructured.Unstructured{}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if !strings.HasSuffix(name, ".yaml") {
+			continue
+		}
+		for _, doc := range strings.Split(files[name], "\n---") {
+			if strings.TrimSpace(doc) == "" {
+				continue
+			}
+			u := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+				t.Fatalf("%s: %v\n%s", name, err, doc)
+			}
+			if len(u.Object) == 0 {
+				continue
+			}
+			if scheme.Recognizes(u.GroupVersionKind()) {
+				if _, _, err := strict.Decode([]byte(doc), nil, nil); err != nil {
+					t.Errorf("%s: %v", name, err)
+				}
+			}
+			key := u.GetKind() + "/" + u.GetName()
+			if _, dup := objs[key]; dup {
+				t.Errorf("%s rendered twice", key)
+			}
+			objs[key] = u
+		}
+	}
+	return objs
+}
+
+func keys(m map[string]*unstructured.Unstructured) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestChartRendersDefaults(t *testing.T) {
+	objs := render(t, nil)
+	want := []string{
+		"ClusterRole/repot-operator-editor", "ClusterRole/repot-operator-manager", "ClusterRole/repot-operator-viewer",
+		"ClusterRoleBinding/repot-operator-manager", "Deployment/repot-operator",
+		"Role/repot-operator-leader-election", "RoleBinding/repot-operator-leader-election",
+		"Service/repot-operator-metrics", "ServiceAccount/repot-operator",
+	}
+	if diff := cmp.Diff(want, keys(objs)); diff != "" {
+		t.Fatalf("rendered objects (-want +got):\n%s", diff)
+	}
+	var dep appsv1.Deployment
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(objs["Deployment/repot-operator"].Object, &dep); err != nil {
+		t.Fatal(err)
+	}
+	c := dep.Spec.Template.Spec.Containers[0]
+	if c.Image != "repot-operator:0.1.0" {
+		t.Errorf("image %q; want repot-operator:<appVersion>", c.Image)
+	}
+	wantArgs := []string{"manager", "--leader-elect=true", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081",
+		"--runner-image=repot-operator:0.1.0", "--max-concurrent-reconciles=4"}
+	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
+		t.Errorf("manager args (-want +got):\n%s", diff)
+	}
+	if err := parseRepotArgs(c.Args); err != nil {
+		t.Errorf("manager args %v: %v", c.Args, err)
+	}
+	if c.SecurityContext == nil || c.SecurityContext.ReadOnlyRootFilesystem == nil || !*c.SecurityContext.ReadOnlyRootFilesystem {
+		t.Errorf("manager container must have a read-only root filesystem")
+	}
+	if c.Resources.Requests.Memory().String() != "128Mi" {
+		t.Errorf("memory request %s; want the values' 128Mi", c.Resources.Requests.Memory())
+	}
+}
+
+func TestChartRendersOverrides(t *testing.T) {
+	objs := render(t, map[string]any{
+		"image":          map[string]any{"repository": "ghcr.io/x/repot", "tag": "v9"},
+		"runnerImage":    "ghcr.io/x/runner:v9",
+		"leaderElection": map[string]any{"enabled": false},
+		"metrics":        map[string]any{"enabled": true, "port": 9090, "serviceMonitor": map[string]any{"enabled": true, "labels": map[string]any{"release": "prom"}}},
+		"watchNamespace": "team-a",
+		"apiserverCIDRs": []any{"10.0.0.1/32", "10.0.0.2/32"},
+		"userRoles":      false,
+	})
+	for _, gone := range []string{"Role/repot-operator-leader-election", "ClusterRole/repot-operator-editor"} {
+		if _, ok := objs[gone]; ok {
+			t.Errorf("%s rendered although disabled", gone)
+		}
+	}
+	sm, ok := objs["ServiceMonitor/repot-operator"]
+	if !ok {
+		t.Fatalf("no ServiceMonitor; got %v", keys(objs))
+	}
+	if sm.GetLabels()["release"] != "prom" {
+		t.Errorf("ServiceMonitor labels %v lack release=prom", sm.GetLabels())
+	}
+	var dep appsv1.Deployment
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(objs["Deployment/repot-operator"].Object, &dep); err != nil {
+		t.Fatal(err)
+	}
+	args := dep.Spec.Template.Spec.Containers[0].Args
+	for _, a := range []string{"--leader-elect=false", "--metrics-bind-address=:9090", "--runner-image=ghcr.io/x/runner:v9",
+		"--namespace=team-a", "--apiserver-cidrs=10.0.0.1/32,10.0.0.2/32"} {
+		if !slices.Contains(args, a) {
+			t.Errorf("args %v lack %s", args, a)
+		}
+	}
+	if err := parseRepotArgs(args); err != nil {
+		t.Errorf("manager args %v: %v", args, err)
+	}
+	if img := dep.Spec.Template.Spec.Containers[0].Image; img != "ghcr.io/x/repot:v9" {
+		t.Errorf("image %q", img)
+	}
+}
+
+// The chart's CRD and manager rules are copies made by `make manifests`.
+func TestChartInSyncWithConfig(t *testing.T) {
+	for chartFile, configFile := range map[string]string{
+		"repot-operator/crds/repot.dev_repotevaluations.yaml": "../config/crd/bases/repot.dev_repotevaluations.yaml",
+		"repot-operator/files/manager-role.yaml":              "../config/rbac/role.yaml",
+	} {
+		a, err := os.ReadFile(filepath.FromSlash(chartFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.FromSlash(configFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("charts/%s differs from config/%s: run make manifests", chartFile, strings.TrimPrefix(configFile, "../config/"))
+		}
+	}
+	var role rbacv1.ClusterRole
+	data, _ := os.ReadFile("../config/rbac/role.yaml")
+	if err := yaml.Unmarshal(bytes.TrimPrefix(data, []byte("---\n")), &role); err != nil {
+		t.Fatal(err)
+	}
+	cr, ok := render(t, nil)["ClusterRole/repot-operator-manager"]
+	if !ok {
+		t.Fatal("the chart renders no ClusterRole/repot-operator-manager")
+	}
+	var rendered rbacv1.ClusterRole
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(cr.Object, &rendered); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(role.Rules, rendered.Rules); diff != "" {
+		t.Errorf("chart manager rules differ from config/rbac/role.yaml (-config +chart):\n%s", diff)
+	}
+}
+
+// parseRepotArgs checks that args name a repot subcommand of package
+// controllers and that it accepts the flags.
+func parseRepotArgs(args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("no subcommand")
+	}
+	for _, c := range controllers.Commands() {
+		if c.Name() == args[0] {
+			return c.ParseFlags(args[1:])
+		}
+	}
+	return fmt.Errorf("repot has no subcommand %q in package controllers", args[0])
+}

@@ -1,0 +1,39 @@
+{{/* Chart name. */}}
+{{- define "repot-operator.name" -}}
+{{- .Chart.Name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Full name: the release name, with the chart name unless it contains it. */}}
+{{- define "repot-operator.fullname" -}}
+{{- if contains .Chart.Name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{/* Common labels of every object. */}}
+{{- define "repot-operator.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/name: {{ include "repot-operator.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/* Selector labels of the manager pods. */}}
+{{- define "repot-operator.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "repot-operator.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: manager
+{{- end }}
+
+{{/* ServiceAccount name. */}}
+{{- define "repot-operator.serviceAccountName" -}}
+{{- default (include "repot-operator.fullname" .) .Values.serviceAccount.name }}
+{{- end }}
+
+{{/* The image reference. */}}
+{{- define "repot-operator.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}

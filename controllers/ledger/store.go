@@ -1,0 +1,85 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"repot.dev/repot-operator/runner/summary"
+)
+
+// MaxLedgerBytes bounds the records text of one ledger. A ConfigMap holds at
+// most 1 MiB in all; the rest is left for metadata. A shard whose records do
+// not fit needs more shards (spec.runner.shardsPerModel).
+const MaxLedgerBytes = 1000 * 1000
+
+// ConfigMapClient is the part of the typed ConfigMap client the ledger uses;
+// client-go's CoreV1().ConfigMaps(ns) satisfies it.
+type ConfigMapClient interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.ConfigMap, error)
+	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*corev1.ConfigMap, error)
+}
+
+// Store is one ledger ConfigMap. It only reads and patches the object: the
+// operator creates it, and the runner's Role allows get and patch on it by
+// name only.
+type Store struct {
+	Client ConfigMapClient
+	Name   string
+	// MaxConflicts bounds retries after a write conflict; 0 means 10.
+	MaxConflicts int
+}
+
+// Load returns the ledger's records text.
+func (s *Store) Load(ctx context.Context) (string, error) {
+	cm, err := s.Client.Get(ctx, s.Name, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("reading ledger ConfigMap %s: %w", s.Name, err)
+	}
+	return cm.Data[DataKey], nil
+}
+
+// Merge merges records into the ledger and returns how many changed it. It
+// reads the object, merges by key and patches data.records.jsonl with the
+// read resourceVersion, so a concurrent writer is never overwritten: on a
+// conflict it reads again and retries. Nothing is written when the records
+// are already there.
+func (s *Store) Merge(ctx context.Context, recs []summary.Record) (int, error) {
+	limit := s.MaxConflicts
+	if limit <= 0 {
+		limit = 10
+	}
+	for attempt := 0; ; attempt++ {
+		cm, err := s.Client.Get(ctx, s.Name, metav1.GetOptions{})
+		if err != nil {
+			return 0, fmt.Errorf("reading ledger ConfigMap %s: %w", s.Name, err)
+		}
+		old := cm.Data[DataKey]
+		merged, added := Merge(old, recs)
+		if merged == old {
+			return 0, nil
+		}
+		if len(merged) > MaxLedgerBytes {
+			return 0, fmt.Errorf("ledger ConfigMap %s would hold %d bytes of records, more than %d: give the evaluation more shards (spec.runner.shardsPerModel)", s.Name, len(merged), MaxLedgerBytes)
+		}
+		patch, err := json.Marshal(map[string]any{
+			"metadata": map[string]any{"resourceVersion": cm.ResourceVersion},
+			"data":     map[string]string{DataKey: merged},
+		})
+		if err != nil {
+			return 0, err
+		}
+		_, err = s.Client.Patch(ctx, s.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "repot-ledger"})
+		if err == nil {
+			return added, nil
+		}
+		if !apierrors.IsConflict(err) || attempt+1 >= limit {
+			return 0, fmt.Errorf("writing ledger ConfigMap %s: %w", s.Name, err)
+		}
+	}
+}

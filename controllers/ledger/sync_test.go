@@ -1,0 +1,120 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"repot.dev/repot-operator/runner/summary"
+)
+
+// syncHarness runs a Syncer on a fake clock and lets the test advance it one
+// poll at a time.
+type syncHarness struct {
+	t      *testing.T
+	clock  *clocktesting.FakeClock
+	fake   *fakeConfigMaps
+	path   string
+	polled chan struct{}
+	cancel context.CancelFunc
+	done   chan error
+	n      int
+}
+
+func startSync(t *testing.T) *syncHarness {
+	h := &syncHarness{
+		t:      t,
+		clock:  clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
+		fake:   newFake("led-0", ""),
+		path:   filepath.Join(t.TempDir(), "records.jsonl"),
+		polled: make(chan struct{}),
+		done:   make(chan error, 1),
+	}
+	s := &Syncer{
+		Store: &Store{Client: h.fake, Name: "led-0"}, Tail: &Tail{Path: h.path}, Clock: h.clock,
+		Poll: time.Second, MaxDelay: 5 * time.Second, Batch: 3,
+		polled: func() { h.polled <- struct{}{} },
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	go func() {
+		n, err := s.Run(ctx)
+		h.n = n
+		h.done <- err
+	}()
+	return h
+}
+
+// poll advances the clock by one poll interval and waits for it to be handled.
+func (h *syncHarness) poll() {
+	h.t.Helper()
+	for !h.clock.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	h.clock.Step(time.Second)
+	<-h.polled
+}
+
+func (h *syncHarness) ledger() string {
+	got, _ := (&Store{Client: h.fake, Name: "led-0"}).Load(context.Background())
+	return got
+}
+
+func TestSyncBatchesAndDelay(t *testing.T) {
+	h := startSync(t)
+	r := func(i int) summary.Record { return rec("p"+string(rune('a'+i)), "pot", i%2 == 0, "") }
+
+	appendFile(t, h.path, jsonl(t, r(0), r(1)))
+	for i := 0; i < 5; i++ { // read at 1s; still pending at 5s
+		h.poll()
+	}
+	if h.fake.patches != 0 {
+		t.Fatalf("written after %d polls with 2 records pending; want to wait for MaxDelay or a full batch", 5)
+	}
+	h.poll() // 5s after the records were read
+	if diff := cmp.Diff(jsonl(t, r(0), r(1)), h.ledger()); diff != "" {
+		t.Fatalf("after MaxDelay (-want +got):\n%s", diff)
+	}
+
+	appendFile(t, h.path, jsonl(t, r(2), r(3), r(4)))
+	h.poll() // a full batch is written at once
+	if diff := cmp.Diff(jsonl(t, r(0), r(1), r(2), r(3), r(4)), h.ledger()); diff != "" {
+		t.Fatalf("after a full batch (-want +got):\n%s", diff)
+	}
+
+	// A failed write keeps the records and retries on the next poll.
+	h.fake.failPatch = errors.New("apiserver unavailable")
+	appendFile(t, h.path, jsonl(t, r(5), r(6), r(7)))
+	h.poll()
+	h.fake.failPatch = nil
+	h.poll()
+	if diff := cmp.Diff(jsonl(t, r(0), r(1), r(2), r(3), r(4), r(5), r(6), r(7)), h.ledger()); diff != "" {
+		t.Fatalf("after a retried write (-want +got):\n%s", diff)
+	}
+
+	// SIGTERM (cancel): whatever was appended since is written before exit,
+	// including a record written twice, which is stored once.
+	appendFile(t, h.path, jsonl(t, r(8), r(8)))
+	h.cancel()
+	if err := <-h.done; err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(jsonl(t, r(0), r(1), r(2), r(3), r(4), r(5), r(6), r(7), r(8)), h.ledger()); diff != "" {
+		t.Errorf("after the final flush (-want +got):\n%s", diff)
+	}
+}
+
+func TestSyncFinalWriteFailureIsReported(t *testing.T) {
+	h := startSync(t)
+	h.fake.failPatch = errors.New("forbidden")
+	appendFile(t, h.path, jsonl(t, rec("p1", "pot", true, "")))
+	h.cancel()
+	if err := <-h.done; err == nil {
+		t.Fatal("Run returned no error although the final write failed")
+	}
+}

@@ -1,0 +1,47 @@
+package controllers
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"repot.dev/repot-operator/controllers/ledger"
+)
+
+func newLedgerSyncCommand() *cobra.Command {
+	var f ledgerFlags
+	s := ledger.Syncer{}
+	c := &cobra.Command{
+		Use:   "sync --configmap NAME --file FILE",
+		Short: "Tail FILE and merge new records into the ledger in small batches, and on SIGTERM",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := f.store()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			s.Store = st
+			s.Tail = &ledger.Tail{Path: f.file}
+			s.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+			n, err := s.Run(ctx)
+			if err != nil {
+				return fmt.Errorf("ledger sync: final write: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "ledger %s/%s: synced %d records from %s\n", f.namespace, f.configMap, n, f.file)
+			return nil
+		},
+	}
+	f.register(c)
+	fl := c.Flags()
+	fl.DurationVar(&s.Poll, "poll", time.Second, "how often to read the file")
+	fl.DurationVar(&s.MaxDelay, "max-delay", 5*time.Second, "longest time a record waits before it is written")
+	fl.IntVar(&s.Batch, "batch", 25, "write as soon as this many records wait")
+	fl.DurationVar(&s.FinalTimeout, "final-timeout", 20*time.Second, "bound on the last write after SIGTERM")
+	return c
+}
