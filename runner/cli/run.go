@@ -1,0 +1,274 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"repot.dev/repot-operator/envs"
+	"repot.dev/repot-operator/runner"
+	"repot.dev/repot-operator/runner/model"
+	"repot.dev/repot-operator/runner/sandbox"
+)
+
+func init() { register(newRunCommand) }
+
+// runFlags are `repot run`'s flags.
+type runFlags struct {
+	suite, problems       string
+	methods               []string
+	baseURL, modelName    string
+	modelLabel, apiKeyEnv string
+	concurrency           int
+	out, traces           string
+	resume                bool
+	shardIndex, shardCnt  int
+	repairBudget          int
+	thresholdPermille     int
+	temperature           float64
+	maxTokens             int
+	disableThinking       bool
+	programTimeout        time.Duration
+	programConcurrency    int
+}
+
+// newRunCommand is `repot run`: evaluate the methods on a suite against a
+// model endpoint.
+func newRunCommand() *cobra.Command {
+	f := runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run RePoT methods on a suite against an OpenAI-compatible model endpoint",
+		Long: "Run the RePoT methods (pot, pot-retry, repot, repot-adaptive, repot-no-prefix, repot-restart) on\n" +
+			"every problem of a suite against an OpenAI-compatible endpoint. Finished runs are appended to\n" +
+			"DIR/records.jsonl and DIR/traces.jsonl as they finish; DIR/summary.json and a table are written at\n" +
+			"the end (also after SIGINT/SIGTERM, for what finished). --resume skips the runs DIR already holds.",
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return f.run(c) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.suite, "suite", "", "built-in suite: "+strings.Join(envs.SuiteNames(), ", ")+" (the last two need --problems)")
+	fl.StringVar(&f.problems, "problems", "", "JSONL problems file (path or URL) in the PuzzleZoo or PlanBench schema")
+	fl.StringSliceVar(&f.methods, "methods", runner.DefaultMethods, "methods to run: "+strings.Join(runner.Methods, ", "))
+	fl.StringVar(&f.baseURL, "base-url", "http://127.0.0.1:8000/v1", "OpenAI-compatible API root")
+	fl.StringVar(&f.modelName, "model", "", "served model id (default: the first model the endpoint lists)")
+	fl.StringVar(&f.modelLabel, "model-label", "", "model name recorded in records and traces (default --model)")
+	fl.StringVar(&f.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (unset: no key)")
+	fl.IntVar(&f.concurrency, "concurrency", runner.DefaultConcurrency, "model calls in flight at most")
+	fl.StringVar(&f.out, "out", "repot-out", "output directory")
+	fl.StringVar(&f.traces, "traces", "", "traces JSONL file (default DIR/traces.jsonl)")
+	fl.BoolVar(&f.resume, "resume", false, "continue DIR: skip runs its records.jsonl holds (infra errors are run again)")
+	fl.IntVar(&f.shardIndex, "shard-index", 0, "this shard's index (problem i belongs to shard i % shard-count)")
+	fl.IntVar(&f.shardCnt, "shard-count", 1, "number of shards")
+	fl.IntVar(&f.repairBudget, "repair-budget", 1, "repot's suffix-repair calls R")
+	fl.IntVar(&f.thresholdPermille, "adaptive-threshold-permille", 150, "repot-adaptive: prefix fraction (per mille) below which a failed plan gets a fresh retry")
+	fl.Float64Var(&f.temperature, "temperature", 0, "sampling temperature")
+	fl.IntVar(&f.maxTokens, "max-tokens", 16384, "max_tokens per completion")
+	fl.BoolVar(&f.disableThinking, "disable-thinking", true, "turn extended thinking off (/no_think system prefix and chat_template_kwargs.enable_thinking=false)")
+	fl.DurationVar(&f.programTimeout, "program-timeout", 10*time.Second, "wall-clock limit per model program in the sandbox")
+	fl.IntVar(&f.programConcurrency, "program-concurrency", 0, "programs running at once (default: number of CPUs)")
+	return cmd
+}
+
+func (f *runFlags) run(c *cobra.Command) error {
+	if err := f.check(); err != nil {
+		return err
+	}
+	problems, derail, err := f.loadProblems()
+	if err != nil {
+		return err
+	}
+	if derail != nil && !c.Flags().Changed("methods") {
+		f.methods = runner.DerailMethods
+	}
+	ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	errw := c.ErrOrStderr()
+
+	apiKey := ""
+	if f.apiKeyEnv != "" {
+		apiKey = os.Getenv(f.apiKeyEnv)
+	}
+	if f.modelName == "" {
+		if f.modelName, err = firstModel(ctx, f.baseURL, apiKey); err != nil {
+			return fmt.Errorf("no --model given and the endpoint's model list failed: %w", err)
+		}
+		fmt.Fprintf(errw, "using model %q from %s/models\n", f.modelName, strings.TrimSuffix(f.baseURL, "/"))
+	}
+	if f.modelLabel == "" {
+		f.modelLabel = f.modelName
+	}
+	mc := model.Config{BaseURL: f.baseURL, Model: f.modelName, APIKey: apiKey}
+	if f.disableThinking {
+		mc.SystemPrefix, mc.ExtraBody = model.NoThinkPrefix, model.DisableThinkingBody()
+	}
+	client, err := model.New(mc)
+	if err != nil {
+		return err
+	}
+	sb, err := sandbox.NewPython(sandbox.Options{Timeout: f.programTimeout, Concurrency: f.programConcurrency})
+	if err != nil {
+		return err
+	}
+	out, err := runner.OpenOutput(f.out, f.traces, f.resume)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	if out.DroppedPartial > 0 {
+		fmt.Fprintf(errw, "resume: removed a cut-off last line (%d bytes) from %s\n", out.DroppedPartial, out.RecordsPath)
+	}
+
+	opts := runner.DefaultOptions()
+	opts.Model, opts.Temperature, opts.MaxTokens = f.modelLabel, f.temperature, f.maxTokens
+	opts.RepairBudget, opts.AdaptiveThresholdPermille = f.repairBudget, f.thresholdPermille
+	pp := &runner.ProgressPrinter{W: errw, TTY: isTerminal(errw), Clock: model.SystemClock}
+	cfg := runner.Config{
+		Problems: problems, Derail: derail, Methods: f.methods, Options: opts,
+		Deps:        runner.Deps{Client: client, Sandbox: runner.FromSandbox(sb), Clock: model.SystemClock},
+		Concurrency: f.concurrency, ShardIndex: f.shardIndex, ShardCount: f.shardCnt,
+		Progress: pp.Update,
+	}
+	units := fmt.Sprintf("%d problems", len(runner.ShardProblems(problems, f.shardIndex, f.shardCnt)))
+	if derail != nil {
+		units = fmt.Sprintf("%d of %d Derail cases", (len(derail)-f.shardIndex+f.shardCnt-1)/f.shardCnt, len(derail))
+	}
+	fmt.Fprintf(errw, "repot run: %s (shard %d of %d), methods %s, model %q at %s, concurrency %d, sandbox %s; %d finished runs already in %s\n",
+		units, f.shardIndex, f.shardCnt, strings.Join(f.methods, ","),
+		f.modelLabel, f.baseURL, f.concurrency, sb.Mode(), len(runner.DoneKeys(out.Existing)), out.Dir)
+	res, s, err := runner.Execute(ctx, cfg, out)
+	pp.Finish()
+	if err != nil {
+		return err
+	}
+	if err := runner.WriteTable(c.OutOrStdout(), s); err != nil {
+		return err
+	}
+	fmt.Fprintf(errw, "wrote %s, %s and %s/%s\n", out.RecordsPath, out.TracesPath, out.Dir, runner.SummaryFile)
+	if res.Aborted {
+		return fmt.Errorf("interrupted: %d of %d runs finished and were saved; rerun with --resume to continue", len(res.Records), res.Planned)
+	}
+	return nil
+}
+
+// check validates flag combinations.
+func (f *runFlags) check() error {
+	if f.suite == "" && f.problems == "" {
+		return errors.New("give --suite NAME or --problems FILE")
+	}
+	for _, m := range f.methods {
+		if !runner.ValidMethod(m) {
+			return fmt.Errorf("unknown method %q (known: %s)", m, strings.Join(runner.Methods, ", "))
+		}
+	}
+	switch {
+	case f.concurrency < 1:
+		return fmt.Errorf("--concurrency must be at least 1, got %d", f.concurrency)
+	case f.shardCnt < 1:
+		return fmt.Errorf("--shard-count must be at least 1, got %d", f.shardCnt)
+	case f.shardIndex < 0 || f.shardIndex >= f.shardCnt:
+		return fmt.Errorf("--shard-index %d is out of range for %d shards", f.shardIndex, f.shardCnt)
+	case f.repairBudget < 0:
+		return fmt.Errorf("--repair-budget must be >= 0, got %d", f.repairBudget)
+	case f.thresholdPermille < 0 || f.thresholdPermille > 1000:
+		return fmt.Errorf("--adaptive-threshold-permille must be within 0-1000, got %d", f.thresholdPermille)
+	case f.maxTokens < 0:
+		return fmt.Errorf("--max-tokens must be >= 0, got %d", f.maxTokens)
+	}
+	return nil
+}
+
+// loadProblems reads the problems to run: for --suite derail-550 the
+// Derail cases of --problems paired with PuzzleZoo-775; for planbench-378
+// the PlanBench file; otherwise --problems (PuzzleZoo schema), which wins,
+// or the built-in --suite.
+func (f *runFlags) loadProblems() ([]envs.Problem, []runner.DerailTask, error) {
+	switch {
+	case f.suite == envs.SuiteDerail:
+		if f.problems == "" {
+			return nil, nil, fmt.Errorf("suite %s needs its published file: --problems derail_550.jsonl", f.suite)
+		}
+		cases, err := envs.LoadDerail(f.problems)
+		if err != nil {
+			return nil, nil, err
+		}
+		pz, err := envs.Suite(envs.SuitePuzzleZoo)
+		if err != nil {
+			return nil, nil, err
+		}
+		tasks, err := runner.DerailTasks(cases, pz)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(tasks) == 0 {
+			return nil, nil, fmt.Errorf("%s holds no Derail cases", f.problems)
+		}
+		return nil, tasks, nil
+	case f.suite == envs.SuitePlanBench && f.problems != "":
+		ps, err := envs.LoadPlanBench(f.problems)
+		return ps, nil, err
+	case f.problems != "":
+		ps, err := envs.LoadProblemsFile(f.problems)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(ps) == 0 {
+			return nil, nil, fmt.Errorf("%s holds no problems", f.problems)
+		}
+		return ps, nil, nil
+	}
+	ps, err := envs.Suite(f.suite)
+	return ps, nil, err
+}
+
+// firstModel asks the endpoint's /models for the first model id.
+func firstModel(ctx context.Context, baseURL, apiKey string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(baseURL, "/")+"/models", nil)
+	if err != nil {
+		return "", err
+	}
+	if apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+	}
+	resp, err := (&http.Client{Transport: model.NewTransport()}).Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		return "", err
+	}
+	if len(list.Data) == 0 || list.Data[0].ID == "" {
+		return "", errors.New("the endpoint lists no models")
+	}
+	return list.Data[0].ID, nil
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"repot.dev/repot-operator/envs"
+	"repot.dev/repot-operator/runner/sandbox"
+	"repot.dev/repot-operator/runner/simserver"
+	"repot.dev/repot-operator/runner/summary"
+)
+
+func execRun(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := newRunCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+func TestRunFlagErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, "give --suite NAME or --problems FILE"},
+		{[]string{"--suite", "open-source-120", "--methods", "pot,magic"}, `unknown method "magic"`},
+		{[]string{"--suite", "open-source-120", "--shard-count", "2", "--shard-index", "2"}, "--shard-index 2 is out of range"},
+		{[]string{"--suite", "open-source-120", "--concurrency", "0"}, "--concurrency must be at least 1"},
+		{[]string{"--suite", "open-source-120", "--adaptive-threshold-permille", "1001"}, "within 0-1000"},
+		{[]string{"--suite", "open-source-120", "--repair-budget", "-1"}, "--repair-budget"},
+		{[]string{"--suite", "nope", "--model", "m"}, "nope"},
+		{[]string{"--suite", "derail-550", "--model", "m"}, "needs its published file"},
+	}
+	for _, tc := range tests {
+		_, err := execRun(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("repot run %v: err = %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestRunCommandEndToEnd runs `repot run` on three problems against an
+// in-process simulated server, then again with --resume.
+func TestRunCommandEndToEnd(t *testing.T) {
+	if _, err := sandbox.NewPython(sandbox.Options{}); err != nil {
+		t.Skipf("no python sandbox: %v", err)
+	}
+	prof, err := simserver.LookupProfile("strong")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := simserver.New(simserver.Options{Profile: prof, Seed: 1, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+
+	ps, err := envs.Suite("open-source-120")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "problems.jsonl")
+	var buf bytes.Buffer
+	if err := writeProblems(&buf, ps[:3]); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	args := []string{"--problems", file, "--base-url", hs.URL + "/v1", "--out", out, "--concurrency", "4", "--model-label", "sim"}
+	text, err := execRun(t, args...)
+	if err != nil {
+		t.Fatalf("repot run: %v\n%s", err, text)
+	}
+	for _, want := range []string{`using model "sim-strong"`, "METHOD", "repot-adaptive", "COMPARISON", "progress: 12/12 runs"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s summary.Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Models) != 1 || s.Models[0].Model != "sim" || s.Models[0].Problems != 3 || len(s.Models[0].Methods) != 4 {
+		t.Errorf("summary: %s", b)
+	}
+	if _, err := execRun(t, args...); err == nil || !strings.Contains(err.Error(), "--resume") {
+		t.Errorf("a second run without --resume: err = %v, want a refusal", err)
+	}
+	text, err = execRun(t, append(args, "--resume")...)
+	if err != nil {
+		t.Fatalf("repot run --resume: %v\n%s", err, text)
+	}
+	if !strings.Contains(text, "12 finished runs already") {
+		t.Errorf("resume output:\n%s", text)
+	}
+	b2, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+	if !bytes.Equal(b, b2) {
+		t.Errorf("resume with nothing left changed summary.json")
+	}
+	traces, _ := os.ReadFile(filepath.Join(out, "traces.jsonl"))
+	if n := bytes.Count(traces, []byte("\n")); n != 12 {
+		t.Errorf("traces.jsonl has %d lines, want 12", n)
+	}
+}

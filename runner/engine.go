@@ -1,0 +1,302 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+
+	"repot.dev/repot-operator/envs"
+	"repot.dev/repot-operator/runner/summary"
+)
+
+// DefaultConcurrency is the default bound on model calls in flight: enough
+// to keep a vLLM server's continuous batching busy.
+const DefaultConcurrency = 64
+
+// Config is one engine run: which runs to make and where their results go.
+type Config struct {
+	// Problems is the whole suite in its order; sharding selects from it.
+	Problems []envs.Problem
+	// Derail, when not empty, replaces Problems: the engine runs these
+	// Derail-550 cases (in order, sharded the same way) with RunDerail.
+	Derail []DerailTask
+	// Methods to run on every problem of the shard.
+	Methods []string
+	Options Options
+	// Deps' Gate is ignored: the engine makes one from Concurrency.
+	Deps Deps
+	// Concurrency bounds model calls in flight (default DefaultConcurrency).
+	Concurrency int
+	// ShardIndex and ShardCount select problem i when i % ShardCount ==
+	// ShardIndex. ShardCount 0 means one shard.
+	ShardIndex, ShardCount int
+	// Done holds the keys (summary.Record.Key) to skip: a resume's finished
+	// runs.
+	Done map[string]bool
+	// Records receives one JSON line per finished run, written as it
+	// finishes. Traces, when not nil, receives the run's trace line.
+	Records io.Writer
+	Traces  io.Writer
+	// Progress, when not nil, is called (from one goroutine) after each run
+	// is written.
+	Progress func(Progress)
+}
+
+// Progress reports the engine's advance.
+type Progress struct {
+	// Done counts runs finished in this session, Total the runs this session
+	// has to make (skipped ones excluded).
+	Done, Total int
+	// Solved and InfraErrors count among Done.
+	Solved, InfraErrors int
+	// Last is the record just written.
+	Last summary.Record
+}
+
+// Result is what an engine run did.
+type Result struct {
+	// Records are the runs finished in this session, in the order written.
+	Records []summary.Record
+	// Skipped counts runs the Done set skipped; Planned the runs attempted.
+	Skipped, Planned int
+	// Aborted reports that ctx ended before every run finished; the runs in
+	// flight were dropped, not recorded.
+	Aborted bool
+	// MaxInFlight is the largest number of model calls in flight at once.
+	MaxInFlight int
+}
+
+// job is one (problem or Derail case, method) run to make.
+type job struct {
+	id     string
+	p      *envs.Problem
+	derail *DerailTask
+	method string
+}
+
+// do runs the job.
+func (j job) do(ctx context.Context, deps Deps, opts Options) (summary.Record, Trace, error) {
+	if j.derail != nil {
+		return RunDerail(ctx, deps, opts, *j.derail, j.method)
+	}
+	return RunProblem(ctx, deps, opts, j.p, j.method)
+}
+
+// jobs lists the runs of the configured shard, in order, without the done
+// ones; it returns how many were skipped.
+func (cfg Config) jobs() ([]job, int) {
+	var units []job
+	if len(cfg.Derail) > 0 {
+		for i := range cfg.Derail {
+			if cfg.ShardCount < 1 || i%cfg.ShardCount == cfg.ShardIndex {
+				units = append(units, job{id: cfg.Derail[i].Case.CaseID, derail: &cfg.Derail[i]})
+			}
+		}
+	} else {
+		shard := ShardProblems(cfg.Problems, cfg.ShardIndex, cfg.ShardCount)
+		for i := range shard {
+			units = append(units, job{id: shard[i].ProblemID, p: &shard[i]})
+		}
+	}
+	var out []job
+	skipped := 0
+	for _, u := range units {
+		for _, m := range cfg.Methods {
+			key := summary.Record{Model: cfg.Options.Model, ProblemID: u.id, Method: m}.Key()
+			if cfg.Done[key] {
+				skipped++
+				continue
+			}
+			u.method = m
+			out = append(out, u)
+		}
+	}
+	return out, skipped
+}
+
+// finished is a run's outcome sent to the writer.
+type finished struct {
+	rec   summary.Record
+	trace Trace
+}
+
+// ShardProblems returns the problems of one shard: problem i belongs to shard
+// i % count. count < 1 means a single shard holding everything.
+func ShardProblems(problems []envs.Problem, index, count int) []envs.Problem {
+	if count < 1 {
+		return problems
+	}
+	var out []envs.Problem
+	for i := range problems {
+		if i%count == index {
+			out = append(out, problems[i])
+		}
+	}
+	return out
+}
+
+// Run makes every run of the shard not in cfg.Done: each run in its own
+// goroutine, model calls bounded by a Gate so that a run's follow-up call
+// goes out as soon as its replay is done. Finished runs are written to
+// cfg.Records (and traces) one line each as they finish. When ctx ends, runs
+// in flight are dropped and Run returns what finished with Aborted set. An
+// error is returned for invalid configuration, an unusable problem, or a
+// failed write.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	if err := validate(cfg); err != nil {
+		return Result{}, err
+	}
+	conc := cfg.Concurrency
+	if conc <= 0 {
+		conc = DefaultConcurrency
+	}
+	deps := cfg.Deps
+	deps.Gate = NewGate(conc)
+	jobs, skipped := cfg.jobs()
+	res := Result{Skipped: skipped, Planned: len(jobs)}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := make(chan finished)
+	var (
+		wg       sync.WaitGroup
+		errMu    sync.Mutex
+		firstErr error
+	)
+	fail := func(err error) {
+		errMu.Lock()
+		defer errMu.Unlock()
+		if firstErr == nil {
+			firstErr = err
+			cancel()
+		}
+	}
+	failed := func() error {
+		errMu.Lock()
+		defer errMu.Unlock()
+		return firstErr
+	}
+	for _, j := range jobs {
+		wg.Add(1)
+		go func(j job) {
+			defer wg.Done()
+			rec, tr, err := j.do(ctx, deps, cfg.Options)
+			switch {
+			case errors.Is(err, ErrAborted):
+				return
+			case err != nil:
+				fail(err)
+				return
+			}
+			select {
+			case out <- finished{rec, tr}:
+			case <-ctx.Done():
+			}
+		}(j)
+	}
+	go func() { wg.Wait(); close(out) }()
+
+	prog := Progress{Total: len(jobs)}
+	for f := range out {
+		if failed() != nil {
+			continue // drain
+		}
+		if err := writeJSONLine(cfg.Records, f.rec); err != nil {
+			fail(fmt.Errorf("writing records: %w", err))
+			continue
+		}
+		if cfg.Traces != nil {
+			if err := writeJSONLine(cfg.Traces, f.trace); err != nil {
+				fail(fmt.Errorf("writing traces: %w", err))
+				continue
+			}
+		}
+		res.Records = append(res.Records, f.rec)
+		prog.Done++
+		if f.rec.Success {
+			prog.Solved++
+		}
+		if f.rec.InfraError != "" {
+			prog.InfraErrors++
+		}
+		prog.Last = f.rec
+		if cfg.Progress != nil {
+			cfg.Progress(prog)
+		}
+	}
+	res.MaxInFlight = deps.Gate.MaxInFlight()
+	if err := failed(); err != nil {
+		return res, err
+	}
+	res.Aborted = len(res.Records) < len(jobs)
+	return res, nil
+}
+
+// validate checks the configuration and that every problem can be decoded,
+// so that a bad suite fails before any model call.
+func validate(cfg Config) error {
+	if cfg.Records == nil {
+		return errors.New("engine: no records writer")
+	}
+	if cfg.Deps.Client == nil || cfg.Deps.Sandbox == nil {
+		return errors.New("engine: a model client and a sandbox are required")
+	}
+	if len(cfg.Methods) == 0 {
+		return errors.New("engine: no methods")
+	}
+	for _, m := range cfg.Methods {
+		if !ValidMethod(m) {
+			return fmt.Errorf("engine: unknown method %q (known: %v)", m, Methods)
+		}
+		if len(cfg.Derail) > 0 && !slices.Contains(DerailMethods, m) {
+			return fmt.Errorf("engine: method %q cannot run Derail cases (use %v)", m, DerailMethods)
+		}
+	}
+	if cfg.ShardCount > 0 && (cfg.ShardIndex < 0 || cfg.ShardIndex >= cfg.ShardCount) {
+		return fmt.Errorf("engine: shard index %d out of range for %d shards", cfg.ShardIndex, cfg.ShardCount)
+	}
+	if len(cfg.Derail) > 0 {
+		return validateDerail(cfg.Derail)
+	}
+	seen := map[string]bool{}
+	for i := range cfg.Problems {
+		p := &cfg.Problems[i]
+		if seen[p.ProblemID] {
+			return fmt.Errorf("engine: problem id %q appears twice", p.ProblemID)
+		}
+		seen[p.ProblemID] = true
+		if _, err := p.Initial(); err != nil {
+			return fmt.Errorf("engine: problem %s: %w", p.ProblemID, err)
+		}
+		if _, err := p.Goal(); err != nil {
+			return fmt.Errorf("engine: problem %s: %w", p.ProblemID, err)
+		}
+	}
+	return nil
+}
+
+// validateDerail checks that every case's checkpoint can be rebuilt.
+func validateDerail(tasks []DerailTask) error {
+	seen := map[string]bool{}
+	for _, t := range tasks {
+		if seen[t.Case.CaseID] {
+			return fmt.Errorf("engine: derail case %q appears twice", t.Case.CaseID)
+		}
+		seen[t.Case.CaseID] = true
+		e, err := t.Problem.Env()
+		if err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+		init, err := t.Problem.Initial()
+		if err != nil {
+			return fmt.Errorf("engine: problem %s: %w", t.Problem.ProblemID, err)
+		}
+		if _, err := derailCheckpoint(e, t, init); err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+	}
+	return nil
+}

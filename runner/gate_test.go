@@ -1,0 +1,111 @@
+package runner
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// waiting reports how many waiters the gate holds.
+func waiting(g *Gate) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.high) + len(g.low)
+}
+
+// waitFor polls until cond holds (the waiters are goroutines).
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 2000; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("condition never held")
+}
+
+func TestGateFollowUpsFirst(t *testing.T) {
+	g := NewGate(1)
+	ctx := context.Background()
+	if err := g.Acquire(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	order := make(chan string, 3)
+	enqueue := func(name string, followUp bool, before int) {
+		go func() {
+			if err := g.Acquire(ctx, followUp); err != nil {
+				t.Error(err)
+				return
+			}
+			order <- name
+		}()
+		waitFor(t, func() bool { return waiting(g) == before+1 })
+	}
+	enqueue("first-a", false, 0)
+	enqueue("first-b", false, 1)
+	enqueue("repair", true, 2)
+	var got []string
+	for i := 0; i < 3; i++ {
+		g.Release()
+		got = append(got, <-order)
+	}
+	want := []string{"repair", "first-a", "first-b"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("admission order %v, want %v", got, want)
+		}
+	}
+	g.Release()
+	if g.inFlight != 0 || g.MaxInFlight() != 1 {
+		t.Errorf("inFlight %d max %d, want 0 and 1", g.inFlight, g.MaxInFlight())
+	}
+}
+
+func TestGateCapacity(t *testing.T) {
+	g := NewGate(3)
+	for i := 0; i < 3; i++ {
+		if err := g.Acquire(context.Background(), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := g.Acquire(ctx, true); err == nil {
+		t.Fatal("a fourth call got a slot of a gate of 3")
+	}
+	if waiting(g) != 0 {
+		t.Errorf("a cancelled waiter stayed queued")
+	}
+	g.Release()
+	if err := g.Acquire(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	if g.MaxInFlight() != 3 {
+		t.Errorf("MaxInFlight = %d, want 3", g.MaxInFlight())
+	}
+}
+
+func TestGateCancelAfterHandOverReturnsSlot(t *testing.T) {
+	g := NewGate(1)
+	_ = g.Acquire(context.Background(), false)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- g.Acquire(ctx, false) }()
+	waitFor(t, func() bool { return waiting(g) == 1 })
+	// Hand the slot over and cancel at once: whichever wins, no slot leaks.
+	g.Release()
+	cancel()
+	if err := <-done; err == nil {
+		g.Release()
+	}
+	if err := g.Acquire(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	g.Release()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.inFlight != 0 {
+		t.Errorf("inFlight = %d after all releases, want 0", g.inFlight)
+	}
+}

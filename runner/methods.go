@@ -1,0 +1,273 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"repot.dev/repot-operator/envs"
+	"repot.dev/repot-operator/runner/model"
+	"repot.dev/repot-operator/runner/prompt"
+	"repot.dev/repot-operator/runner/summary"
+)
+
+// Methods lists every method RunProblem knows, in summary order.
+var Methods = []string{
+	summary.MethodPoT, summary.MethodPoTRetry, summary.MethodRePoT, summary.MethodAdaptive,
+	summary.MethodRePoTNoPrefix, summary.MethodRePoTRestart,
+}
+
+// DefaultMethods are the methods `repot run` runs when none are named.
+var DefaultMethods = []string{summary.MethodPoT, summary.MethodPoTRetry, summary.MethodRePoT, summary.MethodAdaptive}
+
+// ValidMethod reports whether name is a known method.
+func ValidMethod(name string) bool { return slices.Contains(Methods, name) }
+
+// Options are the method settings of a run.
+type Options struct {
+	// Model is the model name recorded in records and traces.
+	Model       string
+	Temperature float64
+	// MaxTokens caps each completion (0 leaves it to the server).
+	MaxTokens int
+	// RepairBudget is repot's number of suffix-repair calls R (default 1).
+	RepairBudget int
+	// AdaptiveThresholdPermille is repot-adaptive's prefix-fraction threshold
+	// below which a failed first plan gets a fresh retry (default 150).
+	AdaptiveThresholdPermille int
+}
+
+// DefaultOptions are the paper's settings.
+func DefaultOptions() Options {
+	return Options{MaxTokens: 16384, RepairBudget: 1, AdaptiveThresholdPermille: 150}
+}
+
+// Deps are the external dependencies of a run.
+type Deps struct {
+	Client  model.Client
+	Sandbox Sandbox
+	// Clock measures wall time; nil means the system clock.
+	Clock Clock
+	// Gate bounds model calls in flight; nil means no bound.
+	Gate *Gate
+	// Sleep waits between sandbox retries; nil means a timer that honours
+	// ctx.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// run is the state of one (problem, method) run.
+type run struct {
+	deps       Deps
+	opts       Options
+	p          *envs.Problem
+	env        envs.Env
+	init, goal envs.State
+
+	started bool
+	start   time.Time
+	calls   int
+	usage   model.Usage
+	retries int
+	trace   Trace
+	// derail is set for a Derail-550 run.
+	derail *DerailInfo
+}
+
+// RunProblem runs one method on one problem and returns its record and
+// trace. Model failures are results; an infrastructure failure after the
+// client's retries gives a record with InfraError set. It returns ErrAborted
+// (and no record) when ctx ended first, and another error only for a
+// problem or method it cannot run at all.
+func RunProblem(ctx context.Context, deps Deps, opts Options, p *envs.Problem, method string) (summary.Record, Trace, error) {
+	if !ValidMethod(method) {
+		return summary.Record{}, Trace{}, fmt.Errorf("unknown method %q (known: %v)", method, Methods)
+	}
+	r, err := newRun(deps, opts, p, method)
+	if err != nil {
+		return summary.Record{}, Trace{}, err
+	}
+	first, err := r.fromInitial(ctx, PurposeInitial, prompt.Initial(p))
+	if err != nil {
+		return r.finish(method, summary.RouteNoExtraCall, false, ReplayResult{}, ReplayResult{}, err)
+	}
+	if first.ReachedGoal {
+		return r.finish(method, summary.RouteInitialSuccess, false, first, first, nil)
+	}
+	switch method {
+	case summary.MethodPoT:
+		return r.finish(method, summary.RouteNoExtraCall, false, first, first, nil)
+	case summary.MethodPoTRetry:
+		final, err := r.freshRetry(ctx, first)
+		return r.finish(method, summary.RouteFreshRetry, false, first, final, err)
+	case summary.MethodRePoT:
+		final, err := r.repair(ctx, first, prompt.Standard, opts.RepairBudget)
+		return r.finish(method, summary.RouteSuffixRepair, opts.RepairBudget > 0, first, final, err)
+	case summary.MethodRePoTNoPrefix:
+		final, err := r.repair(ctx, first, prompt.NoPrefix, opts.RepairBudget)
+		return r.finish(method, summary.RouteSuffixRepair, opts.RepairBudget > 0, first, final, err)
+	case summary.MethodRePoTRestart:
+		final, err := r.repair(ctx, first, prompt.Restart, opts.RepairBudget)
+		return r.finish(method, summary.RouteSuffixRepair, opts.RepairBudget > 0, first, final, err)
+	default: // summary.MethodAdaptive
+		route := AdaptiveRoute(first, opts.AdaptiveThresholdPermille)
+		if route == summary.RouteSuffixRepair {
+			final, err := r.repair(ctx, first, prompt.Standard, 1)
+			return r.finish(method, route, true, first, final, err)
+		}
+		final, err := r.freshRetry(ctx, first)
+		return r.finish(method, route, false, first, final, err)
+	}
+}
+
+// AdaptiveRoute routes repot-adaptive's single extra call after a failed
+// first plan: an empty plan gets a fresh retry, a verified prefix fraction
+// below the threshold (in thousandths) gets a fresh retry, anything else a
+// suffix repair. A first plan that reached the goal is initial_pot_success.
+func AdaptiveRoute(first ReplayResult, thresholdPermille int) string {
+	switch {
+	case first.ReachedGoal:
+		return summary.RouteInitialSuccess
+	case first.PlanLen == 0:
+		return summary.RouteFreshEmptyPlan
+	case 1000*len(first.Prefix) < thresholdPermille*first.PlanLen:
+		return summary.RouteFreshShortPrefix
+	default:
+		return summary.RouteSuffixRepair
+	}
+}
+
+// fromInitial makes a call whose plan starts at the initial state and
+// replays it.
+func (r *run) fromInitial(ctx context.Context, purpose string, msgs []model.Message) (ReplayResult, error) {
+	pl, idx, err := r.call(ctx, purpose, msgs)
+	if err != nil {
+		return ReplayResult{}, err
+	}
+	res := r.replayPlan(pl, r.init, r.p.MaxSteps)
+	r.setReplay(idx, 0, res)
+	return res, nil
+}
+
+// freshRetry makes one independent fresh call and keeps the better attempt.
+func (r *run) freshRetry(ctx context.Context, first ReplayResult) (ReplayResult, error) {
+	second, err := r.fromInitial(ctx, PurposeFreshRetry, prompt.Fresh(r.p, 2))
+	if err != nil {
+		return first, err
+	}
+	if Better(second, first) {
+		return second, nil
+	}
+	return first, nil
+}
+
+// Better reports whether attempt a beats attempt b: success first, then the
+// longer verified prefix. Ties go to b (the earlier attempt).
+func Better(a, b ReplayResult) bool {
+	if a.ReachedGoal != b.ReachedGoal {
+		return a.ReachedGoal
+	}
+	return len(a.Prefix) > len(b.Prefix)
+}
+
+// repair makes up to budget repair calls from the checkpoint of cur. The
+// standard and no-prefix variants replay the repair plan from the verified
+// state and append it to the prefix; the restart variant replays it from the
+// initial state on its own.
+func (r *run) repair(ctx context.Context, cur ReplayResult, v prompt.Variant, budget int) (ReplayResult, error) {
+	for i := 0; i < budget && !cur.ReachedGoal; i++ {
+		cp, err := prompt.NewCheckpoint(r.env, cur.Prefix, cur.State, cur.Error)
+		if err != nil {
+			return cur, fmt.Errorf("problem %s: checkpoint: %w", r.p.ProblemID, err)
+		}
+		pl, idx, err := r.call(ctx, PurposeRepair, prompt.Repair(r.p, cp, v))
+		if err != nil {
+			return cur, err
+		}
+		if v == prompt.Restart {
+			cur = r.replayPlan(pl, r.init, r.p.MaxSteps)
+			r.setReplay(idx, 0, cur)
+			continue
+		}
+		from := len(cur.Prefix)
+		res := r.replayPlan(pl, cur.State, r.p.MaxSteps-from)
+		r.setReplay(idx, from, res)
+		prefix := append(append(make([]envs.Action, 0, from+len(res.Prefix)), cur.Prefix...), res.Prefix...)
+		cur = ReplayResult{
+			Prefix: prefix, State: res.State, K: res.K, Error: res.Error, Kind: res.Kind,
+			ReachedGoal: res.ReachedGoal, StopReason: res.StopReason, PlanLen: from + res.PlanLen,
+		}
+	}
+	return cur, nil
+}
+
+// replayPlan replays a call's plan from a state with a step budget; a call
+// that gave no plan stops at once with its failure.
+func (r *run) replayPlan(pl plan, from envs.State, budget int) ReplayResult {
+	if pl.failure != "" {
+		return ReplayResult{Prefix: []envs.Action{}, State: from, K: -1, StopReason: pl.failure, Error: pl.message}
+	}
+	return Replay(r.env, r.p, from, r.goal, pl.moves, budget)
+}
+
+func (r *run) setReplay(idx, from int, res ReplayResult) {
+	r.trace.Calls[idx].Replay = replayTrace(from, res)
+	r.trace.Calls[idx].Outcome = res.StopReason
+}
+
+// markStart starts the run's wall clock at its first model call (time spent
+// queueing for the first slot is not the run's).
+func (r *run) markStart() {
+	if !r.started {
+		r.started, r.start = true, r.deps.Clock.Now()
+	}
+}
+
+// finish builds the record and trace. err is nil, an *infraError (the run
+// becomes an infra-error record), ErrAborted or a setup error (both
+// returned).
+func (r *run) finish(method, route string, repairUsed bool, first, final ReplayResult, err error) (summary.Record, Trace, error) {
+	var ie *infraError
+	if err != nil && !errors.As(err, &ie) {
+		return summary.Record{}, Trace{}, err
+	}
+	wall := time.Duration(0)
+	if r.started {
+		wall = r.deps.Clock.Now().Sub(r.start)
+	}
+	rec := summary.Record{
+		Model: r.opts.Model, ProblemID: r.trace.ProblemID, Environment: r.trace.Environment, Complexity: r.trace.Complexity, Method: method,
+		Success: final.ReachedGoal, StoppedReason: final.StopReason, Route: route, RepairUsed: repairUsed,
+		Calls: r.calls, PromptTokens: r.usage.Prompt, CompletionTokens: r.usage.Completion,
+		CachedTokens: r.usage.Cached, ReasoningTokens: r.usage.Reasoning,
+		InitialPlanLen: first.PlanLen, InitialPrefixPermille: first.PrefixPermille(), InitialSuccess: first.ReachedGoal,
+		InfraRetries: r.retries, WallMillis: wall.Milliseconds(),
+	}
+	if ie != nil {
+		rec.Success, rec.StoppedReason, rec.InfraError = false, StopInfraError, ie.msg
+	}
+	t := r.trace
+	t.Success, t.StoppedReason = rec.Success, rec.StoppedReason
+	t.TokensIn, t.TokensOut = rec.PromptTokens, rec.CompletionTokens
+	t.WallTime = wall.Seconds()
+	t.Metadata = TraceMetadata{
+		Route: route, RepairUsed: repairUsed, Calls: rec.Calls, CachedTokens: rec.CachedTokens, ReasoningTokens: rec.ReasoningTokens,
+		InitialPlanLen: rec.InitialPlanLen, InitialPrefixPermille: rec.InitialPrefixPermille, InitialSuccess: rec.InitialSuccess,
+		FinalPrefixLen: len(final.Prefix), InfraError: rec.InfraError, InfraRetries: rec.InfraRetries, Problem: r.p.Metadata,
+		Derail: r.derail,
+	}
+	return rec, t, nil
+}

@@ -1,0 +1,341 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"repot.dev/repot-operator/runner/model"
+	"repot.dev/repot-operator/runner/prompt"
+	"repot.dev/repot-operator/runner/summary"
+)
+
+var sol = hanoi3Solution
+
+func testOptions() Options {
+	o := DefaultOptions()
+	o.Model = "test-model"
+	return o
+}
+
+// baseRecord is the record of a run of hanoi3 with the given calls, whose
+// usage the scripted client fixes at 100/20/5/1 per call.
+func baseRecord(method string, calls int) summary.Record {
+	return summary.Record{
+		Model: "test-model", ProblemID: "hanoi3", Environment: "tower_of_hanoi", Complexity: 3, Method: method,
+		Calls: calls, PromptTokens: 100 * calls, CompletionTokens: 20 * calls, CachedTokens: 5 * calls, ReasoningTokens: calls,
+	}
+}
+
+func TestRunProblem(t *testing.T) {
+	badAt2 := movesCode(sol[0], "[1,0,1]", sol[2])                                                           // prefix 1 of 3 (333)
+	longBad := movesCode(sol[0], sol[1], sol[2], "[3,0,1]", sol[4])                                          // prefix 3 of 5 (600)
+	shortBad := movesCode(sol[0], "[2,0,2]", sol[2], sol[3], sol[4], sol[5], sol[6], sol[0], sol[1], sol[2]) // prefix 1 of 10 (100)
+	full := movesCode(sol...)
+	tests := []struct {
+		name    string
+		method  string
+		budget  int
+		script  []reply
+		want    func() summary.Record
+		froms   []int // replay "from" of each call
+		outcome []string
+	}{
+		{"pot success", summary.MethodPoT, 1, []reply{{code: full}}, func() summary.Record {
+			r := baseRecord(summary.MethodPoT, 1)
+			r.Success, r.StoppedReason, r.Route = true, StopGoal, summary.RouteInitialSuccess
+			r.InitialPlanLen, r.InitialPrefixPermille, r.InitialSuccess = 7, 1000, true
+			return r
+		}, []int{0}, []string{StopGoal}},
+		{"pot failure", summary.MethodPoT, 1, []reply{{code: badAt2}}, func() summary.Record {
+			r := baseRecord(summary.MethodPoT, 1)
+			r.StoppedReason, r.Route = StopInvalidMove, summary.RouteNoExtraCall
+			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
+			return r
+		}, []int{0}, []string{StopInvalidMove}},
+		{"pot-retry rescued", summary.MethodPoTRetry, 1, []reply{{code: badAt2}, {code: full}}, func() summary.Record {
+			r := baseRecord(summary.MethodPoTRetry, 2)
+			r.Success, r.StoppedReason, r.Route = true, StopGoal, summary.RouteFreshRetry
+			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
+			return r
+		}, []int{0, 0}, []string{StopInvalidMove, StopGoal}},
+		{"pot-retry keeps the longer prefix", summary.MethodPoTRetry, 1, []reply{{code: longBad}, {code: "CRASH"}}, func() summary.Record {
+			r := baseRecord(summary.MethodPoTRetry, 2)
+			r.StoppedReason, r.Route = StopInvalidMove, summary.RouteFreshRetry
+			r.InitialPlanLen, r.InitialPrefixPermille = 5, 600
+			return r
+		}, []int{0, 0}, []string{StopInvalidMove, StopProgramError}},
+		{"pot-retry tie keeps the first", summary.MethodPoTRetry, 1, []reply{{code: "REJECT"}, {code: "print('hi')"}}, func() summary.Record {
+			r := baseRecord(summary.MethodPoTRetry, 2)
+			r.StoppedReason, r.Route = StopSandboxRejected, summary.RouteFreshRetry
+			return r
+		}, []int{0, 0}, []string{StopSandboxRejected, StopNoPlan}},
+		{"repot suffix repair", summary.MethodRePoT, 1, []reply{{code: badAt2}, {code: movesCode(sol[1:]...)}}, func() summary.Record {
+			r := baseRecord(summary.MethodRePoT, 2)
+			r.Success, r.StoppedReason, r.Route, r.RepairUsed = true, StopGoal, summary.RouteSuffixRepair, true
+			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
+			return r
+		}, []int{0, 1}, []string{StopInvalidMove, StopGoal}},
+		{"repot repair fails", summary.MethodRePoT, 1, []reply{{code: badAt2}, {code: movesCode(sol[1], sol[1])}}, func() summary.Record {
+			r := baseRecord(summary.MethodRePoT, 2)
+			r.StoppedReason, r.Route, r.RepairUsed = StopInvalidMove, summary.RouteSuffixRepair, true
+			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
+			return r
+		}, []int{0, 1}, []string{StopInvalidMove, StopInvalidMove}},
+		{"repot budget 2", summary.MethodRePoT, 2, []reply{{code: badAt2}, {code: movesCode(sol[1], sol[2], "[9,9,9]")}, {code: movesCode(sol[3:]...)}}, func() summary.Record {
+			r := baseRecord(summary.MethodRePoT, 3)
+			r.Success, r.StoppedReason, r.Route, r.RepairUsed = true, StopGoal, summary.RouteSuffixRepair, true
+			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
+			return r
+		}, []int{0, 1, 3}, []string{StopInvalidMove, StopFormatError, StopGoal}},
+		{"repot budget 0 is pot", summary.MethodRePoT, 0, []reply{{code: badAt2}}, func() summary.Record {
+			r := baseRecord(summary.MethodRePoT, 1)
+			r.StoppedReason, r.Route = StopInvalidMove, summary.RouteSuffixRepair
+			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
+			return r
+		}, []int{0}, []string{StopInvalidMove}},
+		{"repot repair exceeds max steps", summary.MethodRePoT, 1, []reply{{code: badAt2}, {code: movesCode(sol[1], sol[2], sol[3], sol[4], sol[5], "[1,0,1]", "[1,1,0]", "[1,0,1]", "[1,1,0]", "[1,0,1]", "[1,1,0]", "[1,0,1]", "[1,1,0]", "[1,0,1]", "[1,1,0]")}}, func() summary.Record {
+			r := baseRecord(summary.MethodRePoT, 2)
+			r.StoppedReason, r.Route, r.RepairUsed = StopMaxSteps, summary.RouteSuffixRepair, true
+			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
+			return r
+		}, []int{0, 1}, []string{StopInvalidMove, StopMaxSteps}},
+		{"repot-no-prefix", summary.MethodRePoTNoPrefix, 1, []reply{{code: badAt2}, {code: movesCode(sol[1:]...)}}, func() summary.Record {
+			r := baseRecord(summary.MethodRePoTNoPrefix, 2)
+			r.Success, r.StoppedReason, r.Route, r.RepairUsed = true, StopGoal, summary.RouteSuffixRepair, true
+			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
+			return r
+		}, []int{0, 1}, []string{StopInvalidMove, StopGoal}},
+		{"repot-restart replays from the start", summary.MethodRePoTRestart, 1, []reply{{code: badAt2}, {code: full}}, func() summary.Record {
+			r := baseRecord(summary.MethodRePoTRestart, 2)
+			r.Success, r.StoppedReason, r.Route, r.RepairUsed = true, StopGoal, summary.RouteSuffixRepair, true
+			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
+			return r
+		}, []int{0, 0}, []string{StopInvalidMove, StopGoal}},
+		{"repot-restart suffix alone fails", summary.MethodRePoTRestart, 1, []reply{{code: badAt2}, {code: movesCode(sol[1:]...)}}, func() summary.Record {
+			r := baseRecord(summary.MethodRePoTRestart, 2)
+			r.StoppedReason, r.Route, r.RepairUsed = StopInvalidMove, summary.RouteSuffixRepair, true
+			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
+			return r
+		}, []int{0, 0}, []string{StopInvalidMove, StopInvalidMove}},
+		{"adaptive initial success", summary.MethodAdaptive, 1, []reply{{code: full}}, func() summary.Record {
+			r := baseRecord(summary.MethodAdaptive, 1)
+			r.Success, r.StoppedReason, r.Route = true, StopGoal, summary.RouteInitialSuccess
+			r.InitialPlanLen, r.InitialPrefixPermille, r.InitialSuccess = 7, 1000, true
+			return r
+		}, []int{0}, []string{StopGoal}},
+		{"adaptive empty plan", summary.MethodAdaptive, 1, []reply{{code: "CRASH"}, {code: full}}, func() summary.Record {
+			r := baseRecord(summary.MethodAdaptive, 2)
+			r.Success, r.StoppedReason, r.Route = true, StopGoal, summary.RouteFreshEmptyPlan
+			return r
+		}, []int{0, 0}, []string{StopProgramError, StopGoal}},
+		{"adaptive short prefix", summary.MethodAdaptive, 1, []reply{{code: shortBad}, {code: badAt2}}, func() summary.Record {
+			r := baseRecord(summary.MethodAdaptive, 2)
+			r.StoppedReason, r.Route = StopInvalidMove, summary.RouteFreshShortPrefix
+			r.InitialPlanLen, r.InitialPrefixPermille = 10, 100
+			return r
+		}, []int{0, 0}, []string{StopInvalidMove, StopInvalidMove}},
+		{"adaptive suffix repair", summary.MethodAdaptive, 3, []reply{{code: longBad}, {code: movesCode(sol[3:]...)}}, func() summary.Record {
+			r := baseRecord(summary.MethodAdaptive, 2)
+			r.Success, r.StoppedReason, r.Route, r.RepairUsed = true, StopGoal, summary.RouteSuffixRepair, true
+			r.InitialPlanLen, r.InitialPrefixPermille = 5, 600
+			return r
+		}, []int{0, 3}, []string{StopInvalidMove, StopGoal}},
+		{"truncated reply", summary.MethodPoT, 1, []reply{{code: "def solve(", finish: "length"}}, func() summary.Record {
+			r := baseRecord(summary.MethodPoT, 1)
+			r.StoppedReason, r.Route = StopTruncated, summary.RouteNoExtraCall
+			return r
+		}, []int{0}, []string{StopTruncated}},
+		{"unparseable moves", summary.MethodPoT, 1, []reply{{code: "moves = [[1,0,2], [2,0"}}, func() summary.Record {
+			r := baseRecord(summary.MethodPoT, 1)
+			r.Route = summary.RouteNoExtraCall
+			return r
+		}, []int{0}, nil},
+		{"infra error on first call", summary.MethodRePoT, 1, []reply{{err: errInfra}}, func() summary.Record {
+			r := baseRecord(summary.MethodRePoT, 0)
+			r.StoppedReason, r.Route, r.InfraError, r.InfraRetries = StopInfraError, summary.RouteNoExtraCall, errInfra.Error(), 3
+			return r
+		}, nil, nil},
+		{"infra error on repair call", summary.MethodRePoT, 1, []reply{{code: badAt2}, {err: errInfra}}, func() summary.Record {
+			r := baseRecord(summary.MethodRePoT, 1)
+			r.StoppedReason, r.Route, r.RepairUsed, r.InfraError, r.InfraRetries = StopInfraError, summary.RouteSuffixRepair, true, errInfra.Error(), 3
+			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
+			return r
+		}, []int{0}, []string{StopInvalidMove}},
+		{"sandbox cannot start", summary.MethodPoT, 1, []reply{{code: "INFRA"}}, func() summary.Record {
+			r := baseRecord(summary.MethodPoT, 1)
+			r.StoppedReason, r.Route, r.InfraError, r.InfraRetries = StopInfraError, summary.RouteNoExtraCall, "sandbox: python3 not found", sandboxAttempts-1
+			return r
+		}, nil, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			client := &scriptedClient{script: append([]reply{}, tc.script...)}
+			opts := testOptions()
+			opts.RepairBudget = tc.budget
+			deps := Deps{Client: client, Sandbox: fakeSandbox, Clock: newFakeClock(), Gate: NewGate(4), Sleep: noSleep}
+			rec, tr, err := RunProblem(context.Background(), deps, opts, hanoi3(), tc.method)
+			if err != nil {
+				t.Fatalf("RunProblem: %v", err)
+			}
+			want := tc.want()
+			if want.StoppedReason == "" {
+				want.StoppedReason = rec.StoppedReason // checked separately below
+				if rec.StoppedReason != StopFormatError {
+					t.Errorf("StoppedReason = %q, want %q", rec.StoppedReason, StopFormatError)
+				}
+			}
+			want.WallMillis = rec.WallMillis
+			if diff := cmp.Diff(want, rec); diff != "" {
+				t.Errorf("record mismatch (-want +got):\n%s", diff)
+			}
+			if len(client.script) != 0 {
+				t.Errorf("%d scripted replies left unused", len(client.script))
+			}
+			var froms []int
+			var outcomes []string
+			for _, c := range tr.Calls {
+				if c.Replay != nil {
+					froms = append(froms, c.Replay.From)
+					outcomes = append(outcomes, c.Outcome)
+				}
+			}
+			if diff := cmp.Diff(tc.froms, froms); diff != "" {
+				t.Errorf("replay froms (-want +got):\n%s", diff)
+			}
+			if tc.outcome != nil {
+				if diff := cmp.Diff(tc.outcome, outcomes); diff != "" {
+					t.Errorf("call outcomes (-want +got):\n%s", diff)
+				}
+			}
+			if tr.Success != rec.Success || tr.StoppedReason != rec.StoppedReason || tr.TokensIn != rec.PromptTokens || tr.TokensOut != rec.CompletionTokens || tr.Metadata.Route != rec.Route {
+				t.Errorf("trace top level %+v disagrees with record %+v", tr, rec)
+			}
+		})
+	}
+}
+
+// TestRunProblemPrompts checks which prompt each call gets: the first call
+// the initial prompt, a fresh retry the attempt-2 prompt, a repair the
+// checkpoint of the verified prefix.
+func TestRunProblemPrompts(t *testing.T) {
+	p := hanoi3()
+	badAt2 := movesCode(sol[0], "[1,0,1]", sol[2])
+	e, _ := p.Env()
+	init, _ := p.Initial()
+	goal, _ := p.Goal()
+	first := Replay(e, p, init, goal, raws(sol[0], "[1,0,1]", sol[2]), p.MaxSteps)
+	cp, err := prompt.NewCheckpoint(e, first.Prefix, first.State, first.Error)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		method string
+		want   [][]string // messages' contents per call
+	}{
+		{summary.MethodPoTRetry, [][]string{contents(prompt.Initial(p)), contents(prompt.Fresh(p, 2))}},
+		{summary.MethodRePoT, [][]string{contents(prompt.Initial(p)), contents(prompt.Repair(p, cp, prompt.Standard))}},
+		{summary.MethodRePoTNoPrefix, [][]string{contents(prompt.Initial(p)), contents(prompt.Repair(p, cp, prompt.NoPrefix))}},
+		{summary.MethodRePoTRestart, [][]string{contents(prompt.Initial(p)), contents(prompt.Repair(p, cp, prompt.Restart))}},
+	}
+	for _, tc := range tests {
+		client := &scriptedClient{script: []reply{{code: badAt2}, {code: "CRASH"}}}
+		opts := testOptions()
+		opts.Temperature, opts.MaxTokens = 0.5, 123
+		if _, _, err := RunProblem(context.Background(), Deps{Client: client, Sandbox: fakeSandbox}, opts, p, tc.method); err != nil {
+			t.Fatal(err)
+		}
+		var got [][]string
+		for _, r := range client.reqs {
+			got = append(got, contents(r.Messages))
+			if r.Temperature != 0.5 || r.MaxTokens != 123 {
+				t.Errorf("%s: request temperature %v max tokens %d", tc.method, r.Temperature, r.MaxTokens)
+			}
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s: prompts (-want +got):\n%s", tc.method, diff)
+		}
+	}
+}
+
+func contents(msgs []model.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		out = append(out, m.Role+": "+m.Content)
+	}
+	return out
+}
+
+func TestRunProblemAborted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	client := &scriptedClient{script: []reply{{code: "x"}}}
+	_, _, err := RunProblem(ctx, Deps{Client: client, Sandbox: fakeSandbox}, testOptions(), hanoi3(), summary.MethodPoT)
+	if !errors.Is(err, ErrAborted) {
+		t.Errorf("err = %v, want ErrAborted", err)
+	}
+}
+
+func TestRunProblemUnknownMethod(t *testing.T) {
+	_, _, err := RunProblem(context.Background(), Deps{}, testOptions(), hanoi3(), "magic")
+	if err == nil || !strings.Contains(err.Error(), "unknown method") {
+		t.Errorf("err = %v, want unknown method", err)
+	}
+}
+
+func TestAdaptiveRoute(t *testing.T) {
+	tests := []struct {
+		prefix, plan int
+		goal         bool
+		want         string
+	}{
+		{7, 7, true, summary.RouteInitialSuccess},
+		{0, 0, false, summary.RouteFreshEmptyPlan},
+		{0, 5, false, summary.RouteFreshShortPrefix},
+		{1, 10, false, summary.RouteFreshShortPrefix},
+		{3, 20, false, summary.RouteSuffixRepair},     // exactly 150: not below
+		{2, 13, false, summary.RouteSuffixRepair},     // 153.8
+		{2, 14, false, summary.RouteFreshShortPrefix}, // 142.9
+	}
+	for _, tc := range tests {
+		r := ReplayResult{PlanLen: tc.plan, ReachedGoal: tc.goal}
+		for i := 0; i < tc.prefix; i++ {
+			r.Prefix = append(r.Prefix, nil)
+		}
+		if got := AdaptiveRoute(r, 150); got != tc.want {
+			t.Errorf("AdaptiveRoute(%d/%d, goal %v) = %s, want %s", tc.prefix, tc.plan, tc.goal, got, tc.want)
+		}
+	}
+}
+
+func noSleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+
+// TestSandboxFailureRetried: a sandbox that fails to start once is retried,
+// and the retry shows as an infra retry of a normal record.
+func TestSandboxFailureRetried(t *testing.T) {
+	fails := 1
+	var waits []time.Duration
+	sb := SandboxFunc(func(ctx context.Context, code string) (ProgramResult, error) {
+		if fails > 0 {
+			fails--
+			return ProgramResult{}, errors.New("fork: resource temporarily unavailable")
+		}
+		return fakeSandbox(ctx, code)
+	})
+	sleep := func(ctx context.Context, d time.Duration) error { waits = append(waits, d); return nil }
+	client := &scriptedClient{script: []reply{{code: movesCode(sol...)}}}
+	rec, _, err := RunProblem(context.Background(), Deps{Client: client, Sandbox: sb, Sleep: sleep}, testOptions(), hanoi3(), summary.MethodPoT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rec.Success || rec.InfraError != "" || rec.InfraRetries != 1 {
+		t.Errorf("record %+v, want success with 1 infra retry", rec)
+	}
+	if diff := cmp.Diff([]time.Duration{sandboxBackoff}, waits); diff != "" {
+		t.Errorf("waits (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,129 @@
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"repot.dev/repot-operator/runner/summary"
+)
+
+// Output file names inside a run's output directory.
+const (
+	RecordsFile = "records.jsonl"
+	TracesFile  = "traces.jsonl"
+	SummaryFile = "summary.json"
+)
+
+// Output is a run's output directory: records.jsonl (appended as runs
+// finish), traces.jsonl and summary.json.
+type Output struct {
+	Dir         string
+	RecordsPath string
+	TracesPath  string
+	// Existing holds the records found on a resume.
+	Existing []summary.Record
+	// DroppedPartial is the length of a cut-off last line a resume removed.
+	DroppedPartial int
+
+	Records *os.File
+	Traces  *os.File
+}
+
+// OpenOutput prepares dir. Without resume, an existing non-empty
+// records.jsonl is an error (so that no finished work is overwritten). With
+// resume, the existing records are read (a cut-off last line is cut away)
+// and both files are opened for appending. tracesPath "" means
+// dir/traces.jsonl.
+func OpenOutput(dir, tracesPath string, resume bool) (*Output, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	o := &Output{Dir: dir, RecordsPath: filepath.Join(dir, RecordsFile), TracesPath: tracesPath}
+	if o.TracesPath == "" {
+		o.TracesPath = filepath.Join(dir, TracesFile)
+	}
+	st, err := os.Stat(o.RecordsPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, err
+	case !resume && st.Size() > 0:
+		return nil, fmt.Errorf("%s already holds records: pass --resume to continue it, or choose another --out", o.RecordsPath)
+	case resume:
+		if err := o.readExisting(st.Size()); err != nil {
+			return nil, err
+		}
+	}
+	traceFlags := os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	if !resume {
+		traceFlags |= os.O_TRUNC
+	}
+	if o.Records, err = os.OpenFile(o.RecordsPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+		return nil, err
+	}
+	if o.Traces, err = os.OpenFile(o.TracesPath, traceFlags, 0o644); err != nil {
+		o.Records.Close()
+		return nil, err
+	}
+	return o, nil
+}
+
+func (o *Output) readExisting(size int64) error {
+	f, err := os.Open(o.RecordsPath)
+	if err != nil {
+		return err
+	}
+	recs, partial, err := ReadRecords(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.RecordsPath, err)
+	}
+	if partial > 0 {
+		if err := os.Truncate(o.RecordsPath, size-int64(partial)); err != nil {
+			return err
+		}
+	}
+	o.Existing, o.DroppedPartial = recs, partial
+	return nil
+}
+
+// Close syncs and closes the files.
+func (o *Output) Close() error {
+	var errs []error
+	for _, f := range []*os.File{o.Records, o.Traces} {
+		if f == nil {
+			continue
+		}
+		errs = append(errs, f.Sync(), f.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// AllRecords reads back every record in records.jsonl.
+func (o *Output) AllRecords() ([]summary.Record, error) {
+	f, err := os.Open(o.RecordsPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, _, err := ReadRecords(f)
+	return recs, err
+}
+
+// WriteSummary writes s as dir/summary.json (indented, newline-terminated),
+// replacing the file atomically.
+func (o *Output) WriteSummary(s summary.Summary) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(o.Dir, "."+SummaryFile+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(o.Dir, SummaryFile))
+}

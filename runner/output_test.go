@@ -1,0 +1,120 @@
+package runner
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"repot.dev/repot-operator/runner/summary"
+)
+
+func TestOpenOutputRefusesToOverwrite(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, RecordsFile), []byte(`{"model":"m","problem_id":"p","method":"pot"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenOutput(dir, "", false); err == nil || !strings.Contains(err.Error(), "--resume") {
+		t.Errorf("err = %v, want a hint to --resume", err)
+	}
+}
+
+func TestOpenOutputResumeCutsPartialLine(t *testing.T) {
+	dir := t.TempDir()
+	good := `{"model":"m","problem_id":"p","method":"pot","success":true}` + "\n"
+	infra := `{"model":"m","problem_id":"q","method":"pot","infra_error":"x"}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, RecordsFile), []byte(good+infra+`{"model":"m","prob`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, TracesFile), []byte("old trace\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o, err := OpenOutput(dir, "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Existing) != 2 || o.DroppedPartial != 18 {
+		t.Errorf("existing %d partial %d, want 2 and 18", len(o.Existing), o.DroppedPartial)
+	}
+	if diff := cmp.Diff(map[string]bool{summary.Record{Model: "m", ProblemID: "p", Method: "pot"}.Key(): true}, DoneKeys(o.Existing)); diff != "" {
+		t.Errorf("DoneKeys (-want +got):\n%s", diff)
+	}
+	if err := writeJSONLine(o.Records, summary.Record{Model: "m", ProblemID: "r", Method: "pot"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSONLine(o.Traces, "new"); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.WriteSummary(summary.Aggregate(o.Existing)); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	all, err := o.AllRecords()
+	if err != nil || len(all) != 3 {
+		t.Errorf("records after append: %d, %v; want 3", len(all), err)
+	}
+	tr, _ := os.ReadFile(filepath.Join(dir, TracesFile))
+	if string(tr) != "old trace\n\"new\"\n" {
+		t.Errorf("traces = %q, want the old line kept and the new appended", tr)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, SummaryFile)); err != nil || !bytes.HasSuffix(b, []byte("}\n")) {
+		t.Errorf("summary.json: %v %q", err, b)
+	}
+}
+
+func TestWriteTable(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteTable(&b, summary.Aggregate(fixtureRecords())); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"model m: 2 problems",
+		"pot             50.0% (1/2)",
+		"repot-adaptive  100.0% (2/2)",
+		"fresh_retry_empty_plan 1/1",
+		"repot-adaptive vs pot  2",
+		"+50.0",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func fixtureRecords() []summary.Record {
+	r := func(p, m string, ok bool, route string) summary.Record {
+		return summary.Record{Model: "m", ProblemID: p, Environment: "e", Complexity: 1, Method: m, Success: ok, Route: route, Calls: 1, PromptTokens: 10, CompletionTokens: 5}
+	}
+	return []summary.Record{
+		r("a", summary.MethodPoT, true, summary.RouteInitialSuccess),
+		r("b", summary.MethodPoT, false, summary.RouteNoExtraCall),
+		r("a", summary.MethodAdaptive, true, summary.RouteInitialSuccess),
+		r("b", summary.MethodAdaptive, true, summary.RouteFreshEmptyPlan),
+	}
+}
+
+func TestProgressPrinter(t *testing.T) {
+	var plain bytes.Buffer
+	pp := &ProgressPrinter{W: &plain, Clock: newFakeClock(), Interval: 3 * time.Second}
+	for i := 1; i <= 4; i++ {
+		pp.Update(Progress{Done: i, Total: 4, Solved: i / 2})
+	}
+	// The fake clock advances 1s per reading: lines at runs 1 and 4 (final).
+	lines := strings.Split(strings.TrimSpace(plain.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "progress: 1/4 runs") || !strings.Contains(lines[1], "4/4 runs 100.0%  solved 2") || !strings.Contains(lines[1], "ETA 0s") {
+		t.Errorf("plain progress:\n%s", plain.String())
+	}
+	var tty bytes.Buffer
+	pp = &ProgressPrinter{W: &tty, TTY: true, Clock: newFakeClock(), Interval: time.Nanosecond}
+	pp.Update(Progress{Done: 1, Total: 2})
+	pp.Update(Progress{Done: 2, Total: 2})
+	if s := tty.String(); !strings.Contains(s, "\r\x1b[K[###############...............] 1/2") || !strings.HasSuffix(s, "\n") || strings.Count(s, "\n") != 1 {
+		t.Errorf("tty progress: %q", s)
+	}
+}

@@ -1,0 +1,124 @@
+// Package runner is the evaluation engine: verified replay of plans, the
+// RePoT methods (pot, pot-retry, repot, repot-adaptive and the Derail
+// ablations), run records and traces, and the concurrent engine behind
+// `repot run`. It knows nothing about Kubernetes.
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"repot.dev/repot-operator/envs"
+)
+
+// Stop reasons of a replay and of a run (summary.Record.StoppedReason).
+const (
+	StopGoal            = "goal"
+	StopInvalidMove     = "invalid_move"
+	StopFormatError     = "format_error"
+	StopMaxSteps        = "max_steps"
+	StopPlanExhausted   = "plan_exhausted"
+	StopNoPlan          = "no_plan"
+	StopProgramError    = "program_error"
+	StopSandboxRejected = "sandbox_rejected"
+	StopTruncated       = "truncated"
+	StopInfraError      = "infra_error"
+)
+
+// KindFormatError is ReplayResult.Kind for a move that failed to normalize.
+const KindFormatError = "FORMAT_ERROR"
+
+// ReplayResult is the outcome of a verified replay.
+type ReplayResult struct {
+	// Prefix is the valid part of the plan, as normalized actions.
+	Prefix []envs.Action
+	// State is the state after Prefix.
+	State envs.State
+	// K is the index in the plan of the move that stopped the replay (the
+	// first invalid or unnormalizable move, or the first move beyond the
+	// step limit); -1 when the replay stopped at the goal or at the plan's end.
+	K int
+	// Error is the verifier's message for move K (or why the plan stopped
+	// short), shown to the model in a repair prompt; "" at the goal.
+	Error string
+	// Kind is the verifier's error kind for move K, or KindFormatError.
+	Kind string
+	// ReachedGoal reports whether State satisfies the goal.
+	ReachedGoal bool
+	// StopReason is one of StopGoal, StopInvalidMove, StopFormatError,
+	// StopMaxSteps, StopPlanExhausted, StopNoPlan.
+	StopReason string
+	// PlanLen is the number of moves in the plan.
+	PlanLen int
+}
+
+// PrefixPermille is the verified prefix fraction |prefix|/|plan| in
+// thousandths, rounded half up (0 for an empty plan).
+func (r ReplayResult) PrefixPermille() int {
+	if r.PlanLen == 0 {
+		return 0
+	}
+	return (2000*len(r.Prefix) + r.PlanLen) / (2 * r.PlanLen)
+}
+
+// Replay applies plan to state move by move through the problem's verifier
+// (REPOT.md section 3). It stops at the first move that fails to normalize or
+// is invalid, when the goal is reached, or when maxSteps moves have been
+// applied and more remain. It never calls a model. A state that is already the
+// goal stops the replay before the first move.
+func Replay(e envs.Env, p *envs.Problem, state envs.State, goal envs.State, plan []json.RawMessage, maxSteps int) ReplayResult {
+	res := ReplayResult{State: state, K: -1, PlanLen: len(plan), Prefix: []envs.Action{}}
+	if e.IsGoal(state, goal) {
+		res.ReachedGoal, res.StopReason = true, StopGoal
+		return res
+	}
+	if len(plan) == 0 {
+		res.StopReason = StopNoPlan
+		res.Error = "The program printed no moves."
+		return res
+	}
+	for i, raw := range plan {
+		if len(res.Prefix) >= maxSteps {
+			res.K, res.StopReason = i, StopMaxSteps
+			res.Error = fmt.Sprintf("The plan exceeds the step limit of %d moves without reaching the goal.", maxSteps)
+			return res
+		}
+		a, err := e.Normalize(p, res.State, raw)
+		if err != nil {
+			res.K, res.StopReason, res.Kind = i, StopFormatError, KindFormatError
+			res.Error = fmt.Sprintf("Move %d (%s) could not be read: %v", i+1, compact(raw), err)
+			return res
+		}
+		st := e.Step(res.State, a)
+		if !st.Valid {
+			res.K, res.StopReason, res.Kind = i, StopInvalidMove, string(st.Kind)
+			res.Error = fmt.Sprintf("Move %d (%s) is invalid: %s", i+1, compact(raw), st.Message)
+			return res
+		}
+		res.Prefix = append(res.Prefix, a)
+		res.State = st.Next
+		if e.IsGoal(res.State, goal) {
+			res.ReachedGoal, res.StopReason = true, StopGoal
+			return res
+		}
+	}
+	res.StopReason = StopPlanExhausted
+	res.Error = fmt.Sprintf("All %d moves are valid, but the goal is not reached after them.", len(plan))
+	return res
+}
+
+// compact renders a raw move on one line, cut to a readable length.
+func compact(raw json.RawMessage) string {
+	var v any
+	s := string(raw)
+	if json.Unmarshal(raw, &v) == nil {
+		if b, err := json.Marshal(v); err == nil {
+			s = string(b)
+		}
+	}
+	const maxLen = 120
+	if len(s) > maxLen {
+		s = s[:maxLen] + "..."
+	}
+	return s
+}

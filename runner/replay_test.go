@@ -1,0 +1,125 @@
+package runner
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"repot.dev/repot-operator/envs"
+)
+
+// hanoi3 is a 3-disk Tower of Hanoi problem from A to C.
+func hanoi3() *envs.Problem {
+	return &envs.Problem{
+		ProblemID:    "hanoi3",
+		Environment:  envs.HanoiName,
+		Complexity:   3,
+		InitialState: json.RawMessage(`{"peg_names":["A","B","C"],"pegs":{"A":[3,2,1],"B":[],"C":[]}}`),
+		GoalState:    json.RawMessage(`{"peg_names":["A","B","C"],"pegs":{"A":[],"B":[],"C":[3,2,1]}}`),
+		MinSteps:     7,
+		MaxSteps:     14,
+	}
+}
+
+// hanoi3Solution is the optimal plan as a model prints it.
+var hanoi3Solution = []string{"[1,0,2]", "[2,0,1]", "[1,2,1]", "[3,0,2]", "[1,1,0]", "[2,1,2]", "[1,0,2]"}
+
+func raws(moves ...string) []json.RawMessage {
+	out := make([]json.RawMessage, len(moves))
+	for i, m := range moves {
+		out[i] = json.RawMessage(m)
+	}
+	return out
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestReplay(t *testing.T) {
+	p := hanoi3()
+	e, err := p.Env()
+	if err != nil {
+		t.Fatal(err)
+	}
+	init, _ := p.Initial()
+	goal, _ := p.Goal()
+	afterTwo := `{"peg_names":["A","B","C"],"pegs":{"A":[3],"B":[2],"C":[1]}}`
+	tests := []struct {
+		name     string
+		plan     []json.RawMessage
+		maxSteps int
+		// want fields
+		prefixLen  int
+		state      string
+		k          int
+		kind       string
+		goal       bool
+		stop       string
+		permille   int
+		errorEmpty bool
+	}{
+		{"solution", raws(hanoi3Solution...), 14, 7, string(mustMarshal(goal)), -1, "", true, StopGoal, 1000, true},
+		{"extra moves after goal are ignored", raws(append(append([]string{}, hanoi3Solution...), "[1,2,0]", "[1,0,2]")...), 14, 7, "", -1, "", true, StopGoal, 778, true},
+		{"empty plan", nil, 14, 0, string(mustMarshal(init)), -1, "", false, StopNoPlan, 0, false},
+		{"invalid second move", raws("[1,0,2]", "[1,0,1]", "[2,0,1]"), 14, 1, "", 1, string(envs.InvalidTransition), false, StopInvalidMove, 333, false},
+		{"larger on smaller", raws("[1,0,2]", "[2,0,2]"), 14, 1, "", 1, string(envs.ConstraintViolation), false, StopInvalidMove, 500, false},
+		{"format error", raws("[1,0,2]", `"up"`), 14, 1, "", 1, KindFormatError, false, StopFormatError, 500, false},
+		{"plan exhausted", raws("[1,0,2]", "[2,0,1]"), 14, 2, afterTwo, -1, "", false, StopPlanExhausted, 1000, false},
+		{"max steps", raws(hanoi3Solution...), 2, 2, afterTwo, 2, "", false, StopMaxSteps, 286, false},
+		{"max steps zero", raws("[1,0,2]"), 0, 0, string(mustMarshal(init)), 0, "", false, StopMaxSteps, 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Replay(e, p, init, goal, tc.plan, tc.maxSteps)
+			if len(got.Prefix) != tc.prefixLen || got.K != tc.k || got.Kind != tc.kind || got.ReachedGoal != tc.goal || got.StopReason != tc.stop || got.PrefixPermille() != tc.permille || got.PlanLen != len(tc.plan) {
+				t.Errorf("Replay = prefix %d k %d kind %q goal %v stop %q permille %d planlen %d; want prefix %d k %d kind %q goal %v stop %q permille %d",
+					len(got.Prefix), got.K, got.Kind, got.ReachedGoal, got.StopReason, got.PrefixPermille(), got.PlanLen, tc.prefixLen, tc.k, tc.kind, tc.goal, tc.stop, tc.permille)
+			}
+			if tc.state != "" {
+				if diff := cmp.Diff(tc.state, string(mustMarshal(got.State))); diff != "" {
+					t.Errorf("state (-want +got):\n%s", diff)
+				}
+			}
+			if (got.Error == "") != tc.errorEmpty {
+				t.Errorf("Error = %q, want empty %v", got.Error, tc.errorEmpty)
+			}
+		})
+	}
+}
+
+func TestReplayFromGoal(t *testing.T) {
+	p := hanoi3()
+	e, _ := p.Env()
+	goal, _ := p.Goal()
+	got := Replay(e, p, goal, goal, raws("[1,2,0]"), 14)
+	if !got.ReachedGoal || got.StopReason != StopGoal || len(got.Prefix) != 0 {
+		t.Errorf("Replay from the goal = %+v, want goal with empty prefix", got)
+	}
+}
+
+func TestReplayMessageNamesMove(t *testing.T) {
+	p := hanoi3()
+	e, _ := p.Env()
+	init, _ := p.Initial()
+	goal, _ := p.Goal()
+	got := Replay(e, p, init, goal, raws("[1, 0, 2]", "[2,0,2]"), 14)
+	want := "Move 2 ([2,0,2]) is invalid: "
+	if len(got.Error) < len(want) || got.Error[:len(want)] != want {
+		t.Errorf("Error = %q, want prefix %q", got.Error, want)
+	}
+}
+
+func mustMarshal(v json.Marshaler) []byte {
+	b, err := v.MarshalJSON()
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
