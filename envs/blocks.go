@@ -3,6 +3,7 @@ package envs
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -155,19 +156,7 @@ func (blocksEnv) IsGoal(s, goal State) bool {
 		return false
 	}
 	for i := range a.Stacks {
-		if !equalStrings(a.Stacks[i], b.Stacks[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
+		if !slices.Equal(a.Stacks[i], b.Stacks[i]) {
 			return false
 		}
 	}

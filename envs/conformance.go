@@ -32,6 +32,7 @@ type Disagreement struct {
 	Want, Got string
 }
 
+// String renders the disagreement as one line: where, which field, want and got.
 func (d Disagreement) String() string {
 	return fmt.Sprintf("line %d (%s, %s): %s: want %s, got %s", d.Line, d.Env, d.ProblemID, d.Field, d.Want, d.Got)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 )
 
 // DerailCase is one Derail-550 recovery case: the problem's state after
@@ -53,41 +54,15 @@ func (c *DerailCase) Validate() error {
 // LoadDerailReader reads Derail JSONL. It returns the well-formed cases and,
 // when any line is malformed, a *LoadError listing each bad line.
 func LoadDerailReader(r io.Reader, source string) ([]DerailCase, error) {
-	var out []DerailCase
-	le := &LoadError{Source: source}
-	seen := map[string]int{}
-	err := eachLine(r, func(n int, line []byte) {
-		var c DerailCase
-		if err := decodeLine(line, &c); err != nil {
-			le.Lines = append(le.Lines, LineError{n, "not a derail case object: " + err.Error()})
-			return
-		}
+	return loadJSONL(r, source, "derail case", func(c *DerailCase) (string, error) {
 		if err := c.Validate(); err != nil {
-			le.Lines = append(le.Lines, LineError{n, err.Error()})
-			return
+			return "", err
 		}
-		if first, dup := seen[c.CaseID]; dup {
-			le.Lines = append(le.Lines, LineError{n, fmt.Sprintf("duplicate case_id %q (first on line %d)", c.CaseID, first)})
-			return
-		}
-		seen[c.CaseID] = n
-		out = append(out, c)
+		return "case_id " + strconv.Quote(c.CaseID), nil
 	})
-	if err != nil {
-		le.Lines = append(le.Lines, LineError{0, err.Error()})
-	}
-	if len(le.Lines) > 0 {
-		return out, le
-	}
-	return out, nil
 }
 
 // LoadDerail reads the Derail JSONL file at a path or URL.
 func LoadDerail(path string) ([]DerailCase, error) {
-	f, err := openSource(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return LoadDerailReader(f, path)
+	return loadSource(path, func(r io.Reader) ([]DerailCase, error) { return LoadDerailReader(r, path) })
 }

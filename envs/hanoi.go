@@ -3,6 +3,7 @@ package envs
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -207,19 +208,7 @@ func (hanoiEnv) IsGoal(s, goal State) bool {
 		return false
 	}
 	for i := range a.Pegs {
-		if a.PegNames[i] != b.PegNames[i] || !equalInts(a.Pegs[i], b.Pegs[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
+		if a.PegNames[i] != b.PegNames[i] || !slices.Equal(a.Pegs[i], b.Pegs[i]) {
 			return false
 		}
 	}

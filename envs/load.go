@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -19,6 +20,7 @@ type LineError struct {
 	Reason string
 }
 
+// Error renders "line N: reason".
 func (e LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Reason) }
 
 // LoadError lists every malformed line of a JSONL input.
@@ -27,6 +29,7 @@ type LoadError struct {
 	Lines  []LineError
 }
 
+// Error names the source and lists the first 20 bad lines, one per line.
 func (e *LoadError) Error() string {
 	var b strings.Builder
 	src := e.Source
@@ -47,7 +50,9 @@ func (e *LoadError) Error() string {
 // maxLine bounds one JSONL line (a Hanoi problem with 10 disks is ~100 KB).
 const maxLine = 64 << 20
 
-// eachLine calls f for every non-blank line with its 1-based number.
+// eachLine calls f for every non-blank line with its 1-based number. A read
+// error (a line over maxLine bytes, a broken connection) is returned as a
+// LineError naming the line that could not be read.
 func eachLine(r io.Reader, f func(n int, line []byte)) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
@@ -61,7 +66,7 @@ func eachLine(r io.Reader, f func(n int, line []byte)) error {
 		f(n, line)
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("line %d: %v", n+1, err)
+		return LineError{Line: n + 1, Reason: "cannot read: " + err.Error()}
 	}
 	return nil
 }
@@ -85,31 +90,47 @@ func LoadProblems(r io.Reader) ([]Problem, error) {
 }
 
 func loadProblems(r io.Reader, source, wantEnv string) ([]Problem, error) {
-	var out []Problem
+	return loadJSONL(r, source, "problem", func(p *Problem) (string, error) {
+		if err := p.Validate(); err != nil {
+			return "", err
+		}
+		if wantEnv != "" && p.Environment != wantEnv {
+			return "", fmt.Errorf("environment %q, want %q", p.Environment, wantEnv)
+		}
+		return "problem_id " + strconv.Quote(p.ProblemID), nil
+	})
+}
+
+// loadJSONL decodes one T per non-blank line and checks it with check,
+// which returns the record's identity (for duplicate detection) or why it
+// is malformed. It returns the well-formed records and, when any line is
+// malformed, a *LoadError that lists every bad line with its number.
+func loadJSONL[T any](r io.Reader, source, what string, check func(*T) (string, error)) ([]T, error) {
+	var out []T
 	le := &LoadError{Source: source}
 	seen := map[string]int{}
 	err := eachLine(r, func(n int, line []byte) {
-		var p Problem
-		if err := decodeLine(line, &p); err != nil {
-			le.Lines = append(le.Lines, LineError{n, "not a problem object: " + err.Error()})
+		var v T
+		if err := decodeLine(line, &v); err != nil {
+			le.Lines = append(le.Lines, LineError{n, "not a " + what + " object: " + err.Error()})
 			return
 		}
-		if err := p.Validate(); err != nil {
+		id, err := check(&v)
+		if err != nil {
 			le.Lines = append(le.Lines, LineError{n, err.Error()})
 			return
 		}
-		if wantEnv != "" && p.Environment != wantEnv {
-			le.Lines = append(le.Lines, LineError{n, fmt.Sprintf("environment %q, want %q", p.Environment, wantEnv)})
+		if first, dup := seen[id]; dup {
+			le.Lines = append(le.Lines, LineError{n, fmt.Sprintf("duplicate %s (first on line %d)", id, first)})
 			return
 		}
-		if first, dup := seen[p.ProblemID]; dup {
-			le.Lines = append(le.Lines, LineError{n, fmt.Sprintf("duplicate problem_id %q (first on line %d)", p.ProblemID, first)})
-			return
-		}
-		seen[p.ProblemID] = n
-		out = append(out, p)
+		seen[id] = n
+		out = append(out, v)
 	})
-	if err != nil {
+	var lineErr LineError
+	if errors.As(err, &lineErr) {
+		le.Lines = append(le.Lines, lineErr)
+	} else if err != nil {
 		le.Lines = append(le.Lines, LineError{0, err.Error()})
 	}
 	if len(le.Lines) > 0 {
@@ -168,23 +189,23 @@ func openSource(path string) (io.ReadCloser, error) {
 	return os.Open(path)
 }
 
-// LoadProblemsFile reads a PuzzleZoo-schema JSONL file from a path or URL.
-func LoadProblemsFile(path string) ([]Problem, error) {
+// loadSource opens a path or URL and hands it to load.
+func loadSource[T any](path string, load func(io.Reader) ([]T, error)) ([]T, error) {
 	f, err := openSource(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return loadProblems(f, path, "")
+	return load(f)
+}
+
+// LoadProblemsFile reads a PuzzleZoo-schema JSONL file from a path or URL.
+func LoadProblemsFile(path string) ([]Problem, error) {
+	return loadSource(path, func(r io.Reader) ([]Problem, error) { return loadProblems(r, path, "") })
 }
 
 // LoadPlanBench reads the PlanBench Blocksworld JSONL (path or URL); every
 // record must be a blocksworld_pddl problem.
 func LoadPlanBench(path string) ([]Problem, error) {
-	f, err := openSource(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return loadProblems(f, path, PDDLName)
+	return loadSource(path, func(r io.Reader) ([]Problem, error) { return loadProblems(r, path, PDDLName) })
 }

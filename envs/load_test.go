@@ -2,8 +2,10 @@ package envs
 
 import (
 	"errors"
+	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -142,5 +144,24 @@ func TestLoadDerailErrors(t *testing.T) {
 	var le *LoadError
 	if !errors.As(err, &le) || len(le.Lines) != 2 || le.Lines[0].Line != 2 || le.Lines[1].Line != 4 {
 		t.Fatalf("error %v, want lines 2 and 4", err)
+	}
+}
+
+// TestLoadReadErrorNamesTheLine: a read that fails mid-file (a broken
+// connection, a line over the size limit) is reported on the line that
+// could not be read, after the good lines before it.
+func TestLoadReadErrorNamesTheLine(t *testing.T) {
+	in := io.MultiReader(strings.NewReader(goodProblem+"\n\n"), iotest.ErrReader(errors.New("connection reset")))
+	ps, err := LoadProblems(in)
+	if len(ps) != 1 {
+		t.Errorf("%d problems, want 1", len(ps))
+	}
+	var le *LoadError
+	if !errors.As(err, &le) {
+		t.Fatalf("error %v, want *LoadError", err)
+	}
+	want := []LineError{{Line: 3, Reason: "cannot read: connection reset"}}
+	if d := cmp.Diff(want, le.Lines); d != "" {
+		t.Errorf("lines (-want +got):\n%s", d)
 	}
 }

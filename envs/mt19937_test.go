@@ -21,3 +21,16 @@ func TestPyRandom(t *testing.T) {
 		t.Errorf("shuffle (-want +got):\n%s", d)
 	}
 }
+
+// TestPyRandomWideBitsAndSeeds checks getrandbits above 32 bits (two words,
+// least significant first) and a non-zero seed against CPython:
+// r = random.Random(0); [r.getrandbits(40), r.getrandbits(64), r.getrandbits(1)]
+// and random.Random(12345).getrandbits(32).
+func TestPyRandomWideBitsAndSeeds(t *testing.T) {
+	r := newPyRandom(0)
+	got := []uint64{r.getrandbits(40), r.getrandbits(64), r.getrandbits(1), newPyRandom(12345).getrandbits(32)}
+	want := []uint64{424533559245, 16422101724900707500, 0, 1789368711}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("getrandbits (-want +got):\n%s", d)
+	}
+}

@@ -52,6 +52,12 @@ func (a *RiverAction) MarshalJSON() ([]byte, error) {
 
 type riverEnv struct{}
 
+// riverMaxPeople bounds the people of a state (PuzzleZoo has at most 8; the
+// generator goes to 18). Legal enumerates every group up to the boat's
+// capacity, about 2.6*10^5 groups for 20 people and a boat of 8, and grows
+// combinatorially beyond.
+const riverMaxPeople = 20
+
 func init() { registerEnv(riverEnv{}) }
 
 func (riverEnv) Name() string { return RiverName }
@@ -68,8 +74,8 @@ func (riverEnv) DecodeState(data []byte) (State, error) {
 	if s.BoatCapacity < 1 || s.BoatCapacity > 8 {
 		return nil, fmt.Errorf("river_crossing state: boat_capacity %d out of range 1-8", s.BoatCapacity)
 	}
-	if len(s.Actors) > 40 {
-		return nil, fmt.Errorf("river_crossing state: %d people, at most 40", len(s.Actors))
+	if len(s.Actors) > riverMaxPeople {
+		return nil, fmt.Errorf("river_crossing state: %d people, at most %d", len(s.Actors), riverMaxPeople)
 	}
 	everyone := map[string]int{}
 	for _, p := range s.Actors {

@@ -3,6 +3,7 @@ package envs
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -176,9 +177,7 @@ func tracePlan(nodes map[string]bfsNode, start, end string) []Action {
 		rev = append(rev, n.action)
 		k = n.parent
 	}
-	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
-		rev[i], rev[j] = rev[j], rev[i]
-	}
+	slices.Reverse(rev)
 	return rev
 }
 

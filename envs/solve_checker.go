@@ -1,5 +1,7 @@
 package envs
 
+import "slices"
+
 // checkerBFS is breadth-first search specialised to Checker Jumping: the
 // board string is the state, and successors are tried in the order of
 // checkerEnv.Legal (from the empty cell: -2, -1, +1, +2), so it finds the
@@ -66,9 +68,7 @@ func checkerBFS(from, goal *CheckerState) ([]Action, error) {
 						n := nodes[x]
 						rev = append(rev, &CheckerAction{From: n.from, Piece: string(x[n.to]), To: n.to, Type: checkerKind(n.from, n.to)})
 					}
-					for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
-						rev[i], rev[j] = rev[j], rev[i]
-					}
+					slices.Reverse(rev)
 					return rev, nil
 				}
 				if len(nodes) > bfsLimit {

@@ -1,7 +1,13 @@
 package envs
 
+// maxPerfectPlanDisks bounds the disks hanoiPerfectPlan accepts: its plan
+// has up to 2^n-1 moves, so a state with, say, 40 disks (which a problems
+// file or a prompt may carry) would exhaust memory.
+const maxPerfectPlanDisks = 20
+
 // hanoiPerfectPlan returns the optimal plan when the goal has every disk on
-// one peg (the standard recursion, optimal from any legal position).
+// one peg (the standard recursion, optimal from any legal position) and has
+// at most maxPerfectPlanDisks disks.
 func hanoiPerfectPlan(from, goal State) ([]Action, bool) {
 	s, ok1 := from.(*HanoiState)
 	g, ok2 := goal.(*HanoiState)
@@ -22,7 +28,7 @@ func hanoiPerfectPlan(from, goal State) ([]Action, bool) {
 			}
 		}
 	}
-	if target < 0 {
+	if target < 0 || n > maxPerfectPlanDisks {
 		return nil, false
 	}
 	pos := make([]int, n+1)

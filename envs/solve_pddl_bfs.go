@@ -2,6 +2,7 @@ package envs
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -46,7 +47,7 @@ func newPDDLCompact(s *PDDLState) (*pddlCompact, string, bool) {
 	// Only states whose clear and ontable lists agree with on/holding are
 	// searched this way.
 	back := c.state(string(key))
-	if !equalStrings(back.Clear, sortedCopy(s.Clear)) || !equalStrings(back.OnTable, sortedCopy(s.OnTable)) {
+	if !slices.Equal(back.Clear, sortedCopy(s.Clear)) || !slices.Equal(back.OnTable, sortedCopy(s.OnTable)) {
 		return nil, "", false
 	}
 	return c, string(key), true
@@ -156,9 +157,7 @@ func pddlBFS(from, goal *PDDLState, limit int) ([]Action, bool, error) {
 					for x := nk; x != start; x = nodes[x].parent {
 						rev = append(rev, nodes[x].action)
 					}
-					for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
-						rev[i], rev[j] = rev[j], rev[i]
-					}
+					slices.Reverse(rev)
 					return rev, true
 				}
 				next = append(next, nk)

@@ -2,8 +2,15 @@ package envs
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
+
+// riverWorkLimit bounds the crossings riverBFS examines, so that a state
+// with many people and a large boat fails fast with ErrNoPlan instead of
+// running for minutes (PuzzleZoo's largest level examines about 10^4,
+// a solvable five-pair problem about 4*10^5).
+const riverWorkLimit = 2_000_000
 
 // riverBFS is a breadth-first search specialised to River Crossing: a
 // position is the set of people on the left bank (a bit mask) and the boat
@@ -77,6 +84,7 @@ func riverBFS(from *RiverState) ([]Action, error) {
 	sort.Slice(order, func(a, b int) bool { return people[order[a]] < people[order[b]] })
 	var members []int
 	var subs []uint64
+	work := 0
 	for len(frontier) > 0 {
 		var next []uint64
 		for _, pos := range frontier {
@@ -102,6 +110,9 @@ func riverBFS(from *RiverState) ([]Action, error) {
 					}
 					subs = append(subs, sub)
 				})
+			}
+			if work += len(subs); work > riverWorkLimit || len(seen) > bfsLimit {
+				return nil, fmt.Errorf("%w: search limit reached", ErrNoPlan)
 			}
 			for _, sub := range subs {
 				nl := l &^ sub
@@ -145,8 +156,6 @@ func riverTrace(people []string, start, end uint64, step func(uint64) (uint64, u
 		rev = append(rev, &RiverAction{From: fromSide, Passengers: ps, To: toSide, Type: "cross"})
 		p = parent
 	}
-	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
-		rev[i], rev[j] = rev[j], rev[i]
-	}
+	slices.Reverse(rev)
 	return rev
 }

@@ -18,6 +18,10 @@ import (
 
 func init() { register(newGPUTelemetryCommand) }
 
+// nvmlLibrary opens the NVML library; tests replace it with go-nvml's
+// simulated devices.
+var nvmlLibrary = func() nvml.Interface { return nvml.New() }
+
 func newGPUTelemetryCommand() *cobra.Command {
 	var listen string
 	var once bool
@@ -30,7 +34,7 @@ Prometheus text format. With --once it prints one reading and exits, which is a
 quick way to check that a node's driver and GPUs are usable.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			reader := gpu.NewNVMLReader(nvml.New())
+			reader := gpu.NewNVMLReader(nvmlLibrary())
 			defer reader.Close()
 			if once {
 				samples, err := reader.Read()
@@ -47,12 +51,35 @@ quick way to check that a node's driver and GPUs are usable.`,
 	return cmd
 }
 
+// serveGPUTelemetry serves gpuTelemetryHandler on listen until ctx ends or
+// SIGINT/SIGTERM arrives, then drains the scrapes in flight (up to 5s) before
+// it returns, so that the caller may close the reader.
 func serveGPUTelemetry(ctx context.Context, listen string, reader gpu.Reader) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	srv := &http.Server{Addr: listen, Handler: gpuTelemetryHandler(reader), ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.ListenAndServe() }()
+	select {
+	case err := <-served:
+		return err // never http.ErrServerClosed: nothing shut it down
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := srv.Shutdown(shutdown)
+	if serr := <-served; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		return serr
+	}
+	return err
+}
+
+// gpuTelemetryHandler serves /metrics (a fresh reading per scrape; 503 when
+// NVML fails) and /healthz.
+func gpuTelemetryHandler(reader gpu.Reader) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
 		samples, err := reader.Read()
@@ -69,15 +96,5 @@ func serveGPUTelemetry(ctx context.Context, listen string, reader gpu.Reader) er
 		_, _ = w.Write(buf.Bytes())
 	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	srv := &http.Server{Addr: listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdown)
-	}()
-	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return mux
 }

@@ -44,6 +44,9 @@ func newSuiteCommand() *cobra.Command {
 		Short: "Write the problems as JSONL in the PuzzleZoo schema",
 		Args:  cobra.RangeArgs(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 1 && args[0] == envs.SuiteDerail {
+				return fmt.Errorf("suite %s holds recovery cases, not problems in the PuzzleZoo schema: list their ids with `repot suite list %s --problems FILE`", envs.SuiteDerail, envs.SuiteDerail)
+			}
 			ps, err := suiteProblems(args, exportFile)
 			if err != nil {
 				return err
@@ -56,7 +59,8 @@ func newSuiteCommand() *cobra.Command {
 	return cmd
 }
 
-// suiteProblems returns a built-in suite, or the problems of --problems.
+// suiteProblems returns a built-in suite, or the problems of --problems
+// (checked as PlanBench records when the suite named is planbench-378).
 func suiteProblems(args []string, file string) ([]envs.Problem, error) {
 	if file != "" {
 		if len(args) == 1 && args[0] == envs.SuitePlanBench {
@@ -70,6 +74,8 @@ func suiteProblems(args []string, file string) ([]envs.Problem, error) {
 	return envs.Suite(args[0])
 }
 
+// suiteIDs returns the ids of a suite in order: problem ids, or case ids
+// for derail-550 read from --problems.
 func suiteIDs(args []string, file string) ([]string, error) {
 	if file != "" && len(args) == 1 && args[0] == envs.SuiteDerail {
 		cases, err := envs.LoadDerail(file)
@@ -93,6 +99,7 @@ func suiteIDs(args []string, file string) ([]string, error) {
 	return ids, nil
 }
 
+// writeProblems writes one problem per line, keys sorted.
 func writeProblems(out io.Writer, ps []envs.Problem) error {
 	w := bufio.NewWriter(out)
 	for i := range ps {

@@ -55,56 +55,6 @@ func TestSuiteListNeedsANameOrFile(t *testing.T) {
 	}
 }
 
-func TestVerifyConformanceAgreesWithEveryRecordedTransition(t *testing.T) {
-	path := shareddata.Require(t, "verifier_conformance.jsonl")
-	out, err := execute(t, "verify", "--conformance", path)
-	if err != nil {
-		t.Fatalf("verify: %v\n%s", err, out)
-	}
-	if !strings.Contains(out, "agree 12674/12674") {
-		t.Errorf("output lacks agree 12674/12674:\n%s", out)
-	}
-}
-
-// A conformance file with one altered transition must be reported as a
-// disagreement, with the command failing.
-func TestVerifyConformanceReportsADisagreement(t *testing.T) {
-	src := shareddata.Require(t, "verifier_conformance.jsonl")
-	f, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	dir := t.TempDir()
-	var b strings.Builder
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for n := 0; n < 50 && sc.Scan(); n++ {
-		line := sc.Text()
-		if n == 0 {
-			var rec map[string]any
-			if err := json.Unmarshal([]byte(line), &rec); err != nil {
-				t.Fatal(err)
-			}
-			rec["valid"] = !rec["valid"].(bool)
-			bs, _ := json.Marshal(rec)
-			line = string(bs)
-		}
-		b.WriteString(line + "\n")
-	}
-	conf := filepath.Join(dir, "verifier_conformance.jsonl")
-	if err := os.WriteFile(conf, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := execute(t, "verify", "--conformance", conf, "--planbench", shareddata.Require(t, "planbench_blocksworld.jsonl"))
-	if err == nil {
-		t.Fatalf("verify succeeded on an altered file:\n%s", out)
-	}
-	if !strings.Contains(out, "agree 49/50") {
-		t.Errorf("output lacks agree 49/50:\n%s", out)
-	}
-}
-
 func readJSONL(t *testing.T, path string) []map[string]any {
 	t.Helper()
 	f, err := os.Open(path)
@@ -134,4 +84,41 @@ func readLines(t *testing.T, r interface{ Read([]byte) (int, error) }) []map[str
 		t.Fatal(err)
 	}
 	return out
+}
+
+func TestSuiteExportDerailSaysWhy(t *testing.T) {
+	_, err := execute(t, "suite", "export", "derail-550", "--problems", "unused.jsonl")
+	if err == nil || !strings.Contains(err.Error(), "recovery cases") {
+		t.Fatalf("err = %v, want one that explains derail-550 holds cases", err)
+	}
+}
+
+func TestSuiteListAndExportFromFile(t *testing.T) {
+	dir := t.TempDir()
+	good := `{"complexity":1,"environment":"checker_jumping","goal_state":{"board":"B_R","left_piece":"R","right_piece":"B"},"initial_state":{"board":"R_B","left_piece":"R","right_piece":"B"},"max_steps":13,"min_steps":3,"natural_language_prompt":"p","oracle_solution":[],"problem_id":"p1"}`
+	file := filepath.Join(dir, "problems.jsonl")
+	if err := os.WriteFile(file, []byte(good+"\n"+strings.Replace(good, `"p1"`, `"p2"`, 1)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := execute(t, "suite", "list", "--problems", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff("p1\np2\n", out); diff != "" {
+		t.Errorf("list (-want +got):\n%s", diff)
+	}
+	out, err = execute(t, "suite", "export", "--problems", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(good+"\n"+strings.Replace(good, `"p1"`, `"p2"`, 1)+"\n", out); diff != "" {
+		t.Errorf("export (-want +got):\n%s", diff)
+	}
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte(good+"\n{oops\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := execute(t, "suite", "list", "--problems", bad); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("err = %v, want one naming line 2", err)
+	}
 }

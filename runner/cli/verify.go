@@ -45,6 +45,9 @@ func newVerifyCommand() *cobra.Command {
 			}
 			out := c.OutOrStdout()
 			fmt.Fprintf(out, "agree %d/%d\n", rep.Agree, rep.Total)
+			if rep.Total == 0 {
+				return fmt.Errorf("%s holds no transitions", conformance)
+			}
 			if rep.Agree != rep.Total {
 				fmt.Fprintf(out, "first disagreements:\n")
 				for _, d := range rep.First {
@@ -61,6 +64,9 @@ func newVerifyCommand() *cobra.Command {
 	return cmd
 }
 
+// verifyProblems gathers the problems whose goals the conformance lines
+// refer to: the generated PuzzleZoo suite, the PlanBench file (given, or
+// found beside the conformance file) and the extra files.
 func verifyProblems(conformance, planbench string, extra []string) ([][]envs.Problem, error) {
 	pz, err := envs.Suite(envs.SuitePuzzleZoo)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -39,10 +40,11 @@ type Reader interface {
 }
 
 // NVMLReader reads devices through an NVML library. Init is called on first
-// use and once only; Close shuts the library down.
+// use and once only; Close shuts the library down if it was started.
 type NVMLReader struct {
 	lib     nvml.Interface
 	once    sync.Once
+	started bool // set inside once: Init succeeded
 	initErr error
 }
 
@@ -53,14 +55,19 @@ func (r *NVMLReader) init() error {
 	r.once.Do(func() {
 		if ret := r.lib.Init(); ret != nvml.SUCCESS {
 			r.initErr = fmt.Errorf("NVML could not start (%s): is this a node with an NVIDIA driver, and is the container given the GPU?", nvml.ErrorString(ret))
+			return
 		}
+		r.started = true
 	})
 	return r.initErr
 }
 
-// Close shuts NVML down if it was started.
+// Close shuts NVML down if Read started it; a reader never read from does
+// not start NVML just to stop it. Call it once, after the last Read.
 func (r *NVMLReader) Close() {
-	if r.init() == nil {
+	r.once.Do(func() { r.initErr = errors.New("NVML reader is closed") })
+	if r.started {
+		r.started = false
 		r.lib.Shutdown()
 	}
 }
@@ -114,26 +121,31 @@ func sample(i int, d nvml.Device) (Sample, error) {
 		return s, fmt.Errorf("NVML device %d memory: %s", i, nvml.ErrorString(ret))
 	}
 	s.MemoryUsedBytes, s.MemoryTotalBytes = mem.Used, mem.Total
+	// Readings are kept only when the getter succeeds: an unsupported
+	// reading stays zero, as Sample promises.
 	s.HasUtilization = optional(func() nvml.Return {
 		u, ret := d.GetUtilizationRates()
-		s.GPUUtilPercent, s.MemUtilPercent = u.Gpu, u.Memory
+		if ret == nvml.SUCCESS {
+			s.GPUUtilPercent, s.MemUtilPercent = u.Gpu, u.Memory
+		}
 		return ret
 	})
 	s.HasPower = optional(func() nvml.Return {
-		var ret nvml.Return
-		s.PowerMilliwatts, ret = d.GetPowerUsage()
+		mw, ret := d.GetPowerUsage()
+		if ret == nvml.SUCCESS {
+			s.PowerMilliwatts = mw
+		}
 		return ret
 	})
 	s.HasTemperature = optional(func() nvml.Return {
-		var ret nvml.Return
-		s.TemperatureC, ret = d.GetTemperature(nvml.TEMPERATURE_GPU)
+		c, ret := d.GetTemperature(nvml.TEMPERATURE_GPU)
+		if ret == nvml.SUCCESS {
+			s.TemperatureC = c
+		}
 		return ret
 	})
 	return s, nil
 }
-
-// ErrNoDevices is returned by WritePrometheus callers that require a GPU.
-var ErrNoDevices = errors.New("NVML reports no GPU")
 
 // WritePrometheus writes the samples in the Prometheus text exposition format.
 func WritePrometheus(w io.Writer, samples []Sample) error {
@@ -158,10 +170,15 @@ func WritePrometheus(w io.Writer, samples []Sample) error {
 			if !ok {
 				continue
 			}
-			if _, err := fmt.Fprintf(w, "%s{gpu=\"%d\",uuid=%q,name=%q} %d\n", m.name, s.Index, s.UUID, s.Name, v); err != nil {
+			if _, err := fmt.Fprintf(w, "%s{gpu=\"%d\",uuid=\"%s\",name=\"%s\"} %d\n", m.name, s.Index, labelValue(s.UUID), labelValue(s.Name), v); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
 }
+
+// labelValue escapes a label value as the Prometheus text format wants:
+// backslash, double quote and newline only (Go's %q would also write \u and
+// \x escapes, which Prometheus does not read).
+var labelValue = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace

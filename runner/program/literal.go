@@ -1,6 +1,8 @@
 package program
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"unicode/utf8"
@@ -56,6 +58,7 @@ func parsePlanLiteral(s string, start int) ([][]byte, int, error) {
 	p.pos++
 	p.depth = 1
 	var bounds []int // start offsets in p.out of each element, plus the end
+	sawComma := false
 	for {
 		p.skipSpace()
 		if p.eof() {
@@ -78,11 +81,20 @@ func parsePlanLiteral(s string, start int) ([][]byte, int, error) {
 		}
 		switch c := p.s[p.pos]; {
 		case c == ',':
+			sawComma = true
 			p.pos++
 		case c == closeCh:
 		default:
 			return nil, 0, p.errf("expected ',' or %q, found %s", closeCh, p.describe())
 		}
+	}
+	if openCh == '(' && len(bounds) == 1 && !sawComma {
+		// `moves = ([...])` is the list itself, not a tuple holding it.
+		moves, err := splitParenthesized(p.out)
+		if err != nil {
+			return nil, 0, &literalError{pos: start, msg: err.Error(), limit: errors.Is(err, errTooManyMoves)}
+		}
+		return moves, p.pos, nil
 	}
 	moves := make([][]byte, len(bounds))
 	for i, b := range bounds {
@@ -93,6 +105,28 @@ func parsePlanLiteral(s string, start int) ([][]byte, int, error) {
 		moves[i] = p.out[b:e:e]
 	}
 	return moves, p.pos, nil
+}
+
+var errTooManyMoves = fmt.Errorf("plan has more than %d moves", MaxMoves)
+
+// splitParenthesized returns the elements of value, the JSON written for a
+// parenthesised plan `( <value> )`, which must be a list.
+func splitParenthesized(value []byte) ([][]byte, error) {
+	if len(value) == 0 || value[0] != '[' {
+		return nil, errors.New("moves is not a list: parentheses around a single value")
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(value, &elems); err != nil {
+		return nil, fmt.Errorf("internal: re-reading the plan: %v", err)
+	}
+	if len(elems) > MaxMoves {
+		return nil, errTooManyMoves
+	}
+	moves := make([][]byte, len(elems))
+	for i, e := range elems {
+		moves[i] = e
+	}
+	return moves, nil
 }
 
 func (p *litParser) eof() bool { return p.pos >= len(p.s) }
