@@ -1,0 +1,184 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// OpenAI is a Client for any OpenAI-compatible chat completions endpoint,
+// built on github.com/openai/openai-go/v3 with that library's own retries
+// disabled; this type does the retrying (see RetryPolicy and classify).
+type OpenAI struct {
+	cfg    Config
+	retry  RetryPolicy
+	client openai.Client
+}
+
+// New returns a client for cfg.
+func New(cfg Config) (*OpenAI, error) {
+	if cfg.BaseURL == "" {
+		return nil, errors.New("model: base URL is required")
+	}
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("model: base URL %q must be an http(s) URL", cfg.BaseURL)
+	}
+	if cfg.Model == "" {
+		return nil, errors.New("model: model name is required")
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleepCtx
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Float64
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: NewTransport()}
+	}
+	key := cfg.APIKey
+	if key == "" {
+		key = "none" // OpenAI-compatible servers without auth ignore it.
+	}
+	base := strings.TrimSuffix(cfg.BaseURL, "/") + "/"
+	c := openai.NewClient(
+		option.WithBaseURL(base),
+		option.WithAPIKey(key),
+		option.WithHTTPClient(hc),
+		option.WithMaxRetries(0),
+	)
+	return &OpenAI{cfg: cfg, retry: cfg.Retry.orDefault(), client: c}, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Complete sends req, retrying retryable failures with exponential backoff
+// and jitter, honouring Retry-After. The error, if any, is an *InfraError.
+func (c *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
+	params := c.params(req)
+	var last attemptError
+	for attempt := 1; ; attempt++ {
+		resp, aerr := c.attempt(ctx, params)
+		if aerr == nil {
+			resp.Retries = attempt - 1
+			return resp, nil
+		}
+		last = *aerr
+		if ctx.Err() != nil {
+			return Response{}, &InfraError{Cause: ctx.Err(), Attempts: attempt, StatusCode: last.status}
+		}
+		if !last.retryable || attempt >= c.retry.MaxAttempts {
+			return Response{}, &InfraError{Cause: last.err, Attempts: attempt, StatusCode: last.status, Retryable: last.retryable}
+		}
+		wait := c.retry.Backoff(attempt, c.cfg.Rand(), last.retryAfter)
+		if err := c.cfg.Sleep(ctx, wait); err != nil {
+			return Response{}, &InfraError{Cause: err, Attempts: attempt, StatusCode: last.status}
+		}
+	}
+}
+
+// params builds the request body: messages (with the system prefix),
+// temperature, max_tokens and the extra body.
+func (c *OpenAI) params(req Request) openai.ChatCompletionNewParams {
+	msgs := withSystemPrefix(req.Messages, c.cfg.SystemPrefix)
+	p := openai.ChatCompletionNewParams{
+		Model:       c.cfg.Model,
+		Messages:    make([]openai.ChatCompletionMessageParamUnion, 0, len(msgs)),
+		Temperature: openai.Float(req.Temperature),
+	}
+	if req.MaxTokens > 0 {
+		if c.cfg.MaxCompletionTokens {
+			p.MaxCompletionTokens = openai.Int(int64(req.MaxTokens))
+		} else {
+			p.MaxTokens = openai.Int(int64(req.MaxTokens))
+		}
+	}
+	for _, m := range msgs {
+		switch m.Role {
+		case RoleSystem:
+			p.Messages = append(p.Messages, openai.SystemMessage(m.Content))
+		case RoleAssistant:
+			p.Messages = append(p.Messages, openai.AssistantMessage(m.Content))
+		default:
+			p.Messages = append(p.Messages, openai.UserMessage(m.Content))
+		}
+	}
+	if len(c.cfg.ExtraBody) > 0 {
+		p.SetExtraFields(c.cfg.ExtraBody)
+	}
+	return p
+}
+
+// withSystemPrefix prepends prefix to the first system message, or adds a
+// system message holding only the prefix when there is none.
+func withSystemPrefix(msgs []Message, prefix string) []Message {
+	if prefix == "" {
+		return msgs
+	}
+	out := make([]Message, 0, len(msgs)+1)
+	for i, m := range msgs {
+		if m.Role == RoleSystem {
+			out = append(out, msgs[:i]...)
+			m.Content = prefix + "\n" + m.Content
+			out = append(out, m)
+			return append(out, msgs[i+1:]...)
+		}
+	}
+	out = append(out, Message{Role: RoleSystem, Content: prefix})
+	return append(out, msgs...)
+}
+
+// attempt makes one HTTP call under the per-attempt timeout.
+func (c *OpenAI) attempt(ctx context.Context, params openai.ChatCompletionNewParams) (Response, *attemptError) {
+	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	start := c.cfg.Clock.Now()
+	cc, err := c.client.Chat.Completions.New(actx, params)
+	latency := c.cfg.Clock.Now().Sub(start)
+	if err != nil {
+		return Response{}, classify(ctx, err, c.cfg.Clock.Now())
+	}
+	if len(cc.Choices) == 0 {
+		return Response{}, &attemptError{err: errors.New("server returned no choices"), retryable: true}
+	}
+	ch := cc.Choices[0]
+	u := cc.Usage
+	return Response{
+		Content:      ch.Message.Content,
+		FinishReason: ch.FinishReason,
+		Usage: Usage{
+			Prompt:     int(u.PromptTokens),
+			Completion: int(u.CompletionTokens),
+			Cached:     int(u.PromptTokensDetails.CachedTokens),
+			Reasoning:  int(u.CompletionTokensDetails.ReasoningTokens),
+		},
+		Latency: latency,
+	}, nil
+}

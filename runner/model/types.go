@@ -1,0 +1,60 @@
+// Package model talks to a language model behind an OpenAI-compatible chat
+// completions endpoint (vLLM, a hosted API, or the project's simulated
+// server). It owns retries: a returned error is an infrastructure error
+// (*InfraError) after retries, never a model failure.
+package model
+
+import (
+	"context"
+	"time"
+)
+
+// Message roles.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is one chat completion request.
+type Request struct {
+	Messages    []Message
+	Temperature float64
+	// MaxTokens caps the completion; 0 leaves it to the server.
+	MaxTokens int
+}
+
+// Usage is the server's token accounting for one call.
+type Usage struct {
+	Prompt     int `json:"prompt"`
+	Completion int `json:"completion"`
+	// Cached is usage.prompt_tokens_details.cached_tokens.
+	Cached int `json:"cached"`
+	// Reasoning is usage.completion_tokens_details.reasoning_tokens.
+	Reasoning int `json:"reasoning"`
+}
+
+// Response is a completed call.
+type Response struct {
+	Content string
+	// FinishReason is the server's finish_reason ("stop", "length", ...).
+	FinishReason string
+	Usage        Usage
+	// Latency is the wall time of the successful attempt.
+	Latency time.Duration
+	// Retries is how many failed attempts preceded the successful one.
+	Retries int
+}
+
+// Client completes chat requests. Implementations are safe for concurrent
+// use. A returned error is an infrastructure error (*InfraError, or the
+// context's error when ctx ended).
+type Client interface {
+	Complete(ctx context.Context, req Request) (Response, error)
+}

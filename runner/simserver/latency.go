@@ -1,0 +1,214 @@
+package simserver
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+)
+
+// Latency is the simulated server's timing model, in simulated time: a time
+// to first token (a fixed part plus prompt processing), then decoding at a
+// per-sequence speed, with all in-flight sequences sharing an aggregate
+// throughput cap (continuous batching). Scale multiplies every simulated
+// duration into real time; 0 answers at once.
+type Latency struct {
+	Scale float64
+	// TTFT is the fixed part of the time to first token.
+	TTFT time.Duration
+	// PrefillTokensPerSecond adds prompt_tokens/PrefillTokensPerSecond to
+	// the time to first token (0: none).
+	PrefillTokensPerSecond float64
+	// DecodeTokensPerSecond is one sequence's top decode speed.
+	DecodeTokensPerSecond float64
+	// MaxTokensPerSecond caps the decode tokens/s of all sequences together.
+	MaxTokensPerSecond float64
+}
+
+// DefaultLatency resembles a 20-35B model on one H100 under vLLM.
+var DefaultLatency = Latency{Scale: 1, TTFT: 150 * time.Millisecond, PrefillTokensPerSecond: 20000,
+	DecodeTokensPerSecond: 120, MaxTokensPerSecond: 2500}
+
+// job is one sequence being decoded.
+type job struct {
+	left float64
+	done chan struct{}
+}
+
+// decoder shares decode throughput among in-flight sequences as a
+// processor-sharing queue. advance is exact arithmetic over simulated
+// seconds; arrivals advance the queue to their arrival time first, and a
+// goroutine wakes at each completion.
+type decoder struct {
+	lat Latency
+	now func() time.Time
+
+	mu   sync.Mutex
+	jobs map[*job]struct{}
+	last time.Time
+	kick chan struct{}
+	// Accounting in simulated seconds and tokens.
+	decoded    float64
+	activeTime float64
+	running    bool
+}
+
+func newDecoder(lat Latency, now func() time.Time) *decoder {
+	if now == nil {
+		now = time.Now
+	}
+	return &decoder{lat: lat, now: now, jobs: map[*job]struct{}{}, kick: make(chan struct{}, 1)}
+}
+
+// rate is the decode speed of each of n sequences.
+func (l Latency) rate(n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	r := l.DecodeTokensPerSecond
+	if r <= 0 {
+		r = 1e9
+	}
+	if l.MaxTokensPerSecond > 0 && r*float64(n) > l.MaxTokensPerSecond {
+		r = l.MaxTokensPerSecond / float64(n)
+	}
+	return r
+}
+
+// step advances simulated time by dt seconds; the caller holds mu. Jobs that
+// finish are closed and removed, and the rest speed up from that moment.
+func (d *decoder) step(dt float64) {
+	for dt > 0 && len(d.jobs) > 0 {
+		r := d.lat.rate(len(d.jobs))
+		first := math.Inf(1)
+		for j := range d.jobs {
+			first = math.Min(first, j.left/r)
+		}
+		span := math.Min(first, dt)
+		for j := range d.jobs {
+			got := math.Min(r*span, j.left)
+			j.left -= got
+			d.decoded += got
+			if j.left <= 1e-9 {
+				close(j.done)
+				delete(d.jobs, j)
+			}
+		}
+		d.activeTime += span
+		dt -= span
+	}
+}
+
+// untilNext is the simulated seconds until the next completion; the caller
+// holds mu.
+func (d *decoder) untilNext() float64 {
+	r := d.lat.rate(len(d.jobs))
+	first := math.Inf(1)
+	for j := range d.jobs {
+		first = math.Min(first, j.left/r)
+	}
+	return first
+}
+
+// advance brings the queue to real time t; the caller holds mu.
+func (d *decoder) advance(t time.Time) {
+	if dt := t.Sub(d.last).Seconds(); dt > 0 && d.lat.Scale > 0 {
+		d.step(dt / d.lat.Scale)
+	}
+	d.last = t
+}
+
+// ttft is the simulated time to first token for a prompt.
+func (l Latency) ttft(promptTokens int) time.Duration {
+	t := l.TTFT
+	if l.PrefillTokensPerSecond > 0 {
+		t += time.Duration(float64(promptTokens) / l.PrefillTokensPerSecond * float64(time.Second))
+	}
+	return t
+}
+
+// real converts a simulated duration to real time.
+func (l Latency) real(d time.Duration) time.Duration { return time.Duration(float64(d) * l.Scale) }
+
+// generate waits out the time to first token and the decoding of
+// completion tokens, in real time scaled by Scale. It returns early with
+// ctx's error.
+func (d *decoder) generate(ctx context.Context, promptTokens, completionTokens int) error {
+	if d.lat.Scale <= 0 {
+		d.mu.Lock()
+		d.decoded += float64(completionTokens)
+		d.mu.Unlock()
+		return nil
+	}
+	t := time.NewTimer(d.lat.real(d.lat.ttft(promptTokens)))
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return ctx.Err()
+	case <-t.C:
+	}
+	if completionTokens <= 0 {
+		return nil
+	}
+	j := &job{left: float64(completionTokens), done: make(chan struct{})}
+	d.mu.Lock()
+	d.advance(d.now())
+	d.jobs[j] = struct{}{}
+	if !d.running {
+		d.running = true
+		go d.loop()
+	}
+	d.mu.Unlock()
+	select {
+	case d.kick <- struct{}{}:
+	default:
+	}
+	select {
+	case <-j.done:
+		return nil
+	case <-ctx.Done():
+		d.mu.Lock()
+		if _, ok := d.jobs[j]; ok {
+			d.advance(d.now())
+			delete(d.jobs, j)
+		}
+		d.mu.Unlock()
+		return ctx.Err()
+	}
+}
+
+// maxWake bounds the real time between the loop's wake-ups.
+const maxWake = 50 * time.Millisecond
+
+// loop wakes at each completion (or arrival) while sequences are in flight.
+func (d *decoder) loop() {
+	for {
+		d.mu.Lock()
+		d.advance(d.now())
+		if len(d.jobs) == 0 {
+			d.running = false
+			d.mu.Unlock()
+			return
+		}
+		wait := time.Duration(d.untilNext() * d.lat.Scale * float64(time.Second))
+		d.mu.Unlock()
+		wait = min(max(wait, 100*time.Microsecond), maxWake)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-d.kick:
+			t.Stop()
+		}
+	}
+}
+
+// stats returns decoded tokens, simulated seconds with work in flight, and
+// the sequences decoding now.
+func (d *decoder) stats() (decoded, active float64, inflight int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.running {
+		d.advance(d.now())
+	}
+	return d.decoded, d.activeTime, len(d.jobs)
+}

@@ -1,0 +1,59 @@
+package simserver
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestDecoderSharesThroughput(t *testing.T) {
+	lat := Latency{Scale: 1, DecodeTokensPerSecond: 100, MaxTokensPerSecond: 250}
+	tests := []struct {
+		n    int
+		want float64
+	}{{0, 0}, {1, 100}, {2, 100}, {3, 250.0 / 3}, {10, 25}}
+	for _, tc := range tests {
+		if got := lat.rate(tc.n); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("rate(%d) = %v, want %v", tc.n, got, tc.want)
+		}
+	}
+	d := newDecoder(lat, nil)
+	a := &job{left: 50, done: make(chan struct{})}
+	b := &job{left: 1000, done: make(chan struct{})}
+	c := &job{left: 1000, done: make(chan struct{})}
+	for _, j := range []*job{a, b, c} {
+		d.jobs[j] = struct{}{}
+	}
+	d.step(0.5) // 3 jobs share 250 tok/s: 41.7 tokens each
+	if math.Abs(a.left-(50-250.0/3*0.5)) > 1e-9 {
+		t.Errorf("a.left = %v", a.left)
+	}
+	d.step(0.5) // a needs 8.33 more (0.1 s); then b and c run at 100 tok/s for 0.4 s
+	select {
+	case <-a.done:
+	default:
+		t.Fatal("a not done")
+	}
+	if len(d.jobs) != 2 {
+		t.Fatalf("jobs left %d", len(d.jobs))
+	}
+	d.step(1) // 2 jobs at 100 tok/s each
+	wantLeft := 1000 - 250.0/3*0.6 - 40 - 100
+	if math.Abs(b.left-wantLeft) > 1e-9 || math.Abs(c.left-wantLeft) > 1e-9 {
+		t.Errorf("b.left %v c.left %v, want %v", b.left, c.left, wantLeft)
+	}
+	decoded, active, n := d.stats()
+	if math.Abs(decoded-(50+2*(1000-wantLeft))) > 1e-6 || math.Abs(active-2) > 1e-9 || n != 2 {
+		t.Errorf("stats decoded=%v active=%v n=%d", decoded, active, n)
+	}
+}
+
+func TestTTFT(t *testing.T) {
+	l := Latency{Scale: 0.5, TTFT: 100 * time.Millisecond, PrefillTokensPerSecond: 1000}
+	if got := l.ttft(500); got != 600*time.Millisecond {
+		t.Errorf("ttft = %v", got)
+	}
+	if got := l.real(600 * time.Millisecond); got != 300*time.Millisecond {
+		t.Errorf("real = %v", got)
+	}
+}
