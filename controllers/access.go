@@ -1,0 +1,49 @@
+package controllers
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/utils/ptr"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+)
+
+// runnerServiceAccount is the identity of an evaluation's runner pods. Its
+// token is never automounted; only the ledger containers get a projected
+// one.
+func runnerServiceAccount(e *repotv1.RepotEvaluation) *corev1.ServiceAccount {
+	return &corev1.ServiceAccount{
+		ObjectMeta:                   childMeta(e, RunnerAccessName(e.Name), "", ComponentRunner),
+		AutomountServiceAccountToken: ptr.To(false),
+	}
+}
+
+// runnerRole lets the runner's ledger containers read and write the
+// evaluation's own ledger ConfigMaps, by name, and nothing else.
+func runnerRole(e *repotv1.RepotEvaluation) *rbacv1.Role {
+	var names []string
+	for i := range e.Spec.Models {
+		for s := range int(e.Spec.ShardsPerModelOrDefault()) {
+			names = append(names, LedgerName(e.Name, e.Spec.Models[i].Name, s))
+		}
+	}
+	return &rbacv1.Role{
+		ObjectMeta: childMeta(e, RunnerAccessName(e.Name), "", ComponentRunner),
+		Rules: []rbacv1.PolicyRule{{
+			APIGroups:     []string{""},
+			Resources:     []string{"configmaps"},
+			ResourceNames: names,
+			Verbs:         []string{"get", "update", "patch"},
+		}},
+	}
+}
+
+// runnerRoleBinding binds runnerRole to runnerServiceAccount.
+func runnerRoleBinding(e *repotv1.RepotEvaluation) *rbacv1.RoleBinding {
+	name := RunnerAccessName(e.Name)
+	return &rbacv1.RoleBinding{
+		ObjectMeta: childMeta(e, name, "", ComponentRunner),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: e.Namespace}},
+	}
+}

@@ -1,0 +1,302 @@
+package integration_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/runner/summary"
+)
+
+// Scale of the benchmark: evaluations x simulated models, each model with
+// the default 4 shards, and records written per ledger.
+var (
+	benchEvaluations = envInt("REPOT_BENCH_EVALUATIONS", 100)
+	benchModels      = 4
+	benchShards      = 4
+	benchRecords     = 10
+)
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// BenchmarkHundredEvaluations creates 100 evaluations of 4 simulated models
+// against the real API server and measures the time until every child
+// exists (servers, ledgers, runner Jobs) and every status aggregates the
+// ledgers the benchmark writes as runners would; the p50 and p99 reconcile
+// durations; and the peak heap (and peak RSS) of the process that runs the
+// manager.
+//
+//	go test ./controllers/integration/ -run '^$' -bench HundredEvaluations -benchtime 1x
+func BenchmarkHundredEvaluations(b *testing.B) {
+	root, err := repoRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if why := controlPlaneMissing(root); why != "" {
+		b.Skip(why)
+	}
+	env, cfg, err := startControlPlane(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = env.Stop() }()
+	for i := 0; i < b.N; i++ {
+		benchOnce(b, cfg, i)
+	}
+}
+
+// reconcileTimes collects the duration of every reconcile.
+type reconcileTimes struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (t *reconcileTimes) wrap(r reconcile.Reconciler) reconcile.Reconciler {
+	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		start := time.Now()
+		res, err := r.Reconcile(ctx, req)
+		t.mu.Lock()
+		t.d = append(t.d, time.Since(start))
+		t.mu.Unlock()
+		return res, err
+	})
+}
+
+func (t *reconcileTimes) quantile(q float64) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), t.d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+func benchOnce(b *testing.B, cfg *rest.Config, iter int) {
+	c, err := newClient(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bg := context.Background()
+	ns := fmt.Sprintf("bench-%d-%d", iter, time.Now().UnixNano()%100000)
+	if err := c.Create(bg, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		b.Fatal(err)
+	}
+	times := &reconcileTimes{}
+	runtime.GC()
+	var base runtime.MemStats
+	runtime.ReadMemStats(&base)
+	m, err := startManager(cfg, nil, func(o controllers.Options) controllers.Options {
+		o.Wrap = times.wrap
+		return o
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = m.stop() }()
+
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	var peakHeap uint64
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); samplePeakHeap(ctx, &peakHeap) }()
+	go func() { defer wg.Done(); playCluster(ctx, c, ns) }()
+
+	b.ResetTimer()
+	start := time.Now()
+	for i := range benchEvaluations {
+		w := revtesting.MakeEvaluation(fmt.Sprintf("ev%03d", i), ns).Shards(int32(benchShards))
+		for j := range benchModels {
+			w = w.Simulated(fmt.Sprintf("m%d", j), "strong", int64(j))
+		}
+		if err := c.Create(bg, w.Obj()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	created := time.Since(start)
+	want := int32(benchModels * benchShards * benchRecords)
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		done, err := converged(c, ns, want)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("not converged after 3 minutes: %s", describeProgress(c, ns))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	cancel()
+	wg.Wait()
+
+	times.mu.Lock()
+	n := len(times.d)
+	times.mu.Unlock()
+	b.ReportMetric(elapsed.Seconds(), "s-converge")
+	b.ReportMetric(created.Seconds(), "s-create")
+	b.ReportMetric(float64(n), "reconciles")
+	b.ReportMetric(float64(times.quantile(0.5).Microseconds())/1000, "ms-reconcile-p50")
+	b.ReportMetric(float64(times.quantile(0.99).Microseconds())/1000, "ms-reconcile-p99")
+	b.ReportMetric(float64(peakHeap)/(1<<20), "MiB-peak-heap")
+	b.ReportMetric(float64(peakHeap-min(peakHeap, base.HeapInuse))/(1<<20), "MiB-heap-growth")
+	if hwm := vmHWM(); hwm > 0 {
+		b.ReportMetric(float64(hwm)/(1<<20), "MiB-peak-rss")
+	}
+}
+
+// converged reports whether every evaluation's children exist and its
+// status counts every record of its ledgers.
+func converged(c client.Client, ns string, want int32) (bool, error) {
+	var evs repotv1.RepotEvaluationList
+	if err := c.List(context.Background(), &evs, client.InNamespace(ns)); err != nil {
+		return false, err
+	}
+	var jobs batchv1.JobList
+	if err := c.List(context.Background(), &jobs, client.InNamespace(ns)); err != nil {
+		return false, err
+	}
+	if len(evs.Items) != benchEvaluations || len(jobs.Items) != benchEvaluations*benchModels {
+		return false, nil
+	}
+	for _, e := range evs.Items {
+		p := e.Status.Progress
+		if p == nil || p.RunsDone != want || e.Status.Summary == nil || e.Status.Summary.State != repotv1.StateRunning {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// describeProgress summarises the evaluations' states for a failure message.
+func describeProgress(c client.Client, ns string) string {
+	var evs repotv1.RepotEvaluationList
+	var jobs batchv1.JobList
+	_ = c.List(context.Background(), &evs, client.InNamespace(ns))
+	_ = c.List(context.Background(), &jobs, client.InNamespace(ns))
+	states := map[string]int{}
+	for _, e := range evs.Items {
+		k := "no-status"
+		if e.Status.Summary != nil && e.Status.Progress != nil {
+			k = fmt.Sprintf("%s/%s", e.Status.Summary.State, e.Status.Progress.Text)
+		}
+		states[k]++
+	}
+	return fmt.Sprintf("%d evaluations, %d jobs, states %v", len(evs.Items), len(jobs.Items), states)
+}
+
+// playCluster plays the Deployment controller (servers become ready) and
+// the runners' ledger sidecars (each ledger gets its records) until ctx ends.
+func playCluster(ctx context.Context, c client.Client, ns string) {
+	readied := map[string]bool{}
+	written := map[string]bool{}
+	for ctx.Err() == nil {
+		var ds appsv1.DeploymentList
+		if err := c.List(ctx, &ds, client.InNamespace(ns)); err == nil {
+			for i := range ds.Items {
+				d := &ds.Items[i]
+				if readied[d.Name] {
+					continue
+				}
+				d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas = 1, 1, 1, 1
+				d.Status.ObservedGeneration = d.Generation
+				if c.Status().Update(ctx, d) == nil {
+					readied[d.Name] = true
+				}
+			}
+		}
+		var cms corev1.ConfigMapList
+		if err := c.List(ctx, &cms, client.InNamespace(ns), client.MatchingLabels{controllers.LabelComponent: controllers.ComponentLedger}); err == nil {
+			for i := range cms.Items {
+				cm := &cms.Items[i]
+				if written[cm.Name] {
+					continue
+				}
+				cm.Data = map[string]string{controllers.LedgerDataKey: ledgerText(cm.Labels[controllers.LabelModel], cm.Labels[controllers.LabelShard])}
+				if c.Update(ctx, cm) == nil {
+					written[cm.Name] = true
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func ledgerText(model, shard string) string {
+	var sb strings.Builder
+	for k := range benchRecords {
+		r := summary.Record{
+			Model: model, ProblemID: "p" + shard + "-" + strconv.Itoa(k), Environment: "tower_of_hanoi", Complexity: 3 + k%5,
+			Method: []string{"pot", "pot-retry", "repot", "repot-adaptive"}[k%4], Success: k%3 != 0, StoppedReason: "goal",
+			Route: summary.RouteInitialSuccess, Calls: 1, PromptTokens: 800, CompletionTokens: 1200,
+		}
+		line, _ := json.Marshal(r)
+		sb.Write(line)
+		sb.WriteByte('\n')
+	}
+	return sb.String()
+}
+
+// samplePeakHeap records the largest in-use heap seen until ctx ends.
+func samplePeakHeap(ctx context.Context, peak *uint64) {
+	var ms runtime.MemStats
+	for {
+		runtime.ReadMemStats(&ms)
+		if ms.HeapInuse > *peak {
+			*peak = ms.HeapInuse
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// vmHWM is the process's peak resident set size (Linux), or 0.
+func vmHWM() uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseUint(f[1], 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}

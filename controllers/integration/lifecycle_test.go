@@ -1,0 +1,223 @@
+package integration_test
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/runner/summary"
+)
+
+// startRunning creates a one-model simulated evaluation and drives it until
+// its runner Job exists.
+func startRunning(ns string, w *revtesting.EvaluationWrapper) {
+	Expect(k8s.Create(ctx, w.Obj())).To(Succeed())
+	Eventually(exists(&appsv1.Deployment{}, ns, "ev-m-server")).Should(BeTrue())
+	setServerReady(ns, "ev", "m", true)
+	Eventually(exists(&batchv1.Job{}, ns, "ev-m-run")).Should(BeTrue())
+}
+
+func jobSuspended(ns string) func(g Gomega) bool {
+	return func(g Gomega) bool {
+		var j batchv1.Job
+		g.Expect(k8s.Get(ctx, key(ns, "ev-m-run"), &j)).To(Succeed())
+		return ptr.Deref(j.Spec.Suspend, false)
+	}
+}
+
+func serverReplicas(ns string) func(g Gomega) int32 {
+	return func(g Gomega) int32 {
+		var d appsv1.Deployment
+		g.Expect(k8s.Get(ctx, key(ns, "ev-m-server"), &d)).To(Succeed())
+		return ptr.Deref(d.Spec.Replicas, 1)
+	}
+}
+
+var _ = Describe("lifecycle", func() {
+	sim := func(ns string) *revtesting.EvaluationWrapper {
+		return revtesting.MakeEvaluation("ev", ns).Simulated("m", "strong", 1).Shards(1)
+	}
+
+	It("suspends runners and releases the GPUs, and resumes from the ledger once the server answers again", func() {
+		ns := createNamespace("suspend")
+		startRunning(ns, sim(ns))
+		writeLedger(ns, controllers.LedgerName("ev", "m", 0), rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1))
+
+		setSuspend(ns, "ev", true)
+		Eventually(jobSuspended(ns)).Should(BeTrue())
+		Eventually(serverReplicas(ns)).Should(Equal(int32(0)))
+		setServerReady(ns, "ev", "m", false)
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(e.Status.Summary.State).To(Equal(repotv1.StateSuspended))
+			g.Expect(condition(e, repotv1.ConditionRunning).Reason).To(Equal(repotv1.ReasonSuspended))
+			g.Expect(e.Status.Models[0].Server.State).To(Equal(repotv1.ServerStopped))
+			g.Expect(e.Status.Progress.RunsDone).To(Equal(int32(1)))
+		})
+
+		setSuspend(ns, "ev", false)
+		Eventually(serverReplicas(ns)).Should(Equal(int32(1)))
+		Consistently(jobSuspended(ns), "700ms").Should(BeTrue(), "the Job waits for the server to answer")
+		setServerReady(ns, "ev", "m", true)
+		Eventually(jobSuspended(ns)).Should(BeFalse())
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(e.Status.Summary.State).To(Equal(repotv1.StateRunning))
+			g.Expect(e.Status.Progress.RunsDone).To(Equal(int32(1)), "the ledger survived the suspension")
+		})
+		var j batchv1.Job
+		Expect(k8s.Get(ctx, key(ns, "ev-m-run"), &j)).To(Succeed())
+		Expect(j.Spec.Template.Spec.Containers[0].Args).To(ContainElement("--resume"))
+	})
+
+	It("fails with DeadlineExceeded when activeDeadlineSeconds passes, stopping runners and servers", func() {
+		ns := createNamespace("deadline")
+		startRunning(ns, sim(ns).ActiveDeadline(60))
+		clk.Step(30 * time.Second)
+		poke(ns, "ev")
+		Consistently(func(g Gomega) {
+			g.Expect(condition(getEval(ns, "ev"), repotv1.ConditionFailed).Status).NotTo(Equal(metav1.ConditionTrue))
+		}, "500ms").Should(Succeed())
+		clk.Step(31 * time.Second)
+		poke(ns, "ev")
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			c := condition(e, repotv1.ConditionFailed)
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Reason).To(Equal(repotv1.ReasonDeadlineExceeded))
+			g.Expect(c.ObservedGeneration).To(Equal(e.Generation))
+			g.Expect(condition(e, repotv1.ConditionStalled).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(e.Status.CompletionTime).NotTo(BeNil())
+		})
+		Eventually(exists(&appsv1.Deployment{}, ns, "ev-m-server")).Should(BeFalse())
+		Eventually(jobSuspended(ns)).Should(BeTrue())
+		Eventually(func(g Gomega) []string {
+			var evs eventsv1.EventList
+			g.Expect(k8s.List(ctx, &evs, client.InNamespace(ns))).To(Succeed())
+			var reasons []string
+			for _, e := range evs.Items {
+				if e.Regarding.Name == "ev" {
+					reasons = append(reasons, e.Type+"/"+e.Reason)
+				}
+			}
+			return reasons
+		}).Should(ContainElement("Warning/DeadlineExceeded"), "an event announces the recorded failure")
+		Expect(exists(&corev1.ConfigMap{}, ns, controllers.LedgerName("ev", "m", 0))()).To(BeTrue())
+	})
+
+	It("on completion deletes the servers, keeps status and ledgers, and the TTL deletes the evaluation", func() {
+		ns := createNamespace("ttl")
+		startRunning(ns, sim(ns).TTL(300))
+		writeLedger(ns, controllers.LedgerName("ev", "m", 0), rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1))
+		finishJob(ns, "ev-m-run")
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(condition(e, repotv1.ConditionComplete).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(e, repotv1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(e.Status.Summary.State).To(Equal(repotv1.StateComplete))
+			g.Expect(e.Status.Progress.RunsDone).To(Equal(int32(1)))
+		})
+		Eventually(exists(&appsv1.Deployment{}, ns, "ev-m-server")).Should(BeFalse())
+		Eventually(exists(&corev1.Service{}, ns, "ev-m-server")).Should(BeFalse())
+		Expect(exists(&corev1.ConfigMap{}, ns, controllers.LedgerName("ev", "m", 0))()).To(BeTrue())
+		Expect(exists(&batchv1.Job{}, ns, "ev-m-run")()).To(BeTrue())
+
+		clk.Step(299 * time.Second)
+		poke(ns, "ev")
+		Consistently(exists(&repotv1.RepotEvaluation{}, ns, "ev"), "500ms").Should(BeTrue())
+		clk.Step(2 * time.Second)
+		poke(ns, "ev")
+		Eventually(exists(&repotv1.RepotEvaluation{}, ns, "ev")).Should(BeFalse())
+	})
+
+	It("owns every child through a controller reference, so deletion needs no finalizer", func() {
+		ns := createNamespace("delete")
+		startRunning(ns, sim(ns))
+		e := getEval(ns, "ev")
+		Expect(e.Finalizers).To(BeEmpty())
+		lists := []client.ObjectList{
+			&appsv1.DeploymentList{}, &corev1.ServiceList{}, &batchv1.JobList{}, &corev1.ConfigMapList{},
+			&corev1.ServiceAccountList{}, &rbacv1.RoleList{}, &rbacv1.RoleBindingList{}, &networkingv1.NetworkPolicyList{},
+		}
+		children := 0
+		for _, l := range lists {
+			Expect(k8s.List(ctx, l, client.InNamespace(ns), client.MatchingLabels{controllers.LabelEvaluation: "ev"})).To(Succeed())
+			items, err := metaItems(l)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(items).NotTo(BeEmpty(), "%T", l)
+			for _, o := range items {
+				ref := metav1.GetControllerOf(o)
+				Expect(ref).NotTo(BeNil(), o.GetName())
+				Expect(ref.UID).To(Equal(e.UID), o.GetName())
+				Expect(ptr.Deref(ref.BlockOwnerDeletion, false)).To(BeTrue(), o.GetName())
+				children++
+			}
+		}
+		Expect(children).To(Equal(1 + 1 + 1 + 1 + 4)) // deployment, service, job, ledger, SA/Role/RB/NP
+
+		Expect(k8s.Delete(ctx, e)).To(Succeed())
+		Eventually(func() bool {
+			err := k8s.Get(ctx, key(ns, "ev"), &repotv1.RepotEvaluation{})
+			return apierrors.IsNotFound(err)
+		}).Should(BeTrue(), "nothing holds the evaluation back; the garbage collector removes the children")
+	})
+
+	It("stalls with the cause when a server cannot be scheduled or its image cannot be pulled", func() {
+		ns := createNamespace("stall")
+		ev := revtesting.MakeEvaluation("ev", ns).VLLM("big", "meta-llama/Llama-3.1-405B").GPUs(8).
+			Simulated("sim", "strong", 1).Shards(1).Obj()
+		Expect(k8s.Create(ctx, ev)).To(Succeed())
+		Eventually(exists(&appsv1.Deployment{}, ns, "ev-big-server")).Should(BeTrue())
+		Eventually(exists(&appsv1.Deployment{}, ns, "ev-sim-server")).Should(BeTrue())
+		createServerPod(ns, "ev", "big", corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+			Message:            "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",
+			LastTransitionTime: metav1.Now(),
+		}}})
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(condition(e, repotv1.ConditionStalled).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(e, repotv1.ConditionStalled).Reason).To(Equal(repotv1.ReasonServerStalled))
+			g.Expect(condition(e, repotv1.ConditionServersReady).Reason).To(Equal(repotv1.ReasonUnschedulable))
+			g.Expect(condition(e, repotv1.ConditionServersReady).Message).To(ContainSubstring("Insufficient nvidia.com/gpu"))
+			g.Expect(e.Status.Models[0].Server.State).To(Equal(repotv1.ServerStalled))
+			g.Expect(e.Status.Models[0].Server.Reason).To(Equal(repotv1.ReasonUnschedulable))
+			g.Expect(e.Status.Summary.State).To(Equal(repotv1.StateStalled))
+		})
+
+		createServerPod(ns, "ev", "sim", corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "server", Image: testImage,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image"}},
+		}}})
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(e.Status.Models[1].Server.Reason).To(Equal(repotv1.ReasonImagePullFailed))
+		})
+	})
+})
+
+// metaItems returns a list's items as objects.
+func metaItems(l client.ObjectList) ([]metav1.Object, error) {
+	objs, err := apimeta.ExtractList(l)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]metav1.Object, 0, len(objs))
+	for _, o := range objs {
+		m, err := apimeta.Accessor(o)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}

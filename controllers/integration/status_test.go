@@ -1,0 +1,125 @@
+package integration_test
+
+import (
+	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/runner/summary"
+)
+
+// rec is a finished run as `repot run` records it.
+func rec(model, problem, method string, success bool, route string, calls int) summary.Record {
+	return summary.Record{
+		Model: model, ProblemID: problem, Environment: "tower_of_hanoi", Complexity: 3, Method: method,
+		Success: success, StoppedReason: map[bool]string{true: "goal", false: "invalid_move"}[success],
+		Route: route, Calls: calls, PromptTokens: 100 * calls, CompletionTokens: 40 * calls,
+		InitialPlanLen: 7, InitialPrefixPermille: map[bool]int{true: 1000, false: 500}[success || route == summary.RouteInitialSuccess],
+		InitialSuccess: route == summary.RouteInitialSuccess, RepairUsed: route == summary.RouteSuffixRepair,
+	}
+}
+
+func methodResult(e *repotv1.RepotEvaluation, model string, m repotv1.Method) repotv1.MethodResult {
+	for _, ms := range e.Status.Models {
+		if ms.Name != model {
+			continue
+		}
+		for _, r := range ms.Methods {
+			if r.Method == m {
+				return r
+			}
+		}
+	}
+	return repotv1.MethodResult{}
+}
+
+var _ = Describe("status from the ledgers", func() {
+	It("aggregates the runs a runner wrote, counts a record written twice once, and recomputes the same status after a restart", func() {
+		ns := createNamespace("status")
+		ev := revtesting.MakeEvaluation("ev", ns).Simulated("m", "strong", 1).Shards(2).
+			Methods(repotv1.MethodPoT, repotv1.MethodRePoT).Obj()
+		Expect(k8s.Create(ctx, ev)).To(Succeed())
+		Eventually(exists(&corev1.ConfigMap{}, ns, controllers.LedgerName("ev", "m", 1))).Should(BeTrue())
+
+		potP1 := rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1)
+		// Shard 0 holds pot's runs (with p1 written twice, as a sidecar that
+		// restarted before its patch was acknowledged would) ...
+		writeLedger(ns, controllers.LedgerName("ev", "m", 0),
+			potP1, potP1,
+			rec("m", "p2", "pot", false, summary.RouteNoExtraCall, 1),
+			rec("m", "p3", "pot", false, summary.RouteNoExtraCall, 1),
+		)
+		// ... and shard 1 repot's, plus p1/pot once more and an infra error.
+		infra := rec("m", "p4", "repot", false, "", 0)
+		infra.InfraError, infra.StoppedReason, infra.InfraRetries = "connection reset", "infra_error", 3
+		writeLedger(ns, controllers.LedgerName("ev", "m", 1),
+			rec("m", "p1", "repot", true, summary.RouteInitialSuccess, 1),
+			rec("m", "p2", "repot", true, summary.RouteSuffixRepair, 2),
+			rec("m", "p3", "repot", false, summary.RouteSuffixRepair, 2),
+			potP1, infra,
+		)
+
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(e.Status.Progress).NotTo(BeNil())
+			g.Expect(e.Status.Progress.RunsDone).To(Equal(int32(7)), "3 pot + 3 repot + 1 infra error; duplicates once")
+			g.Expect(e.Status.Progress.RunsTotal).To(Equal(int32(120 * 2)))
+			g.Expect(e.Status.Progress.Text).To(Equal("7/240"))
+			pot := methodResult(e, "m", repotv1.MethodPoT)
+			g.Expect(pot.Solved).To(Equal(int32(1)))
+			g.Expect(pot.Total).To(Equal(int32(3)))
+			g.Expect(pot.Rate).To(Equal("33.3%"))
+			g.Expect(pot.Calls).To(Equal(int64(3)))
+			g.Expect(pot.PromptTokens).To(Equal(int64(300)))
+			repot := methodResult(e, "m", repotv1.MethodRePoT)
+			g.Expect(repot.Solved).To(Equal(int32(2)))
+			g.Expect(repot.Total).To(Equal(int32(3)))
+			g.Expect(repot.Rate).To(Equal("66.7%"))
+			g.Expect(repot.Calls).To(Equal(int64(5)))
+			g.Expect(repot.CompletionTokens).To(Equal(int64(200)))
+			g.Expect(repot.InfraErrors).To(Equal(int32(1)))
+			g.Expect(repot.InfraRetries).To(Equal(int64(3)))
+			g.Expect(repot.Routes).To(ContainElements(
+				repotv1.RouteCount{Name: summary.RouteInitialSuccess, Count: 1, Solved: 1},
+				repotv1.RouteCount{Name: summary.RouteSuffixRepair, Count: 2, Solved: 1},
+			))
+			g.Expect(*repot.CostVsPotPermille).To(Equal(int32(1667)), "repot used 5 calls' tokens where pot used 3")
+			g.Expect(e.Status.Summary.PoT).To(Equal("33.3%"))
+			g.Expect(e.Status.Summary.RePoT).To(Equal("66.7%"))
+		})
+		before := getEval(ns, "ev").Status
+
+		By("restarting the manager with the results wiped from the status")
+		restartManager(func() {
+			e := getEval(ns, "ev")
+			e.Status.Models, e.Status.Progress, e.Status.Summary, e.Status.Scaling = nil, nil, nil, nil
+			Expect(k8s.Status().Update(ctx, e)).To(Succeed())
+		})
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(cmp.Diff(before, e.Status)).To(BeEmpty())
+		})
+	})
+
+	It("reports scaling across models", func() {
+		ns := createNamespace("scaling")
+		ev := revtesting.MakeEvaluation("ev", ns).Simulated("a", "strong", 1).Simulated("b", "weak", 2).Shards(1).
+			Methods(repotv1.MethodPoTRetry, repotv1.MethodRePoT).Obj()
+		Expect(k8s.Create(ctx, ev)).To(Succeed())
+		Eventually(exists(&corev1.ConfigMap{}, ns, controllers.LedgerName("ev", "b", 0))).Should(BeTrue())
+		writeLedger(ns, controllers.LedgerName("ev", "a", 0),
+			rec("a", "p1", "pot-retry", false, summary.RouteFreshRetry, 2),
+			rec("a", "p1", "repot", true, summary.RouteSuffixRepair, 2))
+		writeLedger(ns, controllers.LedgerName("ev", "b", 0),
+			rec("b", "p1", "pot-retry", true, summary.RouteFreshRetry, 2),
+			rec("b", "p1", "repot", false, summary.RouteSuffixRepair, 2))
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(e.Status.Scaling).NotTo(BeNil())
+			g.Expect(e.Status.Scaling.Cells).To(HaveLen(2))
+			g.Expect(e.Status.Models[0].RepotMinusPotRetryPoints).To(Equal("+100.0"))
+			g.Expect(e.Status.Models[1].RepotMinusPotRetryPoints).To(Equal("-100.0"))
+		})
+	})
+})

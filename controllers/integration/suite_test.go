@@ -1,0 +1,81 @@
+package integration_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// The controller tests run the operator's manager against a real
+// kube-apiserver and etcd (envtest). There is no controller-manager, no
+// scheduler and no kubelet: the tests play those parts, marking Deployments
+// ready, creating server pods and finishing Jobs, and writing ledgers as a
+// runner's ledger sidecar would.
+var (
+	testEnv *envtest.Environment
+	cfg     *rest.Config
+	k8s     client.Client
+	clk     *clocktesting.FakeClock
+	mgr     *runningManager
+	ctx     = context.Background()
+)
+
+func TestControllers(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "controllers (envtest)")
+}
+
+var _ = BeforeSuite(func() {
+	root, err := repoRoot()
+	Expect(err).NotTo(HaveOccurred())
+	if why := controlPlaneMissing(root); why != "" {
+		Skip(why)
+	}
+	testEnv, cfg, err = startControlPlane(root)
+	Expect(err).NotTo(HaveOccurred())
+	k8s, err = newClient(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	clk = clocktesting.NewFakeClock(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))
+	mgr, err = startManager(cfg, clk, nil)
+	Expect(err).NotTo(HaveOccurred())
+})
+
+var _ = AfterSuite(func() {
+	// Stop the control plane even when the manager does not stop, so no
+	// etcd or kube-apiserver outlives the tests.
+	var stopErr error
+	if mgr != nil {
+		stopErr = mgr.stop()
+	}
+	if testEnv != nil {
+		Expect(testEnv.Stop()).To(Succeed())
+	}
+	Expect(stopErr).NotTo(HaveOccurred())
+})
+
+// restartManager stops the running manager, runs meanwhile (if any) while
+// no manager runs, and starts a fresh one (empty caches, nothing
+// remembered).
+func restartManager(meanwhile func()) {
+	Expect(mgr.stop()).To(Succeed())
+	if meanwhile != nil {
+		meanwhile()
+	}
+	var err error
+	mgr, err = startManager(cfg, clk, nil)
+	Expect(err).NotTo(HaveOccurred())
+}
+
+func init() {
+	SetDefaultEventuallyTimeout(20 * time.Second)
+	SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
+	SetDefaultConsistentlyDuration(time.Second)
+	SetDefaultConsistentlyPollingInterval(100 * time.Millisecond)
+}

@@ -1,0 +1,90 @@
+package controllers
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+)
+
+func init() { registerCommand(newManagerCommand) }
+
+// NewScheme returns a scheme with the built-in kinds and RepotEvaluation.
+func NewScheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := repotv1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func newManagerCommand() *cobra.Command {
+	var (
+		metricsAddr, probeAddr, namespace, image, apiCIDRs string
+		leaderElect, devLog                                bool
+		concurrency                                        int
+	)
+	cmd := &cobra.Command{
+		Use:   "manager",
+		Short: "Run the operator: reconcile RepotEvaluations into model servers, runner Jobs, ledgers and status",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctrl.SetLogger(zap.New(zap.UseDevMode(devLog)))
+			scheme, err := NewScheme()
+			if err != nil {
+				return err
+			}
+			cfg, err := ctrl.GetConfig()
+			if err != nil {
+				return fmt.Errorf("kubeconfig: %w", err)
+			}
+			mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+				Scheme:                 scheme,
+				Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+				HealthProbeBindAddress: probeAddr,
+				LeaderElection:         leaderElect,
+				LeaderElectionID:       "repot-operator.repot.dev",
+				Cache:                  CacheOptions(namespace),
+			})
+			if err != nil {
+				return fmt.Errorf("create manager: %w", err)
+			}
+			ctx := ctrl.SetupSignalHandler()
+			opts := Options{Image: image, MaxConcurrentReconciles: concurrency}
+			if apiCIDRs != "" {
+				opts.APIServerCIDRs = strings.Split(apiCIDRs, ",")
+			}
+			if err := SetupWithManager(ctx, mgr, opts); err != nil {
+				return err
+			}
+			if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+				return err
+			}
+			if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+				return err
+			}
+			return mgr.Start(ctx)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
+	f.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
+	f.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
+	f.StringVar(&image, "runner-image", DefaultImage, "the project's image for runner pods, simulated servers and readiness sidecars")
+	f.StringVar(&namespace, "namespace", "", "watch only this namespace (default: all namespaces)")
+	f.StringVar(&apiCIDRs, "apiserver-cidrs", "", "comma-separated CIDRs of the API server that runner NetworkPolicies allow the ledger sidecar to reach (default: any address on 443 and 6443)")
+	f.IntVar(&concurrency, "max-concurrent-reconciles", 4, "evaluations reconciled in parallel")
+	f.BoolVar(&devLog, "dev-log", false, "human-readable logs instead of JSON")
+	return cmd
+}

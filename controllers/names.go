@@ -1,0 +1,90 @@
+package controllers
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+)
+
+// Labels every child object carries. They make children easy to find with
+// kubectl; the controller itself finds them through the owner index.
+const (
+	// LabelEvaluation names the owning RepotEvaluation.
+	LabelEvaluation = "repot.dev/evaluation"
+	// LabelModel names the model (spec.models[].name) a child serves or runs.
+	LabelModel = "repot.dev/model"
+	// LabelComponent is one of the Component* values.
+	LabelComponent = "repot.dev/component"
+	// LabelShard is the shard index of a ledger ConfigMap.
+	LabelShard = "repot.dev/shard"
+	// LabelManagedBy is the standard managed-by label.
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	managerName    = "repot-operator"
+)
+
+// Component label values.
+const (
+	ComponentServer = "server"
+	ComponentRunner = "runner"
+	ComponentLedger = "ledger"
+)
+
+// maxBaseLen bounds "<evaluation>-<model>" so that every derived name stays a
+// valid DNS label (63 characters) including the pod names Jobs derive from it.
+const maxBaseLen = 40
+
+// modelBase is the stem of every per-model child name: "<evaluation>-<model>",
+// shortened with a stable hash suffix when it would be too long.
+func modelBase(eval, model string) string { return shorten(eval+"-"+model, maxBaseLen) }
+
+// ServerName names the Deployment and the Service of a model's server.
+func ServerName(eval, model string) string { return modelBase(eval, model) + "-server" }
+
+// RunnerJobName names a model's Indexed runner Job.
+func RunnerJobName(eval, model string) string { return modelBase(eval, model) + "-run" }
+
+// LedgerPrefix is the ledger name without its shard index; a runner pod
+// appends $(JOB_COMPLETION_INDEX) to it.
+func LedgerPrefix(eval, model string) string { return modelBase(eval, model) + "-ledger-" }
+
+// LedgerName names the ledger ConfigMap of one (evaluation, model, shard).
+func LedgerName(eval, model string, shard int) string {
+	return LedgerPrefix(eval, model) + strconv.Itoa(shard)
+}
+
+// RunnerAccessName names the per-evaluation ServiceAccount, Role, RoleBinding
+// and NetworkPolicy of the runner pods.
+func RunnerAccessName(eval string) string { return shorten(eval, maxBaseLen) + "-runner" }
+
+// shorten returns s when it fits in n characters, else a prefix of s and an
+// 8-character hash of the whole of s, so that distinct inputs stay distinct.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	h := hex.EncodeToString(sum[:])[:8]
+	prefix := s[:n-9]
+	for len(prefix) > 0 && prefix[len(prefix)-1] == '-' {
+		prefix = prefix[:len(prefix)-1]
+	}
+	return prefix + "-" + h
+}
+
+// childLabels are the labels of a per-model child.
+func childLabels(eval, model, component string) map[string]string {
+	l := map[string]string{
+		LabelEvaluation: eval,
+		LabelComponent:  component,
+		LabelManagedBy:  managerName,
+	}
+	if model != "" {
+		l[LabelModel] = model
+	}
+	return l
+}
+
+// serverSelector selects the pods of one model's server.
+func serverSelector(eval, model string) map[string]string {
+	return map[string]string{LabelEvaluation: eval, LabelModel: model, LabelComponent: ComponentServer}
+}

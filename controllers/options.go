@@ -1,0 +1,50 @@
+package controllers
+
+import (
+	"time"
+
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// DefaultImage is the project's image: the operator, the runner, the
+// simulated server and the readiness sidecar are all the one repot binary.
+// The local cluster runs containers of this image as local processes.
+const DefaultImage = "repot-operator:dev"
+
+// Options configure the evaluation controller.
+type Options struct {
+	// Image is the project's image used for runner pods, simulated servers
+	// and readiness sidecars unless spec.runner.image overrides it.
+	Image string
+	// Clock is the time source of every timed decision (deadline, TTL,
+	// probe budget). Tests inject a fake one. Default: the real clock.
+	Clock clock.PassiveClock
+	// APIServerCIDRs are the addresses runner pods may reach the API server
+	// at (for the ledger sidecar). Empty allows TCP 443 and 6443 to any
+	// address, since the API server's endpoints are outside pod selectors.
+	APIServerCIDRs []string
+	// MaxConcurrentReconciles bounds parallel reconciles. Default 4.
+	MaxConcurrentReconciles int
+	// Wrap, when set, wraps the reconciler (instrumentation, benchmarks).
+	Wrap func(reconcile.Reconciler) reconcile.Reconciler
+	// SimulatedReadyBudget is how long a running simulated server may stay
+	// unready before it counts as a probe timeout. Default 2 minutes.
+	SimulatedReadyBudget time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.Image == "" {
+		o.Image = DefaultImage
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.MaxConcurrentReconciles <= 0 {
+		o.MaxConcurrentReconciles = 4
+	}
+	if o.SimulatedReadyBudget <= 0 {
+		o.SimulatedReadyBudget = 2 * time.Minute
+	}
+	return o
+}

@@ -1,0 +1,199 @@
+package controllers
+
+import (
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+)
+
+// problemsRecheck is how often an evaluation whose spec.problems cannot be
+// read looks again (the ConfigMap is not watched).
+const problemsRecheck = 30 * time.Second
+
+// event is a Kubernetes event to emit once the status is written.
+type event struct {
+	Warning bool
+	Reason  string
+	Message string
+}
+
+// plan is what one reconcile must do: the children to create, update and
+// delete (in that order; creations are ordered so that the service account,
+// its Role and the ledgers exist before any Job), the new status, the events
+// to emit after the status is written, and when to look again.
+type plan struct {
+	Create []client.Object
+	Update []client.Object
+	Delete []client.Object
+
+	Status repotv1.RepotEvaluationStatus
+	Events []event
+
+	// RequeueAfter is set for timed work (deadline, TTL, probe budget).
+	RequeueAfter time.Duration
+	// DeleteEvaluation is set when the TTL after finishing has passed.
+	DeleteEvaluation bool
+}
+
+// planEvaluation is the controller's decision for one evaluation and the
+// world it observed. It is a pure function: no client, no clock, no
+// randomness; the same inputs always give the same plan.
+func planEvaluation(e *repotv1.RepotEvaluation, w *world, o Options) plan {
+	o = o.withDefaults()
+	var p plan
+	out := decideOutcome(e, w)
+	ended := out.Phase != phaseActive
+	views := observeServers(e, w, o, ended)
+	if ended {
+		p.planEnded(e, w, out)
+	} else if e.Status.StartTime != nil || !e.Spec.IsSuspended() {
+		p.planChildren(e, w, o, views)
+	}
+	after := project(w, &p)
+	p.Status = buildStatus(e, after, out, observeServers(e, after, o, ended))
+	p.Events = transitionEvents(e.Status.Conditions, p.Status.Conditions)
+
+	due, ttlIn := ttlExpiry(e, out, w.Now)
+	p.DeleteEvaluation = due
+	p.requeueIn(ttlIn)
+	p.requeueIn(out.DeadlineIn)
+	if !ended {
+		for _, v := range views {
+			p.requeueIn(v.RecheckAfter)
+		}
+		if w.Problems.Unavailable != "" {
+			p.requeueIn(problemsRecheck)
+		}
+	}
+	return p
+}
+
+func (p *plan) requeueIn(d time.Duration) {
+	if d > 0 && (p.RequeueAfter == 0 || d < p.RequeueAfter) {
+		p.RequeueAfter = d
+	}
+}
+
+// planChildren ensures the children of a running (or suspended) evaluation:
+// the runner's identity and network policy, the ledgers, the servers
+// (scaled to zero while suspended) and, for each model whose server is
+// ready, its runner Job.
+func (p *plan) planChildren(e *repotv1.RepotEvaluation, w *world, o Options, views []serverView) {
+	suspend := e.Spec.IsSuspended()
+	access := RunnerAccessName(e.Name)
+	if !hasNamed(w.ServiceAccounts, access) {
+		p.Create = append(p.Create, runnerServiceAccount(e))
+	}
+	if !hasNamed(w.Roles, access) {
+		p.Create = append(p.Create, runnerRole(e))
+	}
+	if !hasNamed(w.RoleBindings, access) {
+		p.Create = append(p.Create, runnerRoleBinding(e))
+	}
+	if !hasNamed(w.NetworkPolicies, access) {
+		p.Create = append(p.Create, runnerNetworkPolicy(e, o))
+	}
+	var jobs []client.Object
+	for i := range e.Spec.Models {
+		m := &e.Spec.Models[i]
+		for _, cm := range ledgerConfigMaps(e, m) {
+			if !w.hasLedger(cm.Name) {
+				p.Create = append(p.Create, cm)
+			}
+		}
+		if hasServer(m) {
+			p.planServer(e, m, w, o, suspend)
+		}
+		if j := p.planJob(e, m, w, o, views[i].Ready, suspend); j != nil {
+			jobs = append(jobs, j)
+		}
+	}
+	p.Create = append(p.Create, jobs...)
+}
+
+// planServer creates or scales a model's server: one replica, or zero while
+// suspended so that the GPUs are released.
+func (p *plan) planServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *world, o Options, suspend bool) {
+	name := ServerName(e.Name, m.Name)
+	if w.service(name) == nil {
+		p.Create = append(p.Create, serverService(e, m))
+	}
+	replicas := int32(1)
+	if suspend {
+		replicas = 0
+	}
+	d := w.deployment(name)
+	switch {
+	case d == nil && !suspend:
+		p.Create = append(p.Create, serverDeployment(e, m, o, replicas))
+	case d != nil && ptr.Deref(d.Spec.Replicas, 1) != replicas:
+		u := d.DeepCopy()
+		u.Spec.Replicas = ptr.To(replicas)
+		p.Update = append(p.Update, u)
+	}
+}
+
+// planJob returns a model's runner Job to create (once its server is ready
+// and its problems readable), or records an update of its suspend flag. A
+// suspended Job is released only when the evaluation is not suspended and
+// the server is ready again; a running Job is not suspended because its
+// server blinks.
+func (p *plan) planJob(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *world, o Options, ready, suspend bool) *batchv1.Job {
+	j := w.job(RunnerJobName(e.Name, m.Name))
+	if j == nil {
+		if suspend || !ready || w.Problems.Unavailable != "" {
+			return nil
+		}
+		return runnerJob(e, m, o, false)
+	}
+	if jobFinished(j) {
+		return nil
+	}
+	cur := ptr.Deref(j.Spec.Suspend, false)
+	want := suspend || (cur && !ready)
+	if want != cur {
+		u := j.DeepCopy()
+		u.Spec.Suspend = ptr.To(want)
+		p.Update = append(p.Update, u)
+	}
+	return nil
+}
+
+// planEnded tears down what an ended evaluation no longer needs: its
+// servers, and the runners of an evaluation that failed while they ran. The
+// ledgers, Jobs and access objects stay until the evaluation is deleted.
+func (p *plan) planEnded(e *repotv1.RepotEvaluation, w *world, out outcome) {
+	for i := range e.Spec.Models {
+		m := &e.Spec.Models[i]
+		name := ServerName(e.Name, m.Name)
+		if d := w.deployment(name); d != nil && d.DeletionTimestamp == nil {
+			p.Delete = append(p.Delete, d.DeepCopy())
+		}
+		if s := w.service(name); s != nil && s.DeletionTimestamp == nil {
+			p.Delete = append(p.Delete, s.DeepCopy())
+		}
+		if j := w.job(RunnerJobName(e.Name, m.Name)); out.Phase == phaseFailed && j != nil && !jobFinished(j) && !ptr.Deref(j.Spec.Suspend, false) {
+			u := j.DeepCopy()
+			u.Spec.Suspend = ptr.To(true)
+			p.Update = append(p.Update, u)
+		}
+	}
+}
+
+type named interface{ GetName() string }
+
+func hasNamed[T any, PT interface {
+	*T
+	named
+}](items []T, name string) bool {
+	for i := range items {
+		if PT(&items[i]).GetName() == name {
+			return true
+		}
+	}
+	return false
+}

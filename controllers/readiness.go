@@ -1,0 +1,63 @@
+package controllers
+
+import (
+	"time"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+)
+
+// serverView is what the controller concluded about one model's server.
+type serverView struct {
+	Model    string
+	State    repotv1.ServerState
+	Ready    bool
+	Endpoint string
+	// Reason and Message explain a Stalled or Starting server.
+	Reason, Message string
+	// RecheckAfter asks for another look when a probe budget will run out.
+	RecheckAfter time.Duration
+}
+
+// observeServers reads each model's server from the world, in spec order.
+// ended means the evaluation finished; servers are then being deleted.
+func observeServers(e *repotv1.RepotEvaluation, w *world, o Options, ended bool) []serverView {
+	out := make([]serverView, 0, len(e.Spec.Models))
+	for i := range e.Spec.Models {
+		out = append(out, observeServer(e, &e.Spec.Models[i], w, o, ended))
+	}
+	return out
+}
+
+func observeServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *world, o Options, ended bool) serverView {
+	v := serverView{Model: m.Name, Endpoint: serverURL(e, m)}
+	if !hasServer(m) {
+		v.State, v.Ready = repotv1.ServerExternal, true
+		return v
+	}
+	d := w.deployment(ServerName(e.Name, m.Name))
+	switch {
+	case ended:
+		v.State = repotv1.ServerStopped
+		return v
+	case d == nil:
+		v.State = repotv1.ServerPending
+		if e.Spec.IsSuspended() {
+			v.State = repotv1.ServerStopped
+		}
+		return v
+	case e.Spec.IsSuspended() || (d.Spec.Replicas != nil && *d.Spec.Replicas == 0):
+		v.State = repotv1.ServerStopped
+		return v
+	case d.Status.ReadyReplicas > 0:
+		v.State, v.Ready = repotv1.ServerReady, true
+		return v
+	}
+	diag := diagnoseServer(m.Name, w.serverPods(e.Name, m.Name), w.Now, serverReadyBudget(m, o))
+	v.RecheckAfter = diag.RecheckAfter
+	if diag.Cause != "" {
+		v.State, v.Reason, v.Message = repotv1.ServerStalled, diag.Cause, truncate(diag.Message, 1024)
+		return v
+	}
+	v.State = repotv1.ServerStarting
+	return v
+}

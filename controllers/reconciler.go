@@ -1,0 +1,132 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+)
+
+// EvaluationReconciler runs RepotEvaluations: model servers, runner Jobs,
+// ledgers, and a status recomputed from them on every pass.
+type EvaluationReconciler struct {
+	client    client.Client
+	apiReader client.Reader
+	recorder  events.EventRecorder
+	opts      Options
+	ledgers   *recordCache
+	metrics   *evaluationMetrics
+}
+
+// RBAC, least privilege: children are created (and servers deleted, Jobs
+// suspended, Deployments scaled) but never patched; owner references and the
+// garbage collector delete the rest. configmaps carries update and patch
+// because the runner Role the operator creates grants them (RBAC forbids
+// granting what one does not hold). Leases are in the namespaced leader
+// election Role.
+//
+// +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations/status,verbs=get;update
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one evaluation one step closer to its spec. Each step
+// below is small; the decisions live in planEvaluation, a pure function, and
+// this method only reads the world and carries the plan out. Status is
+// written once, at the end, and events only after that write succeeded.
+func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// 1. Fetch the evaluation; once it is gone, forget what we cached for it.
+	e, err := r.fetch(ctx, req)
+	if e == nil || err != nil {
+		return ctrl.Result{}, err
+	}
+	// 2. Being deleted: owner references let the garbage collector remove
+	//    every child; there is nothing for a finalizer to do.
+	if e.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	// 3. Observe: children through the owner index, server pods, ledgers.
+	w, err := r.snapshot(ctx, e)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	// 4. Decide (pure).
+	p := planEvaluation(e, w, r.opts)
+	// 5. Create, update and delete children; an error requeues with backoff.
+	if err := r.applyChildren(ctx, &p); err != nil {
+		return ctrl.Result{}, err
+	}
+	// 6. Write the status once, if it changed.
+	if err := r.writeStatus(ctx, e, p.Status); err != nil {
+		return ctrl.Result{}, err
+	}
+	// 7. Announce transitions now that they are recorded.
+	r.emit(e, p.Events)
+	r.metrics.observe(e, p.Status)
+	// 8. TTL after finishing: delete the evaluation and, through owner
+	//    references, everything it owns.
+	if p.DeleteEvaluation {
+		return ctrl.Result{}, r.deleteEvaluation(ctx, e)
+	}
+	return ctrl.Result{RequeueAfter: p.RequeueAfter}, nil
+}
+
+func (r *EvaluationReconciler) fetch(ctx context.Context, req ctrl.Request) (*repotv1.RepotEvaluation, error) {
+	var e repotv1.RepotEvaluation
+	if err := r.client.Get(ctx, req.NamespacedName, &e); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.ledgers.forget(req.NamespacedName)
+			r.metrics.forget(req.Namespace, req.Name)
+			return nil, nil
+		}
+		return nil, err
+	}
+	return &e, nil
+}
+
+func (r *EvaluationReconciler) writeStatus(ctx context.Context, e *repotv1.RepotEvaluation, st repotv1.RepotEvaluationStatus) error {
+	if equality.Semantic.DeepEqual(e.Status, st) {
+		return nil
+	}
+	u := e.DeepCopy()
+	u.Status = st
+	if err := r.client.Status().Update(ctx, u); err != nil {
+		return fmt.Errorf("write status: %w", err)
+	}
+	return nil
+}
+
+func (r *EvaluationReconciler) emit(e *repotv1.RepotEvaluation, evs []event) {
+	for _, ev := range evs {
+		typ := "Normal"
+		if ev.Warning {
+			typ = "Warning"
+		}
+		r.recorder.Eventf(e, nil, typ, ev.Reason, "Reconcile", "%s", ev.Message)
+	}
+}
+
+func (r *EvaluationReconciler) deleteEvaluation(ctx context.Context, e *repotv1.RepotEvaluation) error {
+	log.FromContext(ctx).Info("deleting evaluation: ttlSecondsAfterFinished passed")
+	err := r.client.Delete(ctx, e, client.Preconditions{UID: &e.UID},
+		client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,100 @@
+package controllers
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"repot.dev/repot-operator/controllers/ledger"
+	"repot.dev/repot-operator/runner/summary"
+)
+
+// LedgerDataKey is the ConfigMap data key that holds a ledger's records, one
+// summary.Record JSON object per line.
+const LedgerDataKey = ledger.DataKey
+
+// ledgerProblem is a line of a ledger that could not be read. It is reported
+// in the status, never fatal: the other lines still count.
+type ledgerProblem struct {
+	Ledger string
+	Line   int
+	Err    string
+}
+
+func (p ledgerProblem) String() string {
+	return fmt.Sprintf("ledger %s line %d: %s", p.Ledger, p.Line, p.Err)
+}
+
+// readLedgers returns the records of the given ledger ConfigMaps in a fixed
+// order (by model label, then shard index, then line), whatever order the
+// cache listed them in, so that summary.Dedupe always keeps the same record
+// of a duplicated key. Records whose model does not match the ledger's model
+// label are kept: the key (model, problem, method) is what counts. Unreadable
+// lines are returned as problems.
+func readLedgers(ledgers []corev1.ConfigMap) ([]summary.Record, []ledgerProblem) {
+	ls := append([]corev1.ConfigMap(nil), ledgers...)
+	sortLedgers(ls)
+	var recs []summary.Record
+	var problems []ledgerProblem
+	for i := range ls {
+		r, p := parseLedger(ls[i].Name, ls[i].Data[LedgerDataKey])
+		recs = append(recs, r...)
+		problems = append(problems, p...)
+	}
+	return recs, problems
+}
+
+// sortLedgers orders ledgers by model label, then shard index, then name.
+func sortLedgers(ls []corev1.ConfigMap) {
+	sort.Slice(ls, func(i, j int) bool { return ledgerLess(&ls[i], &ls[j]) })
+}
+
+func ledgerLess(a, b *corev1.ConfigMap) bool {
+	ma, mb := a.Labels[LabelModel], b.Labels[LabelModel]
+	if ma != mb {
+		return ma < mb
+	}
+	sa, ea := strconv.Atoi(a.Labels[LabelShard])
+	sb, eb := strconv.Atoi(b.Labels[LabelShard])
+	if ea == nil && eb == nil && sa != sb {
+		return sa < sb
+	}
+	return a.Name < b.Name
+}
+
+// parseLedger parses one ledger's JSONL text. Blank lines are skipped; a line
+// that is not a record with a model, a problem id and a method is a problem
+// (a partly written last line is one too, and is picked up once complete).
+func parseLedger(name, text string) ([]summary.Record, []ledgerProblem) {
+	var recs []summary.Record
+	var problems []ledgerProblem
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := strings.TrimSpace(sc.Text())
+		if b == "" {
+			continue
+		}
+		var r summary.Record
+		if err := json.Unmarshal([]byte(b), &r); err != nil {
+			problems = append(problems, ledgerProblem{Ledger: name, Line: line, Err: err.Error()})
+			continue
+		}
+		if r.Model == "" || r.ProblemID == "" || r.Method == "" {
+			problems = append(problems, ledgerProblem{Ledger: name, Line: line, Err: "record lacks model, problem_id or method"})
+			continue
+		}
+		recs = append(recs, r)
+	}
+	if err := sc.Err(); err != nil {
+		problems = append(problems, ledgerProblem{Ledger: name, Line: line + 1, Err: err.Error()})
+	}
+	return recs, problems
+}

@@ -1,0 +1,215 @@
+package controllers
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+)
+
+// Paths inside runner pods.
+const (
+	workOutPath    = "/work/out"
+	problemsPath   = "/work/problems"
+	artifactsPath  = "/work/artifacts"
+	tokenMountPath = "/var/run/secrets/kubernetes.io/serviceaccount"
+	recordsFile    = workOutPath + "/records.jsonl"
+	apiKeyEnv      = "REPOT_API_KEY"
+	// backoffPerShard is how often one shard may fail (not counting
+	// evictions and preemptions) before the shard is given up.
+	backoffPerShard = 3
+)
+
+// serverURL is the OpenAI-compatible base URL a model's runner calls.
+func serverURL(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) string {
+	if m.Endpoint != nil {
+		return m.Endpoint.URL
+	}
+	return fmt.Sprintf("http://%s.%s.svc:%d/v1", ServerName(e.Name, m.Name), e.Namespace, serverPort)
+}
+
+// runnerJob is a model's Indexed Job: one completion per shard, each running
+// `repot run` on its slice of the suite. suspend holds it (and stops its
+// pods).
+func runnerJob(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, suspend bool) *batchv1.Job {
+	shards := e.Spec.ShardsPerModelOrDefault()
+	return &batchv1.Job{
+		ObjectMeta: childMeta(e, RunnerJobName(e.Name, m.Name), m.Name, ComponentRunner),
+		Spec: batchv1.JobSpec{
+			CompletionMode:       ptr.To(batchv1.IndexedCompletion),
+			Completions:          ptr.To(shards),
+			Parallelism:          ptr.To(shards),
+			BackoffLimitPerIndex: ptr.To[int32](backoffPerShard),
+			Suspend:              ptr.To(suspend),
+			// Evictions and preemptions are the cluster's doing, not the
+			// shard's: they never count against the backoff limit.
+			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+				Action:          batchv1.PodFailurePolicyActionIgnore,
+				OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
+			}}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: childLabels(e.Name, m.Name, ComponentRunner)},
+				Spec:       runnerPod(e, m, o),
+			},
+		},
+	}
+}
+
+// runnerPod is the pod of one shard. Only the two ledger containers see the
+// service account token; the runner, which executes the model's programs,
+// has none.
+func runnerPod(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options) corev1.PodSpec {
+	image := projectImage(e, o)
+	volumes := []corev1.Volume{
+		{Name: "out", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		ledgerTokenVolume(),
+	}
+	mounts := []corev1.VolumeMount{{Name: "out", MountPath: workOutPath}, {Name: "tmp", MountPath: "/tmp"}}
+	if p := e.Spec.Problems; p != nil && p.ConfigMap != nil {
+		volumes = append(volumes, corev1.Volume{Name: "problems", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: p.ConfigMap.Name},
+		}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: "problems", MountPath: problemsPath, ReadOnly: true})
+	}
+	if a := e.Spec.Artifacts; a != nil {
+		volumes = append(volumes, corev1.Volume{Name: "artifacts", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: a.PVCName},
+		}})
+		mounts = append(mounts, corev1.VolumeMount{Name: "artifacts", MountPath: artifactsPath, SubPath: e.Name})
+	}
+	env := []corev1.EnvVar{{Name: "HOME", Value: "/tmp"}}
+	if m.Endpoint != nil && m.Endpoint.APIKeySecret != nil {
+		s := m.Endpoint.APIKeySecret
+		env = append(env, corev1.EnvVar{Name: apiKeyEnv, ValueFrom: &corev1.EnvVarSource{
+			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: s.Name}, Key: s.KeyOrDefault()},
+		}})
+	}
+	res := corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("4Gi")},
+	}
+	if r := e.Spec.Runner; r != nil && r.Resources != nil {
+		res = r.Resources.Core()
+	}
+	run := corev1.Container{
+		Name:            "run",
+		Image:           image,
+		Command:         []string{"repot"},
+		Args:            runArgs(e, m),
+		Env:             env,
+		Resources:       res,
+		VolumeMounts:    mounts,
+		SecurityContext: restrictedContainerSecurity(),
+	}
+	ledger := LedgerPrefix(e.Name, m.Name) + "$(JOB_COMPLETION_INDEX)"
+	return corev1.PodSpec{
+		RestartPolicy:                 corev1.RestartPolicyNever,
+		ServiceAccountName:            RunnerAccessName(e.Name),
+		AutomountServiceAccountToken:  ptr.To(false),
+		EnableServiceLinks:            ptr.To(false),
+		SecurityContext:               restrictedPodSecurity(),
+		RuntimeClassName:              runtimeClassOf(e),
+		TerminationGracePeriodSeconds: ptr.To[int64](60),
+		InitContainers: []corev1.Container{
+			ledgerContainer("ledger-restore", image, "restore", ledger, nil),
+			ledgerContainer("ledger-sync", image, "sync", ledger, ptr.To(corev1.ContainerRestartPolicyAlways)),
+		},
+		Containers: []corev1.Container{run},
+		Volumes:    volumes,
+	}
+}
+
+// ledgerContainer runs `repot ledger restore` (an init container that writes
+// the ledger's records into the shared records file, so that `repot run
+// --resume` skips them) or `repot ledger sync` (a native sidecar that copies
+// new records into the ledger in small batches and on SIGTERM). These are
+// the only containers that mount the service account token.
+func ledgerContainer(name, image, verb, ledger string, restart *corev1.ContainerRestartPolicy) corev1.Container {
+	return corev1.Container{
+		Name:          name,
+		Image:         image,
+		Command:       []string{"repot"},
+		Args:          []string{"ledger", verb, "--namespace=$(POD_NAMESPACE)", "--configmap=" + ledger, "--file=" + recordsFile},
+		RestartPolicy: restart,
+		Env: []corev1.EnvVar{{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"},
+		}}},
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")},
+		},
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: "out", MountPath: workOutPath},
+			{Name: "ledger-token", MountPath: tokenMountPath, ReadOnly: true},
+		},
+		SecurityContext: restrictedContainerSecurity(),
+	}
+}
+
+// ledgerTokenVolume is the projected service account token (with the
+// cluster CA and the namespace, as the automounted volume has them) that
+// only the ledger containers mount.
+func ledgerTokenVolume() corev1.Volume {
+	return corev1.Volume{Name: "ledger-token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		DefaultMode: ptr.To[int32](0o440),
+		Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To[int64](3600)}},
+			{ConfigMap: &corev1.ConfigMapProjection{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
+				Items:                []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}},
+			}},
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{
+				Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"},
+			}}}},
+		},
+	}}}
+}
+
+// runArgs are the arguments of `repot run` for one shard of one model.
+func runArgs(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []string {
+	methods := make([]string, 0, len(e.Spec.MethodsOrDefault()))
+	for _, x := range e.Spec.MethodsOrDefault() {
+		methods = append(methods, string(x))
+	}
+	args := []string{"run",
+		"--suite", string(e.Spec.SuiteOrDefault()),
+	}
+	if p := e.Spec.Problems; p != nil {
+		if p.ConfigMap != nil {
+			args = append(args, "--problems", problemsPath+"/"+p.ConfigMap.KeyOrDefault())
+		} else {
+			args = append(args, "--problems", p.URL)
+		}
+	}
+	args = append(args,
+		"--methods", strings.Join(methods, ","),
+		"--base-url", serverURL(e, m),
+		"--model", servedModel(m),
+		"--model-label", m.Name,
+		"--shard-index=$(JOB_COMPLETION_INDEX)",
+		"--shard-count", strconv.Itoa(int(e.Spec.ShardsPerModelOrDefault())),
+		"--concurrency", strconv.Itoa(int(e.Spec.InFlightPerShardOrDefault())),
+		"--repair-budget", strconv.Itoa(int(e.Spec.RepairBudgetOrDefault())),
+		"--adaptive-threshold-permille", strconv.Itoa(int(e.Spec.ShortPrefixPermilleOrDefault())),
+		"--temperature", e.Spec.TemperatureOrDefault(),
+		"--max-tokens", strconv.Itoa(int(e.Spec.MaxTokensOrDefault())),
+		"--disable-thinking="+strconv.FormatBool(e.Spec.DisableThinkingFor(m)),
+		"--out", workOutPath,
+		"--resume",
+	)
+	if m.Endpoint != nil && m.Endpoint.APIKeySecret != nil {
+		args = append(args, "--api-key-env", apiKeyEnv)
+	}
+	if e.Spec.Artifacts != nil {
+		args = append(args, "--traces", artifactsPath+"/"+m.Name+"-shard-$(JOB_COMPLETION_INDEX).jsonl")
+	}
+	return args
+}

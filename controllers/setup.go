@@ -1,0 +1,100 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+)
+
+// childKinds are the kinds the controller creates and owns.
+func childKinds() []client.Object {
+	return []client.Object{
+		&appsv1.Deployment{}, &corev1.Service{}, &batchv1.Job{}, &corev1.ConfigMap{},
+		&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}, &networkingv1.NetworkPolicy{},
+	}
+}
+
+// CacheOptions restrict the manager's informers to what the controller
+// made (label app.kubernetes.io/managed-by=repot-operator) and to the watch
+// namespace when one is given, so the operator does not cache every Job,
+// ConfigMap and Pod of the cluster.
+func CacheOptions(namespace string) cache.Options {
+	managed := labels.SelectorFromSet(labels.Set{LabelManagedBy: managerName})
+	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.Pod{}: {Label: managed},
+	}}
+	for _, k := range childKinds() {
+		opts.ByObject[k] = cache.ByObject{Label: managed}
+	}
+	if namespace != "" {
+		opts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
+	}
+	return opts
+}
+
+// SetupWithManager registers the owner index and the evaluation controller.
+// The manager's cache should use CacheOptions.
+func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	opts = opts.withDefaults()
+	for _, k := range childKinds() {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, k, ownerKey, func(o client.Object) []string {
+			if n := controllerName(o); n != "" {
+				return []string{n}
+			}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("index %T by owner: %w", k, err)
+		}
+	}
+	r := &EvaluationReconciler{
+		client:    mgr.GetClient(),
+		apiReader: mgr.GetAPIReader(),
+		recorder:  mgr.GetEventRecorder("repot-operator"),
+		opts:      opts,
+		ledgers:   newRecordCache(),
+		metrics:   newEvaluationMetrics(),
+	}
+	var rec reconcile.Reconciler = r
+	if opts.Wrap != nil {
+		rec = opts.Wrap(r)
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named("repotevaluation").
+		// Our own status writes do not need another pass; spec, label and
+		// annotation changes do.
+		For(&repotv1.RepotEvaluation{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(serverPodToEvaluation)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles})
+	for _, k := range childKinds() {
+		b = b.Owns(k)
+	}
+	return b.Complete(rec)
+}
+
+// serverPodToEvaluation maps a server pod (owned by a ReplicaSet, not by the
+// evaluation) to its evaluation through its labels.
+func serverPodToEvaluation(_ context.Context, o client.Object) []reconcile.Request {
+	l := o.GetLabels()
+	if l[LabelComponent] != ComponentServer || l[LabelEvaluation] == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: l[LabelEvaluation]}}}
+}

@@ -1,0 +1,181 @@
+package controllers
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+)
+
+// buildStatus recomputes the whole status from the world: results from the
+// ledgers, server states from the children and pods, and conditions from
+// both. Only startTime and completionTime carry over from the previous
+// status (they are moments, not observations).
+func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serverView) repotv1.RepotEvaluationStatus {
+	now := metav1.NewTime(w.Now)
+	st := repotv1.RepotEvaluationStatus{
+		ObservedGeneration: e.Generation,
+		StartTime:          e.Status.StartTime,
+		CompletionTime:     out.CompletionTime,
+	}
+	if st.StartTime == nil && out.Phase == phaseActive && !e.Spec.IsSuspended() {
+		st.StartTime = &now
+	}
+
+	res := computeResults(e, w.Records)
+	perModelTotal := int32(w.Problems.Count * len(e.Spec.MethodsOrDefault()))
+	var done, total int32
+	ready := 0
+	for i := range e.Spec.Models {
+		m := &e.Spec.Models[i]
+		ms := res.Models[m.Name]
+		v := views[i]
+		if v.Ready {
+			ready++
+		}
+		mst := repotv1.ModelStatus{
+			Name: m.Name,
+			Server: repotv1.ServerStatus{
+				State: v.State, Endpoint: truncate(v.Endpoint, 2048), Reason: v.Reason, Message: v.Message,
+			},
+			RunsDone:                 int32(res.RunsDone[m.Name]),
+			RunsTotal:                perModelTotal,
+			Methods:                  methodResults(e, ms),
+			FailedPrefixPermille:     failedPrefix(e, ms),
+			RepotMinusPotRetryPoints: repotMinusPotRetry(ms),
+		}
+		done += mst.RunsDone
+		total += perModelTotal
+		st.Models = append(st.Models, mst)
+	}
+	st.Progress = &repotv1.Progress{RunsDone: done, RunsTotal: total, Text: progressText(done, total)}
+	st.Scaling = scalingStatus(res.Scaling)
+
+	state, conds := evaluationConditions(e, w, out, views, ready)
+	st.Conditions = conds
+	st.Summary = &repotv1.Summary{
+		State:    state,
+		Servers:  fmt.Sprintf("%d/%d", ready, len(e.Spec.Models)),
+		PoT:      rateColumn(e, res, string(repotv1.MethodPoT)),
+		RePoT:    rateColumn(e, res, string(repotv1.MethodRePoT)),
+		Adaptive: rateColumn(e, res, string(repotv1.MethodAdaptive)),
+	}
+	return st
+}
+
+func progressText(done, total int32) string {
+	if total == 0 {
+		return strconv.Itoa(int(done)) + "/?"
+	}
+	return fmt.Sprintf("%d/%d", done, total)
+}
+
+// evaluationConditions derives the one-word state and every condition.
+func evaluationConditions(e *repotv1.RepotEvaluation, w *world, out outcome, views []serverView, ready int) (repotv1.EvaluationState, []metav1.Condition) {
+	cs := newConditionSet(e.Status.Conditions, e.Generation, metav1.NewTime(w.Now))
+	suspend := e.Spec.IsSuspended()
+	n := len(e.Spec.Models)
+
+	// ServersReady.
+	var stalled *serverView
+	for i := range views {
+		if views[i].State == repotv1.ServerStalled {
+			stalled = &views[i]
+			break
+		}
+	}
+	switch {
+	case out.Phase != phaseActive || suspend:
+		cs.set(repotv1.ConditionServersReady, false, repotv1.ReasonServersStopped, "the model servers are stopped")
+	case ready == n:
+		cs.set(repotv1.ConditionServersReady, true, repotv1.ReasonServersAnswered, fmt.Sprintf("all %d model(s) answered a completion", n))
+	case stalled != nil:
+		cs.set(repotv1.ConditionServersReady, false, stalled.Reason, stalled.Message)
+	default:
+		cs.set(repotv1.ConditionServersReady, false, repotv1.ReasonServersStarting, fmt.Sprintf("%d of %d model(s) answered a completion; waiting for %s", ready, n, strings.Join(notReady(views), ", ")))
+	}
+
+	// Running.
+	active := activeJobs(e, w)
+	switch {
+	case out.Phase != phaseActive:
+		cs.set(repotv1.ConditionRunning, false, repotv1.ReasonRunnersFinished, "the evaluation ended")
+	case suspend:
+		cs.set(repotv1.ConditionRunning, false, repotv1.ReasonSuspended, "spec.suspend is true: runners are suspended and servers scaled to zero; resuming continues from the ledgers")
+	case active > 0:
+		cs.set(repotv1.ConditionRunning, true, repotv1.ReasonRunnersActive, fmt.Sprintf("%d of %d runner Job(s) running", active, n))
+	default:
+		cs.set(repotv1.ConditionRunning, false, repotv1.ReasonWaitingForServers, "runner Jobs start once their model's server is ready")
+	}
+
+	// Complete, Failed and the kstatus conditions.
+	stallReason, stallMsg := "", ""
+	switch {
+	case w.Problems.Unavailable != "":
+		stallReason, stallMsg = repotv1.ReasonProblemsUnavailable, w.Problems.Unavailable
+	case stalled != nil:
+		stallReason, stallMsg = repotv1.ReasonServerStalled, stalled.Message
+	}
+	switch out.Phase {
+	case phaseComplete:
+		cs.set(repotv1.ConditionComplete, true, out.Reason, out.Message)
+		cs.set(repotv1.ConditionFailed, false, repotv1.ReasonAllRunsRecorded, "the evaluation completed")
+		cs.set(repotv1.ConditionReady, true, out.Reason, out.Message)
+		cs.set(repotv1.ConditionReconciling, false, repotv1.ReasonReconciled, "nothing left to do")
+		cs.set(repotv1.ConditionStalled, false, repotv1.ReasonReconciled, "nothing left to do")
+		return repotv1.StateComplete, cs.out
+	case phaseFailed:
+		cs.set(repotv1.ConditionComplete, false, repotv1.ReasonFailed, out.Message)
+		cs.set(repotv1.ConditionFailed, true, out.Reason, out.Message)
+		cs.set(repotv1.ConditionReady, false, repotv1.ReasonFailed, out.Message)
+		cs.set(repotv1.ConditionReconciling, false, repotv1.ReasonReconciled, "the evaluation failed")
+		cs.set(repotv1.ConditionStalled, true, repotv1.ReasonFailed, out.Message)
+		return repotv1.StateFailed, cs.out
+	}
+	inProgress := "runs are still missing from the ledgers"
+	cs.set(repotv1.ConditionComplete, false, repotv1.ReasonInProgress, inProgress)
+	cs.set(repotv1.ConditionFailed, false, repotv1.ReasonInProgress, inProgress)
+	cs.set(repotv1.ConditionReady, false, repotv1.ReasonInProgress, inProgress)
+	switch {
+	case suspend:
+		cs.set(repotv1.ConditionReconciling, false, repotv1.ReasonSuspended, "spec.suspend is true")
+		cs.set(repotv1.ConditionStalled, false, repotv1.ReasonSuspended, "spec.suspend is true")
+		return repotv1.StateSuspended, cs.out
+	case stallReason != "":
+		cs.set(repotv1.ConditionReconciling, false, stallReason, stallMsg)
+		cs.set(repotv1.ConditionStalled, true, stallReason, stallMsg)
+		return repotv1.StateStalled, cs.out
+	}
+	cs.set(repotv1.ConditionReconciling, true, repotv1.ReasonInProgress, inProgress)
+	cs.set(repotv1.ConditionStalled, false, repotv1.ReasonInProgress, "no known obstacle")
+	if active > 0 {
+		return repotv1.StateRunning, cs.out
+	}
+	return repotv1.StatePending, cs.out
+}
+
+func notReady(views []serverView) []string {
+	var out []string
+	for _, v := range views {
+		if !v.Ready {
+			out = append(out, v.Model)
+		}
+	}
+	return out
+}
+
+// activeJobs counts the evaluation's runner Jobs that exist, are not
+// suspended and have not finished.
+func activeJobs(e *repotv1.RepotEvaluation, w *world) int {
+	n := 0
+	for i := range e.Spec.Models {
+		j := w.job(RunnerJobName(e.Name, e.Spec.Models[i].Name))
+		if j != nil && !jobFinished(j) && (j.Spec.Suspend == nil || !*j.Spec.Suspend) {
+			n++
+		}
+	}
+	return n
+}
