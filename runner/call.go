@@ -19,6 +19,7 @@ type infraError struct {
 	retries int
 }
 
+// Error is the failure's message, as the record keeps it.
 func (e *infraError) Error() string { return e.msg }
 
 // ErrAborted is returned when the run's context ended before it finished;

@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/prompt"
 	"repot.dev/repot-operator/runner/summary"
 )
@@ -144,32 +143,4 @@ func RunDerail(ctx context.Context, deps Deps, opts Options, t DerailTask, metho
 	variant := map[string]prompt.Variant{summary.MethodRePoT: prompt.Standard, summary.MethodRePoTNoPrefix: prompt.NoPrefix, summary.MethodRePoTRestart: prompt.Restart}[method]
 	final, err := r.repair(ctx, cp, variant, max(1, opts.RepairBudget))
 	return r.finish(method, summary.RouteSuffixRepair, true, cp, final, err)
-}
-
-// newRun prepares a run of p.
-func newRun(deps Deps, opts Options, p *envs.Problem, method string) (*run, error) {
-	if deps.Clock == nil {
-		deps.Clock = model.SystemClock
-	}
-	if deps.Gate == nil {
-		deps.Gate = NewGate(1 << 30)
-	}
-	if deps.Sleep == nil {
-		deps.Sleep = sleepCtx
-	}
-	e, err := p.Env()
-	if err != nil {
-		return nil, fmt.Errorf("problem %s: %w", p.ProblemID, err)
-	}
-	init, err := p.Initial()
-	if err != nil {
-		return nil, fmt.Errorf("problem %s: initial state: %w", p.ProblemID, err)
-	}
-	goal, err := p.Goal()
-	if err != nil {
-		return nil, fmt.Errorf("problem %s: goal state: %w", p.ProblemID, err)
-	}
-	r := &run{deps: deps, opts: opts, p: p, env: e, init: init, goal: goal}
-	r.trace = Trace{ProblemID: p.ProblemID, Environment: p.Environment, Complexity: p.Complexity, Model: opts.Model, Method: method, Calls: []CallTrace{}}
-	return r, nil
 }

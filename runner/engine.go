@@ -62,8 +62,8 @@ type Result struct {
 	Records []summary.Record
 	// Skipped counts runs the Done set skipped; Planned the runs attempted.
 	Skipped, Planned int
-	// Aborted reports that ctx ended before every run finished; the runs in
-	// flight were dropped, not recorded.
+	// Aborted reports that ctx ended before every run finished; the runs
+	// still in flight were dropped, not recorded.
 	Aborted bool
 	// MaxInFlight is the largest number of model calls in flight at once.
 	MaxInFlight int
@@ -142,7 +142,8 @@ func ShardProblems(problems []envs.Problem, index, count int) []envs.Problem {
 // goroutine, model calls bounded by a Gate so that a run's follow-up call
 // goes out as soon as its replay is done. Finished runs are written to
 // cfg.Records (and traces) one line each as they finish. When ctx ends, runs
-// in flight are dropped and Run returns what finished with Aborted set. An
+// in flight are dropped (runs that had already finished are still written)
+// and Run returns what finished with Aborted set. An
 // error is returned for invalid configuration, an unusable problem, or a
 // failed write.
 func Run(ctx context.Context, cfg Config) (Result, error) {
@@ -191,10 +192,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 				fail(err)
 				return
 			}
-			select {
-			case out <- finished{rec, tr}:
-			case <-ctx.Done():
-			}
+			// Always hand a finished run to the writer, also after ctx
+			// ended: the writer drains out until every job is done, so
+			// this never blocks for good, and a run that finished before
+			// an interruption is saved rather than made again on resume.
+			out <- finished{rec, tr}
 		}(j)
 	}
 	go func() { wg.Wait(); close(out) }()

@@ -347,3 +347,49 @@ func TestReadRecords(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineAbortKeepsRunsAlreadyFinished: runs that finished before ctx
+// ended are written even if the writer had not taken them yet (a regression:
+// they used to be dropped and made again on resume).
+func TestEngineAbortKeepsRunsAlreadyFinished(t *testing.T) {
+	const n = 6
+	problems := suite(n)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var ran atomic.Int64
+	allRan := make(chan struct{})
+	sb := SandboxFunc(func(ctx context.Context, code string) (ProgramResult, error) {
+		if ran.Add(1) == n {
+			close(allRan)
+		}
+		return fakeSandbox(ctx, code)
+	})
+	var recs, tr lockedBuffer
+	cfg := engineConfig(&oracleClient{}, problems, &recs, &tr)
+	cfg.Deps.Sandbox = sb
+	cfg.Methods = []string{summary.MethodPoT}
+	cfg.Concurrency = n
+	cfg.Progress = func(p Progress) {
+		if p.Done != 1 {
+			return
+		}
+		// Every run has executed its program and goes on to finish
+		// without another model call; interrupt now.
+		select {
+		case <-allRan:
+		case <-time.After(30 * time.Second):
+			t.Error("the runs never reached their programs")
+		}
+		cancel()
+	}
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Records) != n || res.Aborted {
+		t.Errorf("%d of %d finished runs written (aborted %v)", len(res.Records), n, res.Aborted)
+	}
+	if got := readBack(t, &recs); len(got) != n {
+		t.Errorf("records file has %d lines, want %d", len(got), n)
+	}
+}

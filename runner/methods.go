@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -57,18 +58,6 @@ type Deps struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // run is the state of one (problem, method) run.
 type run struct {
 	deps       Deps
@@ -76,6 +65,9 @@ type run struct {
 	p          *envs.Problem
 	env        envs.Env
 	init, goal envs.State
+	// maxSteps is the problem's step limit, or no limit when the problem
+	// gives none (max_steps 0).
+	maxSteps int
 
 	started bool
 	start   time.Time
@@ -133,6 +125,37 @@ func RunProblem(ctx context.Context, deps Deps, opts Options, p *envs.Problem, m
 	}
 }
 
+// newRun prepares a run of p.
+func newRun(deps Deps, opts Options, p *envs.Problem, method string) (*run, error) {
+	if deps.Clock == nil {
+		deps.Clock = model.SystemClock
+	}
+	if deps.Gate == nil {
+		deps.Gate = NewGate(1 << 30)
+	}
+	if deps.Sleep == nil {
+		deps.Sleep = model.SleepContext
+	}
+	e, err := p.Env()
+	if err != nil {
+		return nil, fmt.Errorf("problem %s: %w", p.ProblemID, err)
+	}
+	init, err := p.Initial()
+	if err != nil {
+		return nil, fmt.Errorf("problem %s: initial state: %w", p.ProblemID, err)
+	}
+	goal, err := p.Goal()
+	if err != nil {
+		return nil, fmt.Errorf("problem %s: goal state: %w", p.ProblemID, err)
+	}
+	r := &run{deps: deps, opts: opts, p: p, env: e, init: init, goal: goal, maxSteps: p.MaxSteps}
+	if r.maxSteps <= 0 {
+		r.maxSteps = math.MaxInt
+	}
+	r.trace = Trace{ProblemID: p.ProblemID, Environment: p.Environment, Complexity: p.Complexity, Model: opts.Model, Method: method, Calls: []CallTrace{}}
+	return r, nil
+}
+
 // AdaptiveRoute routes repot-adaptive's single extra call after a failed
 // first plan: an empty plan gets a fresh retry, a verified prefix fraction
 // below the threshold (in thousandths) gets a fresh retry, anything else a
@@ -157,7 +180,7 @@ func (r *run) fromInitial(ctx context.Context, purpose string, msgs []model.Mess
 	if err != nil {
 		return ReplayResult{}, err
 	}
-	res := r.replayPlan(pl, r.init, r.p.MaxSteps)
+	res := r.replayPlan(pl, r.init, r.maxSteps)
 	r.setReplay(idx, 0, res)
 	return res, nil
 }
@@ -198,12 +221,12 @@ func (r *run) repair(ctx context.Context, cur ReplayResult, v prompt.Variant, bu
 			return cur, err
 		}
 		if v == prompt.Restart {
-			cur = r.replayPlan(pl, r.init, r.p.MaxSteps)
+			cur = r.replayPlan(pl, r.init, r.maxSteps)
 			r.setReplay(idx, 0, cur)
 			continue
 		}
 		from := len(cur.Prefix)
-		res := r.replayPlan(pl, cur.State, r.p.MaxSteps-from)
+		res := r.replayPlan(pl, cur.State, r.maxSteps-from)
 		r.setReplay(idx, from, res)
 		prefix := append(append(make([]envs.Action, 0, from+len(res.Prefix)), cur.Prefix...), res.Prefix...)
 		cur = ReplayResult{

@@ -339,3 +339,26 @@ func TestSandboxFailureRetried(t *testing.T) {
 		t.Errorf("waits (-want +got):\n%s", diff)
 	}
 }
+
+// TestRunProblemWithoutStepLimit: a problem file without max_steps (0) puts
+// no limit on the plan; it used to stop every plan before its first move.
+func TestRunProblemWithoutStepLimit(t *testing.T) {
+	p := hanoi3()
+	p.MaxSteps = 0
+	for _, tc := range []struct {
+		method string
+		script []reply
+	}{
+		{summary.MethodPoT, []reply{{code: movesCode(sol...)}}},
+		{summary.MethodRePoT, []reply{{code: movesCode(sol[0], "[1,0,1]")}, {code: movesCode(sol[1:]...)}}},
+	} {
+		client := &scriptedClient{script: tc.script}
+		rec, _, err := RunProblem(context.Background(), Deps{Client: client, Sandbox: fakeSandbox}, testOptions(), p, tc.method)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rec.Success || rec.StoppedReason != StopGoal {
+			t.Errorf("%s: success %v stopped %q, want success at the goal", tc.method, rec.Success, rec.StoppedReason)
+		}
+	}
+}

@@ -83,12 +83,39 @@ func (o *Output) readExisting(size int64) error {
 		return fmt.Errorf("%s: %w", o.RecordsPath, err)
 	}
 	if partial > 0 {
-		if err := os.Truncate(o.RecordsPath, size-int64(partial)); err != nil {
+		size -= int64(partial)
+		if err := os.Truncate(o.RecordsPath, size); err != nil {
 			return err
 		}
 	}
+	if err := terminateLastLine(o.RecordsPath, size); err != nil {
+		return err
+	}
 	o.Existing, o.DroppedPartial = recs, partial
 	return nil
+}
+
+// terminateLastLine adds the newline a complete last record may lack (a
+// file written by another tool, or a write cut just before its newline), so
+// that the next appended record starts a line of its own.
+func terminateLastLine(path string, size int64) error {
+	if size == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, size-1); err != nil {
+		return err
+	}
+	if last[0] == '\n' {
+		return nil
+	}
+	_, err = f.WriteAt([]byte{'\n'}, size)
+	return err
 }
 
 // Close syncs and closes the files.

@@ -68,6 +68,34 @@ func TestOpenOutputResumeCutsPartialLine(t *testing.T) {
 	}
 }
 
+// TestOpenOutputResumeEndsUnterminatedLine: a complete last record without
+// its newline (as another tool may write it) is kept, and the next record
+// is appended on a line of its own rather than glued to it.
+func TestOpenOutputResumeEndsUnterminatedLine(t *testing.T) {
+	dir := t.TempDir()
+	good := `{"model":"m","problem_id":"p","method":"pot","success":true}`
+	if err := os.WriteFile(filepath.Join(dir, RecordsFile), []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o, err := OpenOutput(dir, "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Existing) != 1 || o.DroppedPartial != 0 {
+		t.Errorf("existing %d partial %d, want 1 and 0", len(o.Existing), o.DroppedPartial)
+	}
+	if err := writeJSONLine(o.Records, summary.Record{Model: "m", ProblemID: "q", Method: "pot"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	all, err := o.AllRecords()
+	if err != nil || len(all) != 2 {
+		t.Errorf("records after append: %d, %v; want 2", len(all), err)
+	}
+}
+
 func TestWriteTable(t *testing.T) {
 	var b bytes.Buffer
 	if err := WriteTable(&b, summary.Aggregate(fixtureRecords())); err != nil {
@@ -116,5 +144,16 @@ func TestProgressPrinter(t *testing.T) {
 	pp.Update(Progress{Done: 2, Total: 2})
 	if s := tty.String(); !strings.Contains(s, "\r\x1b[K[###############...............] 1/2") || !strings.HasSuffix(s, "\n") || strings.Count(s, "\n") != 1 {
 		t.Errorf("tty progress: %q", s)
+	}
+}
+
+// TestProgressPrinterZeroValueClock: a printer without a clock uses the
+// system clock instead of panicking.
+func TestProgressPrinterZeroValueClock(t *testing.T) {
+	var b bytes.Buffer
+	pp := &ProgressPrinter{W: &b}
+	pp.Update(Progress{Done: 1, Total: 1, Solved: 1})
+	if !strings.Contains(b.String(), "progress: 1/1 runs") {
+		t.Errorf("progress line %q", b.String())
 	}
 }

@@ -5,14 +5,17 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"repot.dev/repot-operator/runner/model"
 )
 
 // ProgressPrinter shows an engine's progress: on a terminal a bar redrawn in
 // place with an ETA, otherwise a plain line at most every Interval (and for
 // the last run).
 type ProgressPrinter struct {
-	W     io.Writer
-	TTY   bool
+	W   io.Writer
+	TTY bool
+	// Clock reads the time for the ETA; nil means the system clock.
 	Clock Clock
 	// Interval between plain lines (default 10s) or bar redraws (100ms).
 	Interval time.Duration
@@ -23,6 +26,9 @@ type ProgressPrinter struct {
 
 // Update reports p.
 func (pp *ProgressPrinter) Update(p Progress) {
+	if pp.Clock == nil {
+		pp.Clock = model.SystemClock
+	}
 	now := pp.Clock.Now()
 	if pp.start.IsZero() {
 		pp.start = now

@@ -37,6 +37,9 @@ func newReadyCheckCommand() *cobra.Command {
 			"--initial-interval until the first success, then every --interval.",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if err := g.checkFlags(); err != nil {
+				return err
+			}
 			cfg := model.Config{BaseURL: baseURL, Model: modelName, Timeout: g.timeout, Retry: model.RetryPolicy{MaxAttempts: 1}}
 			if apiKeyEnv != "" {
 				cfg.APIKey = os.Getenv(apiKeyEnv)
@@ -98,6 +101,21 @@ type readyGate struct {
 	lastErr  string
 }
 
+// checkFlags rejects settings that would make the gate spin or never pass.
+func (g *readyGate) checkFlags() error {
+	switch {
+	case g.interval <= 0:
+		return fmt.Errorf("--interval must be positive, got %v", g.interval)
+	case g.initialInterval <= 0:
+		return fmt.Errorf("--initial-interval must be positive, got %v", g.initialInterval)
+	case g.timeout <= 0:
+		return fmt.Errorf("--timeout must be positive, got %v", g.timeout)
+	case g.failureThreshold < 1:
+		return fmt.Errorf("--failure-threshold must be at least 1, got %d", g.failureThreshold)
+	}
+	return nil
+}
+
 // check asks for one token and updates the state.
 func (g *readyGate) check(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(ctx, g.timeout)
@@ -129,16 +147,7 @@ func (g *readyGate) check(ctx context.Context) {
 func (g *readyGate) loop(ctx context.Context) {
 	sleep := g.sleep
 	if sleep == nil {
-		sleep = func(ctx context.Context, d time.Duration) error {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-t.C:
-				return nil
-			}
-		}
+		sleep = model.SleepContext
 	}
 	for ctx.Err() == nil {
 		g.check(ctx)

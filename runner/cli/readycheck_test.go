@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,5 +100,31 @@ func TestSimServerCommandRejectsUnknownProfile(t *testing.T) {
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	if err := cmd.Execute(); err == nil {
 		t.Error("unknown profile accepted")
+	}
+}
+
+// TestReadyCheckCommandRejectsBadFlags: a zero interval would make the
+// checks spin, a zero timeout would make every check fail.
+func TestReadyCheckCommandRejectsBadFlags(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--interval", "0s"}, "--interval must be positive"},
+		{[]string{"--initial-interval", "-1s"}, "--initial-interval must be positive"},
+		{[]string{"--timeout", "0s"}, "--timeout must be positive"},
+		{[]string{"--failure-threshold", "0"}, "--failure-threshold must be at least 1"},
+	}
+	for _, tc := range tests {
+		cmd := newReadyCheckCommand()
+		cmd.SetArgs(append([]string{"--model", "m", "--listen", "127.0.0.1:0"}, tc.args...))
+		cmd.SilenceUsage, cmd.SilenceErrors = true, true
+		// Without the check the command would serve until ctx ends.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err := cmd.ExecuteContext(ctx)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ready-check %v: err = %v, want %q", tc.args, err, tc.want)
+		}
 	}
 }

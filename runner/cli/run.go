@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -170,6 +171,9 @@ func (f *runFlags) check() error {
 			return fmt.Errorf("unknown method %q (known: %s)", m, strings.Join(runner.Methods, ", "))
 		}
 	}
+	if u, err := url.Parse(f.baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--base-url %q must be an http(s) URL such as http://127.0.0.1:8000/v1", f.baseURL)
+	}
 	switch {
 	case f.concurrency < 1:
 		return fmt.Errorf("--concurrency must be at least 1, got %d", f.concurrency)
@@ -183,6 +187,12 @@ func (f *runFlags) check() error {
 		return fmt.Errorf("--adaptive-threshold-permille must be within 0-1000, got %d", f.thresholdPermille)
 	case f.maxTokens < 0:
 		return fmt.Errorf("--max-tokens must be >= 0, got %d", f.maxTokens)
+	case f.temperature < 0:
+		return fmt.Errorf("--temperature must be >= 0, got %g", f.temperature)
+	case f.programTimeout <= 0:
+		return fmt.Errorf("--program-timeout must be positive, got %v", f.programTimeout)
+	case f.programConcurrency < 0:
+		return fmt.Errorf("--program-concurrency must be >= 0, got %d", f.programConcurrency)
 	}
 	return nil
 }

@@ -40,6 +40,10 @@ func TestRunFlagErrors(t *testing.T) {
 		{[]string{"--suite", "open-source-120", "--repair-budget", "-1"}, "--repair-budget"},
 		{[]string{"--suite", "nope", "--model", "m"}, "nope"},
 		{[]string{"--suite", "derail-550", "--model", "m"}, "needs its published file"},
+		{[]string{"--suite", "open-source-120", "--temperature", "-0.5"}, "--temperature must be >= 0"},
+		{[]string{"--suite", "open-source-120", "--base-url", "127.0.0.1:8000/v1"}, "--base-url \"127.0.0.1:8000/v1\" must be an http(s) URL"},
+		{[]string{"--suite", "open-source-120", "--program-timeout", "0s"}, "--program-timeout must be positive"},
+		{[]string{"--suite", "open-source-120", "--program-concurrency", "-1"}, "--program-concurrency must be >= 0"},
 	}
 	for _, tc := range tests {
 		_, err := execRun(t, tc.args...)

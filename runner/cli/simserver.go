@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log"
 	"net"
 	"net/http"
@@ -43,9 +42,6 @@ func newSimServerCommand() *cobra.Command {
 			prof, err := simserver.LookupProfile(profile)
 			if err != nil {
 				return err
-			}
-			if lat.Scale < 0 {
-				return fmt.Errorf("--latency-scale must be >= 0, got %g", lat.Scale)
 			}
 			logger := log.New(c.ErrOrStderr(), "", log.LstdFlags)
 			srv, err := simserver.New(simserver.Options{

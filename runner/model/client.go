@@ -42,7 +42,7 @@ func New(cfg Config) (*OpenAI, error) {
 		cfg.Clock = SystemClock
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleepCtx
+		cfg.Sleep = SleepContext
 	}
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Float64
@@ -65,7 +65,10 @@ func New(cfg Config) (*OpenAI, error) {
 	return &OpenAI{cfg: cfg, retry: cfg.Retry.orDefault(), client: c}, nil
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// SleepContext waits d or until ctx ends, returning ctx's error in the
+// latter case (and at once when d <= 0 and ctx has ended). It is the
+// default sleeper of the client, the runner and the readiness gate.
+func SleepContext(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}

@@ -17,6 +17,7 @@ type InfraError struct {
 	Retryable bool
 }
 
+// Error says how many attempts were made and why the last one failed.
 func (e *InfraError) Error() string {
 	return fmt.Sprintf("model call failed after %d attempt(s): %v", e.Attempts, e.Cause)
 }

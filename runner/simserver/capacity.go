@@ -113,6 +113,7 @@ func CapacityShare(a, b Snapshot) (Share, error) {
 	}, nil
 }
 
+// String describes the share in one line for a report.
 func (s Share) String() string {
 	return fmt.Sprintf("%.1f%% of the throughput cap (%.0f tokens/s), decoding %.1f%% of %.0f simulated seconds",
 		100*s.Capacity, s.TokensPerSecond, 100*s.Busy, s.SimulatedSeconds)

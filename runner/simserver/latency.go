@@ -2,6 +2,7 @@ package simserver
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -28,6 +29,25 @@ type Latency struct {
 // DefaultLatency resembles a 20-35B model on one H100 under vLLM.
 var DefaultLatency = Latency{Scale: 1, TTFT: 150 * time.Millisecond, PrefillTokensPerSecond: 20000,
 	DecodeTokensPerSecond: 120, MaxTokensPerSecond: 2500}
+
+// Validate rejects negative settings, naming the sim-server flag of each.
+func (l Latency) Validate() error {
+	for _, f := range []struct {
+		flag string
+		v    float64
+	}{
+		{"--latency-scale", l.Scale},
+		{"--ttft", float64(l.TTFT)},
+		{"--prefill-tokens-per-second", l.PrefillTokensPerSecond},
+		{"--decode-tokens-per-second", l.DecodeTokensPerSecond},
+		{"--max-tokens-per-second", l.MaxTokensPerSecond},
+	} {
+		if f.v < 0 || math.IsNaN(f.v) {
+			return fmt.Errorf("simserver: latency setting %s must not be negative", f.flag)
+		}
+	}
+	return nil
+}
 
 // job is one sequence being decoded.
 type job struct {

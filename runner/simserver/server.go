@@ -52,6 +52,12 @@ func New(opt Options) (*Server, error) {
 	if opt.FaultPermille < 0 || opt.FaultPermille > 1000 {
 		return nil, fmt.Errorf("simserver: fault rate %d per mille is outside 0-1000", opt.FaultPermille)
 	}
+	if err := opt.Latency.Validate(); err != nil {
+		return nil, err
+	}
+	if opt.HangDuration < 0 {
+		return nil, fmt.Errorf("simserver: hang duration %v is negative", opt.HangDuration)
+	}
 	if opt.ModelName == "" {
 		opt.ModelName = "sim-" + opt.Profile.Name
 	}

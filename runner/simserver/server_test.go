@@ -292,6 +292,14 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	if _, err := New(Options{Profile: Profiles["weak"], FaultPermille: 1001}); err == nil {
 		t.Error("fault rate 1001 accepted")
 	}
+	for _, lat := range []Latency{{Scale: -1}, {Scale: 1, TTFT: -time.Second}, {Scale: 1, DecodeTokensPerSecond: -5}, {Scale: 1, MaxTokensPerSecond: -1}} {
+		if _, err := New(Options{Profile: Profiles["weak"], Latency: lat}); err == nil || !strings.Contains(err.Error(), "must not be negative") {
+			t.Errorf("latency %+v: err = %v, want a refusal", lat, err)
+		}
+	}
+	if _, err := New(Options{Profile: Profiles["weak"], HangDuration: -time.Second}); err == nil {
+		t.Error("negative hang duration accepted")
+	}
 	if _, err := LookupProfile("nope"); err == nil || !strings.Contains(err.Error(), "strong") {
 		t.Errorf("LookupProfile error %v", err)
 	}

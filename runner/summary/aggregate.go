@@ -111,10 +111,8 @@ func aggregateMethod(method string, recs []Record, pot map[string]Record) Method
 	st := tally(done)
 	m.Rate = newRate(st.solved, len(done))
 	m.Calls = st.calls
-	m.CallsPerProblemMilli = roundDiv(1000*st.calls, int64(len(done)))
-	m.CallsPerProblem = formatMilli(m.CallsPerProblemMilli)
-	m.FailedFirstPlans = st.failedFirst
-	m.FailedPrefixPermille = int(roundDiv(st.failedPrefixSum, int64(st.failedFirst)))
+	m.CallsPerProblemMilli, m.CallsPerProblem = st.callsPerProblem(len(done))
+	m.FailedFirstPlans, m.FailedPrefixPermille = st.failedFirst, st.failedPrefixPermille()
 	m.FailedPrefix = "n/a"
 	if st.failedFirst > 0 {
 		m.FailedPrefix = formatPermillePercent(int64(m.FailedPrefixPermille))
@@ -168,6 +166,7 @@ type stats struct {
 	failedPrefixSum int64
 }
 
+// tally sums the finished records of a method or cell.
 func tally(done []Record) stats {
 	var st stats
 	for _, r := range done {
@@ -181,6 +180,19 @@ func tally(done []Record) stats {
 		}
 	}
 	return st
+}
+
+// callsPerProblem is calls per problem over n problems in thousandths, and
+// formatted with two decimals.
+func (st stats) callsPerProblem(n int) (int64, string) {
+	milli := roundDiv(1000*st.calls, int64(n))
+	return milli, formatMilli(milli)
+}
+
+// failedPrefixPermille is the mean verified prefix fraction of the failed
+// first plans, in thousandths (0 when there are none).
+func (st stats) failedPrefixPermille() int {
+	return int(roundDiv(st.failedPrefixSum, int64(st.failedFirst)))
 }
 
 // routes counts the finished runs by route: the method's own routes first,
@@ -273,10 +285,8 @@ func cell(k cellKey, recs []Record) Cell {
 	}
 	st := tally(done)
 	c.Rate = newRate(st.solved, len(done))
-	c.CallsPerProblemMilli = roundDiv(1000*st.calls, int64(len(done)))
-	c.CallsPerProblem = formatMilli(c.CallsPerProblemMilli)
-	c.FailedFirstPlans = st.failedFirst
-	c.FailedPrefixPermille = int(roundDiv(st.failedPrefixSum, int64(st.failedFirst)))
+	c.CallsPerProblemMilli, c.CallsPerProblem = st.callsPerProblem(len(done))
+	c.FailedFirstPlans, c.FailedPrefixPermille = st.failedFirst, st.failedPrefixPermille()
 	return c
 }
 
