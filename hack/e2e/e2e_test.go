@@ -1,0 +1,295 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/runner/summary"
+)
+
+const ns = "default"
+
+// faultsYAML runs the sample's strong model again with 10% of requests
+// failing at the server.
+const faultsYAML = `apiVersion: repot.dev/v1alpha1
+kind: RepotEvaluation
+metadata:
+  name: faults
+spec:
+  suite: open-source-120
+  methods: [pot, pot-retry, repot, repot-adaptive]
+  models:
+  - name: sim-strong
+    simulated: {profile: strong, seed: 1, faultPermille: 100}
+  runner: {shardsPerModel: 2, inFlightPerShard: 16}
+`
+
+// vllmYAML asks for a vLLM server: its image cannot run on a process node.
+const vllmYAML = `apiVersion: repot.dev/v1alpha1
+kind: RepotEvaluation
+metadata:
+  name: vllm
+spec:
+  suite: open-source-120
+  models:
+  - name: qwen3-0-6b
+    vllm: {model: Qwen/Qwen3-0.6B, gpus: 1}
+`
+
+var _ = Describe("the operator on the local cluster", Ordered, func() {
+	var (
+		tc   *testCluster
+		refs = map[string]*reference{}
+	)
+
+	// get reads an evaluation; inside Eventually pass its Gomega so that a
+	// slow API server (two busy cores) means "try again", not a failure.
+	get := func(g Gomega, name string) *repotv1.RepotEvaluation {
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		e := &repotv1.RepotEvaluation{}
+		g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, e)).To(Succeed())
+		return e
+	}
+	progress := func(g Gomega, name string) (int32, int32) {
+		e := get(g, name)
+		if e.Status.Progress == nil {
+			return 0, 0
+		}
+		return e.Status.Progress.RunsDone, e.Status.Progress.RunsTotal
+	}
+	operatorAlive := func() {
+		if !tc.operator.alive() {
+			StopTrying("the operator exited:\n" + tailFile(tc.operator.log, 30)).Now()
+		}
+	}
+
+	BeforeAll(func() {
+		tc = startTestCluster()
+		DeferCleanup(func() { tc.stop() })
+		tc.localcluster("apply", "-f", filepath.Join(rootDir, "config/samples/demo.yaml"))
+		for _, y := range []string{faultsYAML, vllmYAML} {
+			u := &repotv1.RepotEvaluation{}
+			Expect(yaml.Unmarshal([]byte(y), u)).To(Succeed())
+			u.Namespace = ns
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			Expect(tc.c.Create(ctx, u)).To(Succeed())
+			cancel()
+		}
+	})
+
+	It("starts a server and an Indexed runner Job per simulated model", func() {
+		demo := get(Default, "demo")
+		for _, m := range demo.Spec.Models {
+			var job batchv1.Job
+			Eventually(func() error {
+				operatorAlive()
+				ctx, cancel := ctxTimeout(30 * time.Second)
+				defer cancel()
+				return tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: controllers.RunnerJobName("demo", m.Name)}, &job)
+			}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+			Expect(*job.Spec.CompletionMode).To(Equal(batchv1.IndexedCompletion))
+			var args []string
+			for _, c := range job.Spec.Template.Spec.Containers {
+				if c.Name == "run" {
+					args = c.Args
+				}
+			}
+			Expect(args).NotTo(BeEmpty(), "runner container of job %s", job.Name)
+			ip := fmt.Sprintf("127.250.0.%d", len(refs)+1) // outside the pod IP blocks of local clusters
+			refs[m.Name] = startReference(m.Name, args, m.Simulated.Profile, ptr.Deref(m.Simulated.Seed, 0), m.Name, ip)
+		}
+	})
+
+	It("keeps a vLLM model Stalled with a reason that says its image cannot run here", func() {
+		Eventually(func(g Gomega) {
+			operatorAlive()
+			e := get(g, "vllm")
+			c := meta.FindStatusCondition(e.Status.Conditions, repotv1.ConditionStalled)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Message).To(ContainSubstring("ImageNotRunnableOnProcessNode"))
+			g.Expect(e.Status.Models).To(HaveLen(1))
+			g.Expect(e.Status.Models[0].Server.State).To(Equal(repotv1.ServerStalled))
+			g.Expect(e.Status.Models[0].Server.Reason).To(Equal(repotv1.ReasonImagePullFailed))
+		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	})
+
+	It("resumes a shard from its ledger when its runner pod is deleted mid-shard", func() {
+		// Wait for a shard that has written records and still runs.
+		var victim corev1.Pod
+		var recorded int
+		Eventually(func(g Gomega) {
+			operatorAlive()
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			var pods corev1.PodList
+			g.Expect(tc.c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{
+				controllers.LabelEvaluation: "demo", controllers.LabelComponent: controllers.ComponentRunner})).To(Succeed())
+			best := -1
+			for _, p := range pods.Items {
+				if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
+					continue
+				}
+				idx := p.Annotations[batchv1.JobCompletionIndexAnnotation]
+				var cm corev1.ConfigMap
+				if err := tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: controllers.LedgerPrefix("demo", p.Labels[controllers.LabelModel]) + idx}, &cm); err != nil {
+					continue
+				}
+				if n := strings.Count(cm.Data["records.jsonl"], "\n"); n >= 10 && n > best {
+					best, victim = n, p
+				}
+			}
+			g.Expect(best).To(BeNumerically(">=", 10), "no running shard with 10 records in its ledger yet")
+			recorded = best
+		}).WithTimeout(10 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		idx := victim.Annotations[batchv1.JobCompletionIndexAnnotation]
+		model := victim.Labels[controllers.LabelModel]
+		By(fmt.Sprintf("deleting pod %s (model %s, shard %s, %d records in its ledger)", victim.Name, model, idx, recorded))
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		Expect(tc.c.Delete(ctx, &victim)).To(Succeed())
+		cancel()
+		var restored string
+		Eventually(func(g Gomega) {
+			operatorAlive()
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			var pods corev1.PodList
+			g.Expect(tc.c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{
+				controllers.LabelEvaluation: "demo", controllers.LabelModel: model, controllers.LabelComponent: controllers.ComponentRunner})).To(Succeed())
+			found := false
+			for _, p := range pods.Items {
+				if p.UID == victim.UID || p.Annotations[batchv1.JobCompletionIndexAnnotation] != idx {
+					continue
+				}
+				restored = podLog(ns, p.Name, "ledger-restore")
+				found = restored != ""
+			}
+			g.Expect(found).To(BeTrue(), "no replacement pod of shard %s has run ledger-restore yet", idx)
+		}).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		var n int
+		_, err := fmt.Sscanf(restored[strings.Index(restored, "restored "):], "restored %d records", &n)
+		Expect(err).NotTo(HaveOccurred(), "ledger-restore log: %q", restored)
+		Expect(n).To(BeNumerically(">=", recorded), "the replacement pod restored fewer records than the ledger held before the deletion")
+	})
+
+	It("loses and double-counts nothing when the operator is killed mid-run", func() {
+		var before int32
+		Eventually(func(g Gomega) {
+			operatorAlive()
+			done, total := progress(g, "demo")
+			g.Expect(total).To(BeNumerically(">", 0))
+			g.Expect(done).To(BeNumerically("<", total), "the evaluation finished before the operator could be killed")
+			before = done
+		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		By(fmt.Sprintf("killing the operator at %d runs done", before))
+		tc.operator.kill()
+		time.Sleep(15 * time.Second) // runners keep writing their ledgers meanwhile
+		By("restarting the operator")
+		tc.startOperator()
+		Eventually(func(g Gomega) int32 {
+			operatorAlive()
+			done, _ := progress(g, "demo")
+			return done
+		}).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(BeNumerically(">", before))
+	})
+
+	It("reports the same numbers as `repot run` on the same suite, profile and seed", func() {
+		Eventually(func(g Gomega) {
+			operatorAlive()
+			e := get(g, "demo")
+			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeTrue(), "progress %v", e.Status.Progress)
+		}).WithTimeout(30 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
+		e := get(Default, "demo")
+		Expect(e.Status.Progress.RunsDone).To(Equal(e.Status.Progress.RunsTotal))
+		Expect(e.Status.Models).To(HaveLen(len(e.Spec.Models)))
+		for _, ms := range e.Status.Models {
+			ref, ok := refs[ms.Name]
+			Expect(ok).To(BeTrue(), "no reference run for model %s", ms.Name)
+			sum, err := ref.wait(20 * time.Minute)
+			Expect(err).NotTo(HaveOccurred())
+			expectSameNumbers(ms, sum, true)
+		}
+	})
+
+	It("solves the same problems when the server fails 10% of requests, and reports the infra errors", func() {
+		Eventually(func(g Gomega) {
+			operatorAlive()
+			e := get(g, "faults")
+			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeTrue(), "progress %v", e.Status.Progress)
+		}).WithTimeout(30 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
+		e := get(Default, "faults")
+		Expect(e.Status.Models).To(HaveLen(1))
+		sum, err := refs["sim-strong"].wait(20 * time.Minute)
+		Expect(err).NotTo(HaveOccurred())
+		expectSameNumbers(e.Status.Models[0], sum, false)
+		var infra int64
+		for _, r := range e.Status.Models[0].Methods {
+			infra += int64(r.InfraErrors) + r.InfraRetries
+		}
+		Expect(infra).To(BeNumerically(">", 0), "10%% of requests failed but the status reports no infra errors or retries")
+	})
+
+	It("removes every child when an evaluation is deleted", func() {
+		for _, name := range []string{"demo", "faults", "vllm"} {
+			e := get(Default, name)
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			Expect(tc.c.Delete(ctx, e)).To(Succeed())
+			cancel()
+			Eventually(func(g Gomega) {
+				ctx, cancel := ctxTimeout(30 * time.Second)
+				defer cancel()
+				err := tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &repotv1.RepotEvaluation{})
+				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "evaluation %s still exists (%v)", name, err)
+				g.Expect(children(ctx, tc.c, name, e.UID)).To(BeEmpty())
+			}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		}
+	})
+})
+
+// expectSameNumbers compares a model's status with a reference summary.
+// With exact, calls and tokens must match too (not with injected faults:
+// retried requests cost tokens of their own in neither, but a reset
+// connection may).
+func expectSameNumbers(ms repotv1.ModelStatus, sum summary.Summary, exact bool) {
+	var ref *summary.ModelSummary
+	for i := range sum.Models {
+		if sum.Models[i].Model == ms.Name {
+			ref = &sum.Models[i]
+		}
+	}
+	Expect(ref).NotTo(BeNil(), "reference summary has no model %s", ms.Name)
+	Expect(ms.Methods).To(HaveLen(len(ref.Methods)))
+	for i, r := range ms.Methods {
+		want := ref.Methods[i]
+		Expect(string(r.Method)).To(Equal(want.Method))
+		what := fmt.Sprintf("model %s method %s", ms.Name, r.Method)
+		Expect(r.Solved).To(BeEquivalentTo(want.Solved), what)
+		Expect(r.Total).To(BeEquivalentTo(want.Total), what)
+		Expect(r.Rate).To(Equal(want.Percent), what)
+		Expect(r.Interval).To(Equal(want.Interval), what)
+		if exact {
+			Expect(r.Calls).To(Equal(want.Calls), what)
+			Expect(r.PromptTokens).To(Equal(want.Tokens.Prompt), what)
+			Expect(r.CompletionTokens).To(Equal(want.Tokens.Completion), what)
+			Expect(r.InfraErrors).To(BeEquivalentTo(want.InfraErrors), what)
+		}
+	}
+}

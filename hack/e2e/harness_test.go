@@ -1,0 +1,163 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/hack/localcluster/proc"
+)
+
+// child is a process the tests started (the local cluster, the operator, a
+// reference simulated server), in its own process group and killed if the
+// test binary dies.
+type child struct {
+	name   string
+	cmd    *exec.Cmd
+	log    string
+	exited chan struct{}
+	err    error
+}
+
+func startChild(name, logPath string, env []string, argv ...string) *child {
+	Expect(os.MkdirAll(filepath.Dir(logPath), 0o755)).To(Succeed())
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	Expect(err).NotTo(HaveOccurred())
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = f, f
+	Expect(proc.Start(cmd)).To(Succeed(), "starting %s", name)
+	c := &child{name: name, cmd: cmd, log: logPath, exited: make(chan struct{})}
+	go func() {
+		c.err = cmd.Wait()
+		f.Close()
+		close(c.exited)
+	}()
+	return c
+}
+
+func (c *child) alive() bool {
+	select {
+	case <-c.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// stop terminates the process group gracefully (SIGKILL after grace).
+func (c *child) stop(grace time.Duration) {
+	if c != nil && c.cmd.Process != nil {
+		proc.Stop(c.cmd.Process.Pid, c.exited, grace)
+	}
+}
+
+// kill sends SIGKILL to the process group and waits for the exit.
+func (c *child) kill() {
+	_ = proc.SignalGroup(c.cmd.Process.Pid, syscall.SIGKILL)
+	<-c.exited
+}
+
+func tailFile(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// testCluster is the local cluster and the operator under test.
+type testCluster struct {
+	cluster    *child
+	operator   *child
+	kubeconfig string
+	c          client.Client
+	cs         kubernetes.Interface
+	logs       string
+}
+
+func startTestCluster() *testCluster {
+	tc := &testCluster{logs: filepath.Join(stateDir, "test-logs")}
+	Expect(os.MkdirAll(tc.logs, 0o755)).To(Succeed())
+	tc.cluster = startChild("localcluster", filepath.Join(tc.logs, "localcluster.log"), nil,
+		filepath.Join(binDir, "localcluster"), "up", "--dir", stateDir, "--bin-dir", binDir, "--repot", filepath.Join(binDir, "repot"))
+	ready := filepath.Join(stateDir, "ready")
+	Eventually(func() error {
+		if !tc.cluster.alive() {
+			StopTrying("local cluster exited:\n" + tailFile(tc.cluster.log, 30)).Now()
+		}
+		_, err := os.Stat(ready)
+		return err
+	}).WithTimeout(4 * time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
+	tc.kubeconfig = filepath.Join(stateDir, "kubeconfig")
+	cfg, err := clientcmd.BuildConfigFromFlags("", tc.kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	cfg.QPS, cfg.Burst = 50, 100
+	scheme, err := controllers.NewScheme()
+	Expect(err).NotTo(HaveOccurred())
+	tc.c, err = client.New(cfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	tc.cs, err = kubernetes.NewForConfig(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	tc.localcluster("apply", "-f", filepath.Join(rootDir, "config/crd/bases"))
+	tc.startOperator()
+	return tc
+}
+
+// localcluster runs a bin/localcluster subcommand against the cluster.
+func (tc *testCluster) localcluster(args ...string) string {
+	cmd := exec.Command(filepath.Join(binDir, "localcluster"), append(args, "--kubeconfig", tc.kubeconfig)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	Expect(cmd.Run()).To(Succeed(), "localcluster %v:\n%s", args, out.String())
+	return out.String()
+}
+
+func (tc *testCluster) startOperator() {
+	tc.operator = startChild("operator", filepath.Join(tc.logs, "operator.log"), []string{"KUBECONFIG=" + tc.kubeconfig},
+		filepath.Join(binDir, "repot"), "manager", "--metrics-bind-address=0", "--health-probe-bind-address=0")
+}
+
+func (tc *testCluster) stop() {
+	if tc == nil {
+		return
+	}
+	if tc.operator != nil {
+		tc.operator.stop(10 * time.Second)
+	}
+	if tc.cluster != nil {
+		tc.cluster.stop(60 * time.Second)
+	}
+}
+
+// podLog returns the log of a container of a pod that ran on a process
+// node.
+func podLog(ns, pod, container string) string {
+	matches, _ := filepath.Glob(filepath.Join(stateDir, "pods", ns, pod+"-*", "logs", container+".log"))
+	if len(matches) == 0 {
+		return ""
+	}
+	data, _ := os.ReadFile(matches[len(matches)-1])
+	return string(data)
+}
+
+func ctxTimeout(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}

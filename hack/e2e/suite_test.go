@@ -1,0 +1,45 @@
+//go:build e2e
+
+// Package e2e runs end-to-end tests on the local cluster: a real control
+// plane with process nodes (hack/localcluster), the operator as a local
+// process, and the sample evaluations with simulated models. Run with
+// `make e2e` (which builds bin/repot, bin/localcluster and the control plane).
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// settings of the run, from the environment `make e2e` sets.
+var (
+	binDir   = envOr("REPOT_E2E_BIN", "../../bin")
+	stateDir = envOr("REPOT_E2E_STATE", "../../bin/e2e-state")
+	rootDir  = envOr("REPOT_E2E_ROOT", "../..")
+)
+
+func envOr(k, def string) string {
+	v := os.Getenv(k)
+	if v == "" {
+		v = def
+	}
+	abs, err := filepath.Abs(v)
+	if err != nil {
+		panic(err)
+	}
+	return abs
+}
+
+func TestE2E(t *testing.T) {
+	for _, b := range []string{"repot", "localcluster", "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
+			t.Fatalf("%v: run `make e2e` (it builds bin/ first)", err)
+		}
+	}
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "repot-operator end to end on the local cluster")
+}

@@ -1,0 +1,120 @@
+package cluster
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Layout is where the control plane keeps its files under the state dir.
+type Layout struct {
+	Dir string
+}
+
+// Paths inside the state dir.
+func (l Layout) PKI() PKI               { return PKI{Dir: l.Dir + "/pki"} }
+func (l Layout) EtcdData() string       { return l.Dir + "/etcd" }
+func (l Layout) Logs() string           { return l.Dir + "/logs" }
+func (l Layout) Log(name string) string { return l.Dir + "/logs/" + name + ".log" }
+func (l Layout) Kubeconfig() string     { return l.Dir + "/kubeconfig" }
+func (l Layout) ComponentKubeconfig(user string) string {
+	return l.Dir + "/kubeconfigs/" + strings.ReplaceAll(user, ":", "-") + ".kubeconfig"
+}
+func (l Layout) Pods() string      { return l.Dir + "/pods" }
+func (l Layout) PIDFile() string   { return l.Dir + "/localcluster.pid" }
+func (l Layout) ReadyFile() string { return l.Dir + "/ready" }
+
+// Ports are the loopback ports of the control plane.
+type Ports struct {
+	EtcdClient, EtcdPeer, APIServer int
+}
+
+// DefaultServiceCIDR is the service IP range. The API server allocates
+// ClusterIPs from it, but nothing on the local cluster ever dials them: the
+// process nodes hand pods the loopback API server and the pod IPs behind each
+// Service instead.
+const DefaultServiceCIDR = "10.0.0.0/24"
+
+// DisabledControllers are turned off in kube-controller-manager. The endpoint
+// controllers would try to publish pod IPs on 127.0.0.0/8, which Endpoints and
+// EndpointSlice validation rejects; the node agent resolves Services itself.
+var DisabledControllers = []string{
+	"endpoints-controller",
+	"endpointslice-controller",
+	"endpointslice-mirroring-controller",
+}
+
+func etcdArgs(l Layout, p Ports) []string {
+	client := fmt.Sprintf("http://127.0.0.1:%d", p.EtcdClient)
+	peer := fmt.Sprintf("http://127.0.0.1:%d", p.EtcdPeer)
+	return []string{
+		"--name=localcluster",
+		"--data-dir=" + l.EtcdData(),
+		"--listen-client-urls=" + client,
+		"--advertise-client-urls=" + client,
+		"--listen-peer-urls=" + peer,
+		"--initial-advertise-peer-urls=" + peer,
+		"--initial-cluster=localcluster=" + peer,
+		"--unsafe-no-fsync=true",
+		"--log-level=warn",
+	}
+}
+
+func apiserverArgs(l Layout, p Ports, serviceCIDR string) []string {
+	pki := l.PKI()
+	return []string{
+		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", p.EtcdClient),
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", p.APIServer),
+		"--tls-cert-file=" + pki.Path(ServingCert),
+		"--tls-private-key-file=" + pki.Path(ServingKey),
+		"--client-ca-file=" + pki.Path(CACert),
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file=" + pki.Path(SAPub),
+		"--service-account-signing-key-file=" + pki.Path(SAKey),
+		"--service-cluster-ip-range=" + serviceCIDR,
+		"--authorization-mode=Node,RBAC",
+		"--allow-privileged=true",
+		// The default "lease" reconciler publishes the advertise address
+		// (loopback) as the kubernetes Service's endpoints, which validation
+		// rejects; pods get the loopback address through env instead.
+		"--endpoint-reconciler-type=none",
+		"--enable-priority-and-fairness=false",
+		"--profiling=false",
+		"--cert-dir=" + l.Dir + "/apiserver-certs",
+	}
+}
+
+func controllerManagerArgs(l Layout, serviceCIDR string) []string {
+	pki := l.PKI()
+	kc := l.ComponentKubeconfig("system:kube-controller-manager")
+	return []string{
+		"--kubeconfig=" + kc,
+		"--authentication-kubeconfig=" + kc,
+		"--authorization-kubeconfig=" + kc,
+		"--secure-port=0",
+		"--leader-elect=false",
+		"--controllers=*,-" + strings.Join(DisabledControllers, ",-"),
+		"--service-account-private-key-file=" + pki.Path(SAKey),
+		"--root-ca-file=" + pki.Path(CACert),
+		"--use-service-account-credentials=true",
+		"--cluster-signing-cert-file=" + pki.Path(CACert),
+		"--cluster-signing-key-file=" + pki.Path(CAKey),
+		"--service-cluster-ip-range=" + serviceCIDR,
+		"--kube-api-qps=100",
+		"--kube-api-burst=200",
+		"--profiling=false",
+	}
+}
+
+func schedulerArgs(l Layout) []string {
+	kc := l.ComponentKubeconfig("system:kube-scheduler")
+	return []string{
+		"--kubeconfig=" + kc,
+		"--authentication-kubeconfig=" + kc,
+		"--authorization-kubeconfig=" + kc,
+		"--secure-port=0",
+		"--leader-elect=false",
+		"--profiling=false",
+	}
+}

@@ -1,0 +1,41 @@
+// Command localcluster runs a real Kubernetes control plane on loopback with
+// process nodes that run the project's pods as local processes: what
+// `make demo` and `make e2e` use on a machine without a cluster, Docker or a
+// GPU.
+//
+//	localcluster up [--nodes 2] [--dir bin/localcluster-state]  # foreground until SIGINT/SIGTERM
+//	localcluster wait|down|env [--dir D]
+//	localcluster apply -f FILE|DIR ...                      # server-side apply, no kubectl needed
+//	localcluster get RESOURCE [NAME] [-n NS|-A]              # the table kubectl would print
+//	localcluster logs NAMESPACE/POD [-c CONTAINER]
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// defaultDir is the state dir when --dir is not given.
+const defaultDir = "bin/localcluster-state"
+
+var constructors []func() *cobra.Command
+
+func register(f func() *cobra.Command) { constructors = append(constructors, f) }
+
+func main() {
+	root := &cobra.Command{
+		Use:           "localcluster",
+		Short:         "A local Kubernetes control plane with process nodes for repot-operator",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	for _, f := range constructors {
+		root.AddCommand(f())
+	}
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "localcluster:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,58 @@
+package nodeagent
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func svc(ns, name string, sel map[string]string, notReady bool) *corev1.Service {
+	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.ServiceSpec{Selector: sel, ClusterIP: "10.0.0.17", PublishNotReadyAddresses: notReady}}
+}
+
+func hostPod(ns, name, ip string, labels map[string]string, ready bool, phase corev1.PodPhase) *corev1.Pod {
+	st := corev1.ConditionFalse
+	if ready {
+		st = corev1.ConditionTrue
+	}
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Status: corev1.PodStatus{Phase: phase, PodIP: ip, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: st}}}}
+}
+
+func TestHostsContent(t *testing.T) {
+	app := map[string]string{"app": "sim"}
+	svcs := []*corev1.Service{
+		svc("ev", "sim", app, false),
+		svc("other", "sim", app, false),
+		svc("ev", "headless-ext", nil, false), // no selector: never resolved
+		svc("ev", "warm", map[string]string{"app": "warm"}, true),
+	}
+	pods := []*corev1.Pod{
+		hostPod("ev", "sim-b", "127.0.0.9", app, true, corev1.PodRunning),
+		hostPod("ev", "sim-a", "127.0.0.3", app, true, corev1.PodRunning),
+		hostPod("ev", "sim-unready", "127.0.0.4", app, false, corev1.PodRunning),
+		hostPod("ev", "sim-done", "127.0.0.5", app, true, corev1.PodSucceeded),
+		hostPod("ev", "sim-private", "10.1.2.3", app, true, corev1.PodRunning), // never handed out
+		hostPod("other", "sim-x", "127.0.0.6", app, true, corev1.PodRunning),
+		hostPod("ev", "warm-0", "127.0.0.7", map[string]string{"app": "warm"}, false, corev1.PodRunning),
+	}
+	got := string(hostsContent(hostsTarget{ns: "ev", name: "runner-0", hostname: "runner-0", ip: "127.0.0.20"}, svcs, pods))
+	want := `# written by the repot local cluster's node agent; Services resolve to their ready pods
+127.0.0.1	localhost
+127.0.0.20	runner-0
+127.0.0.3	sim sim.ev sim.ev.svc sim.ev.svc.cluster.local
+127.0.0.9	sim sim.ev sim.ev.svc sim.ev.svc.cluster.local
+127.0.0.7	warm warm.ev warm.ev.svc warm.ev.svc.cluster.local
+127.0.0.6	sim.other sim.other.svc sim.other.svc.cluster.local
+`
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("hosts file (-want +got):\n%s", diff)
+	}
+	if strings.Contains(got, "10.") {
+		t.Errorf("hosts file hands out a private-range address:\n%s", got)
+	}
+}

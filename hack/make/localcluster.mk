@@ -1,0 +1,38 @@
+# Local cluster, demo and end-to-end tests (hack/localcluster, hack/e2e).
+# Included by the top-level Makefile. Nothing here needs root, Docker, kind
+# or a GPU; kubectl is used for printing when installed, never required.
+
+LOCALCLUSTER_STATE ?= bin/localcluster-state
+E2E_STATE ?= bin/e2e-state
+E2E_TIMEOUT ?= 45m
+E2E_FLAGS ?=
+
+.PHONY: demo e2e localcluster-bins localcluster-up localcluster-down
+
+# What the demo and the e2e tests run: the control plane (built once per
+# Kubernetes version; 20+ minutes cold on two cores, cached in bin/), the repot
+# binary (operator, runners, simulated servers) and the local cluster.
+localcluster-bins: ## Build the control plane (cached), bin/repot and bin/localcluster.
+	@hack/build-control-plane.sh all
+	go build -o bin/repot .
+	go build -o bin/localcluster ./hack/localcluster
+
+# Start the local cluster, install the CRDs, run the operator, apply the
+# simulated samples of config/samples/, show progress, print `kubectl get
+# reval` and the status tables, stop everything. Certificates are cached in
+# $(LOCALCLUSTER_STATE), so a second run starts the cluster in seconds.
+demo: localcluster-bins ## Run the simulated sample evaluation end to end on a local cluster (no root, Docker or GPU).
+	bin/localcluster demo --dir $(LOCALCLUSTER_STATE)
+
+# End-to-end tests on the same local cluster (Ginkgo, build tag e2e).
+e2e: localcluster-bins ## End-to-end tests on the local cluster.
+	REPOT_E2E_BIN=$(CURDIR)/bin REPOT_E2E_STATE=$(CURDIR)/$(E2E_STATE) REPOT_E2E_ROOT=$(CURDIR) \
+		go test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v ./hack/e2e/ $(E2E_FLAGS)
+
+# A cluster to explore by hand: `make localcluster-up` (foreground; Ctrl-C
+# stops it), then in another shell `eval $$(bin/localcluster env)`.
+localcluster-up: localcluster-bins ## Run the local cluster in the foreground (Ctrl-C stops it).
+	bin/localcluster up --dir $(LOCALCLUSTER_STATE)
+
+localcluster-down: ## Stop a local cluster started with localcluster-up.
+	bin/localcluster down --dir $(LOCALCLUSTER_STATE)
