@@ -69,7 +69,10 @@ var catalogue = []adversary{
 	{name: "growing list", code: "x = []\nwhile True:\n    x.append(bytearray(10**7))\n", want: []string{FailureMemory}},
 	{name: "deep recursion", code: "def f(n):\n    return f(n + 1)\nf(0)\n", want: []string{"crash: RecursionError"}},
 	{name: "deep recursion with raised limit", code: "import sys\nsys.setrecursionlimit(10**8)\ndef f(n):\n    return f(n + 1) + 1\nf(0)\n",
-		want: []string{FailureMemory, "crash: signal: segmentation fault", FailureTimeout}, timeout: shortTimeout},
+		// How CPython dies when the C stack runs out depends on where the
+		// overflow lands: a segfault, a MemoryError or a SystemError raised
+		// with no exception set. Each is a contained crash.
+		want: []string{FailureMemory, "crash: signal: segmentation fault", "crash: SystemError", "crash: MemoryError", FailureTimeout}, timeout: shortTimeout},
 	{name: "fork bomb (checked)", code: "import os\nwhile True:\n    os.fork()\n", want: []string{"rejected: import of 'os' is not allowed"}},
 	{name: "fork bomb (raw)", layer: raw, code: "import os\nwhile True:\n    os.fork()\n", want: []string{"crash: BlockingIOError", "crash: OSError"}},
 	{name: "subprocess", code: "import subprocess\nprint(subprocess.run(['cat', '/etc/passwd'], capture_output=True).stdout)\n",
