@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -62,8 +63,8 @@ func newManagerCommand() *cobra.Command {
 			}
 			ctx := ctrl.SetupSignalHandler()
 			opts := Options{Image: image, MaxConcurrentReconciles: concurrency}
-			if apiCIDRs != "" {
-				opts.APIServerCIDRs = strings.Split(apiCIDRs, ",")
+			if opts.APIServerCIDRs, err = parseCIDRs(apiCIDRs); err != nil {
+				return fmt.Errorf("--apiserver-cidrs: %w", err)
 			}
 			if err := SetupWithManager(ctx, mgr, opts); err != nil {
 				return err
@@ -87,4 +88,29 @@ func newManagerCommand() *cobra.Command {
 	f.IntVar(&concurrency, "max-concurrent-reconciles", 4, "evaluations reconciled in parallel")
 	f.BoolVar(&devLog, "dev-log", false, "human-readable logs instead of JSON")
 	return cmd
+}
+
+// parseCIDRs splits a comma-separated list of CIDRs (an address without a
+// prefix length means that one address) and rejects anything else, so that a
+// typo fails the manager at start instead of every runner NetworkPolicy.
+func parseCIDRs(s string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if ip := net.ParseIP(f); ip != nil {
+			bits := 32
+			if ip.To4() == nil {
+				bits = 128
+			}
+			f = fmt.Sprintf("%s/%d", ip, bits)
+		}
+		if _, _, err := net.ParseCIDR(f); err != nil {
+			return nil, fmt.Errorf("%q is not a CIDR such as 10.0.0.1/32", f)
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -11,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 )
@@ -67,9 +69,16 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	// 4. Decide (pure).
 	p := planEvaluation(e, w, r.opts)
-	// 5. Create, update and delete children; an error requeues with backoff.
-	if err := r.applyChildren(ctx, &p); err != nil {
-		return ctrl.Result{}, err
+	// 5. Create, update and delete children; an error requeues with backoff,
+	//    except a child the API server rejects as invalid: retrying cannot
+	//    help, so the status says why (Stalled before the start, Failed
+	//    after it, when the spec can no longer change).
+	rejected := r.applyChildren(ctx, &p)
+	if rejected != nil && !errors.Is(rejected, reconcile.TerminalError(nil)) {
+		return ctrl.Result{}, rejected
+	}
+	if rejected != nil {
+		p.markRejected(e, rejected, w.Now)
 	}
 	// 6. Write the status once, if it changed.
 	if err := r.writeStatus(ctx, e, p.Status); err != nil {
@@ -78,6 +87,11 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	// 7. Announce transitions now that they are recorded.
 	r.emit(e, p.Events)
 	r.metrics.observe(e, p.Status)
+	// A rejection is not retried; only a started evaluation that it failed
+	// asks for the pass that deletes its servers.
+	if rejected != nil && p.RequeueAfter == 0 {
+		return ctrl.Result{}, rejected
+	}
 	// 8. TTL after finishing: delete the evaluation and, through owner
 	//    references, everything it owns.
 	if p.DeleteEvaluation {

@@ -2,13 +2,13 @@ package controllers
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"repot.dev/repot-operator/controllers/ledger"
 	"repot.dev/repot-operator/runner/summary"
@@ -18,8 +18,8 @@ import (
 // summary.Record JSON object per line.
 const LedgerDataKey = ledger.DataKey
 
-// ledgerProblem is a line of a ledger that could not be read. It is reported
-// in the status, never fatal: the other lines still count.
+// ledgerProblem is a line of a ledger that could not be read. It is logged
+// by the reconciler, never fatal: the other lines still count.
 type ledgerProblem struct {
 	Ledger string
 	Line   int
@@ -35,18 +35,10 @@ func (p ledgerProblem) String() string {
 // cache listed them in, so that summary.Dedupe always keeps the same record
 // of a duplicated key. Records whose model does not match the ledger's model
 // label are kept: the key (model, problem, method) is what counts. Unreadable
-// lines are returned as problems.
+// lines are returned as problems. It is recordCache.read without a cache:
+// the reconciler reads through the cache, and the tests through this.
 func readLedgers(ledgers []corev1.ConfigMap) ([]summary.Record, []ledgerProblem) {
-	ls := append([]corev1.ConfigMap(nil), ledgers...)
-	sortLedgers(ls)
-	var recs []summary.Record
-	var problems []ledgerProblem
-	for i := range ls {
-		r, p := parseLedger(ls[i].Name, ls[i].Data[LedgerDataKey])
-		recs = append(recs, r...)
-		problems = append(problems, p...)
-	}
-	return recs, problems
+	return newRecordCache().read(types.NamespacedName{}, ledgers)
 }
 
 // sortLedgers orders ledgers by model label, then shard index, then name.
@@ -82,13 +74,9 @@ func parseLedger(name, text string) ([]summary.Record, []ledgerProblem) {
 		if b == "" {
 			continue
 		}
-		var r summary.Record
-		if err := json.Unmarshal([]byte(b), &r); err != nil {
+		r, err := ledger.ParseRecord([]byte(b))
+		if err != nil {
 			problems = append(problems, ledgerProblem{Ledger: name, Line: line, Err: err.Error()})
-			continue
-		}
-		if r.Model == "" || r.ProblemID == "" || r.Method == "" {
-			problems = append(problems, ledgerProblem{Ledger: name, Line: line, Err: "record lacks model, problem_id or method"})
 			continue
 		}
 		recs = append(recs, r)

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 )
@@ -61,6 +62,9 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 	w.ServerPods = pods.Items
 
 	w.Records, w.LedgerProblems = r.ledgers.read(namespacedName(e), w.Ledgers)
+	if n := len(w.LedgerProblems); n > 0 {
+		log.FromContext(ctx).Info("skipping ledger lines that are not records", "count", n, "first", w.LedgerProblems[0].String())
+	}
 
 	w.Problems = problemsFromSpec(e)
 	if p := e.Spec.Problems; p != nil && p.ConfigMap != nil {

@@ -52,6 +52,12 @@ func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serv
 		st.Models = append(st.Models, mst)
 	}
 	st.Progress = &repotv1.Progress{RunsDone: done, RunsTotal: total, Text: progressText(done, total)}
+	if out.Phase == phaseComplete && done < total {
+		// Every Job completed, yet the ledgers lack runs: a ledger sidecar
+		// could not store them. Say so rather than claim they are recorded
+		// (the next pass corrects this if the ledgers were only late).
+		out.Message += fmt.Sprintf("; but %d of %d runs are missing from the ledgers: a runner's ledger writes failed (see the ledger-sync container logs) or problem ids repeat; the status counts only what the ledgers hold", total-done, total)
+	}
 	st.Scaling = scalingStatus(res.Scaling)
 
 	state, conds := evaluationConditions(e, w, out, views, ready)

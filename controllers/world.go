@@ -33,7 +33,7 @@ type world struct {
 
 	// Records are the records of all ledgers in a fixed order (readLedgers).
 	Records []summary.Record
-	// LedgerProblems are unreadable ledger lines.
+	// LedgerProblems are unreadable ledger lines (logged, never counted).
 	LedgerProblems []ledgerProblem
 
 	// Problems is what is known about spec.problems.

@@ -75,6 +75,10 @@ const (
 	// ReasonServerStalled: a model's server cannot start; the model status
 	// and the ServersReady condition name the cause (Stalled).
 	ReasonServerStalled = "ServerStalled"
+	// ReasonChildRejected: the API server rejected an object the operator
+	// built from the spec (for example an invalid node selector key), so
+	// retrying cannot help until the spec changes (Stalled).
+	ReasonChildRejected = "ChildRejected"
 	// ReasonFailed: the evaluation failed (Stalled, Ready false).
 	ReasonFailed = "Failed"
 	// ReasonReconciled: nothing left to do (Reconciling false, Stalled false).

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +18,10 @@ import (
 // most 1 MiB in all; the rest is left for metadata. A shard whose records do
 // not fit needs more shards (spec.runner.shardsPerModel).
 const MaxLedgerBytes = 1000 * 1000
+
+// ErrLedgerFull is the cause of a Merge that would take the ledger past
+// MaxLedgerBytes. Retrying the same records cannot succeed.
+var ErrLedgerFull = errors.New("ledger full")
 
 // ConfigMapClient is the part of the typed ConfigMap client the ledger uses;
 // client-go's CoreV1().ConfigMaps(ns) satisfies it.
@@ -65,7 +70,7 @@ func (s *Store) Merge(ctx context.Context, recs []summary.Record) (int, error) {
 			return 0, nil
 		}
 		if len(merged) > MaxLedgerBytes {
-			return 0, fmt.Errorf("ledger ConfigMap %s would hold %d bytes of records, more than %d: give the evaluation more shards (spec.runner.shardsPerModel)", s.Name, len(merged), MaxLedgerBytes)
+			return 0, fmt.Errorf("%w: ledger ConfigMap %s would hold %d bytes of records, more than %d: give the evaluation more shards (spec.runner.shardsPerModel)", ErrLedgerFull, s.Name, len(merged), MaxLedgerBytes)
 		}
 		patch, err := json.Marshal(map[string]any{
 			"metadata": map[string]any{"resourceVersion": cm.ResourceVersion},

@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -37,6 +39,7 @@ type Syncer struct {
 	pending []summary.Record
 	since   time.Time // when the oldest pending record was read
 	written int
+	dropped int // records a full ledger refused (they stay in the file)
 }
 
 func (s *Syncer) defaults() {
@@ -63,7 +66,10 @@ func (s *Syncer) defaults() {
 // Run syncs until ctx is cancelled, then reads the file a last time and
 // writes everything still pending. It returns the error of that final write
 // (records it could not store are lost to the ledger but stay in the file);
-// failed writes before it are logged and retried on the next poll.
+// failed writes before it are logged and retried on the next poll, except
+// when the ledger is full (ErrLedgerFull): retrying those records cannot
+// succeed, so they are dropped from the ledger's queue, and Run returns an
+// error at the end that counts them.
 func (s *Syncer) Run(ctx context.Context) (written int, err error) {
 	s.defaults()
 	t := s.Clock.NewTicker(s.Poll)
@@ -76,7 +82,11 @@ func (s *Syncer) Run(ctx context.Context) (written int, err error) {
 			s.read()
 			if len(s.pending) >= s.Batch || (len(s.pending) > 0 && s.Clock.Since(s.since) >= s.MaxDelay) {
 				if err := s.flush(ctx); err != nil && ctx.Err() == nil {
-					s.Logf("ledger: %v (will retry)", err)
+					retry := "will retry"
+					if errors.Is(err, ErrLedgerFull) {
+						retry = "not retried; the records stay in the file"
+					}
+					s.Logf("ledger: %v (%s)", err, retry)
 				}
 			}
 			if s.polled != nil {
@@ -91,6 +101,9 @@ func (s *Syncer) final() (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.FinalTimeout)
 	defer cancel()
 	err := s.flush(ctx)
+	if err == nil && s.dropped > 0 {
+		err = fmt.Errorf("%w: %d records could not be stored in the ledger (they are only in %s)", ErrLedgerFull, s.dropped, s.Tail.Path)
+	}
 	return s.written, err
 }
 
@@ -114,6 +127,10 @@ func (s *Syncer) flush(ctx context.Context) error {
 		return nil
 	}
 	if _, err := s.Store.Merge(ctx, s.pending); err != nil {
+		if errors.Is(err, ErrLedgerFull) {
+			s.dropped += len(s.pending)
+			s.pending = nil
+		}
 		return err
 	}
 	s.written += len(s.pending)

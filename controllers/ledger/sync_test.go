@@ -3,7 +3,10 @@ package ledger
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -116,5 +119,61 @@ func TestSyncFinalWriteFailureIsReported(t *testing.T) {
 	h.cancel()
 	if err := <-h.done; err == nil {
 		t.Fatal("Run returned no error although the final write failed")
+	}
+}
+
+// fullMerger is a ledger that refuses every write as too large.
+type fullMerger struct {
+	mu    sync.Mutex
+	calls int
+}
+
+func (m *fullMerger) Merge(context.Context, []summary.Record) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.calls++
+	return 0, fmt.Errorf("%w: ledger ConfigMap led-0 would hold too much", ErrLedgerFull)
+}
+
+func (m *fullMerger) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.calls
+}
+
+// A full ledger cannot take the records however often they are offered:
+// they are written once, not retried on every poll, and the final result
+// says how many the ledger lacks.
+func TestSyncDoesNotRetryAFullLedger(t *testing.T) {
+	clock := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	path := filepath.Join(t.TempDir(), "records.jsonl")
+	polled := make(chan struct{})
+	m := &fullMerger{}
+	s := &Syncer{Store: m, Tail: &Tail{Path: path}, Clock: clock, Poll: time.Second, Batch: 1,
+		polled: func() { polled <- struct{}{} }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Run(ctx)
+		done <- err
+	}()
+	poll := func() {
+		for !clock.HasWaiters() {
+			time.Sleep(time.Millisecond)
+		}
+		clock.Step(time.Second)
+		<-polled
+	}
+	appendFile(t, path, jsonl(t, rec("p1", "pot", true, ""), rec("p2", "pot", true, "")))
+	for range 5 {
+		poll()
+	}
+	if got := m.count(); got != 1 {
+		t.Errorf("a full ledger was offered the same records %d times; want 1", got)
+	}
+	cancel()
+	err := <-done
+	if !errors.Is(err, ErrLedgerFull) || !strings.Contains(err.Error(), "2 records") {
+		t.Errorf("Run = %v; want ErrLedgerFull counting the 2 records the ledger lacks", err)
 	}
 }

@@ -31,18 +31,30 @@ func NewTransport() *http.Transport {
 type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // HostsDialer wraps dial so that a host name listed in the hosts file named
-// by getenv(HostsFileEnv) is replaced by its address before dialing.
+// by getenv(HostsFileEnv) is replaced by its address before dialing. A
+// cluster Service name (ending in .svc or .svc.cluster.local) that the file
+// does not list fails as not found instead of going to the host's DNS
+// resolver: the file is the cluster's DNS, and the host's resolver (often at
+// a private-range address) cannot know the name anyway.
 func HostsDialer(dial DialFunc, getenv func(string) string) DialFunc {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if path := getenv(HostsFileEnv); path != "" {
 			if host, port, err := net.SplitHostPort(addr); err == nil && net.ParseIP(host) == nil {
 				if ip, ok := LookupHostsFile(path, host); ok {
 					addr = net.JoinHostPort(ip, port)
+				} else if clusterName(host) {
+					return nil, &net.DNSError{Err: "not in " + HostsFileEnv + " " + path, Name: host, IsNotFound: true}
 				}
 			}
 		}
 		return dial(ctx, network, addr)
 	}
+}
+
+// clusterName reports whether host is a cluster Service name.
+func clusterName(host string) bool {
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	return strings.HasSuffix(h, ".svc") || strings.HasSuffix(h, ".svc.cluster.local")
 }
 
 // LookupHostsFile returns the first address that the hosts file at path

@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -98,5 +99,32 @@ func TestClientUsesHostsFile(t *testing.T) {
 	}
 	if resp.Content == "" {
 		t.Error("empty content")
+	}
+}
+
+// A cluster Service name missing from the hosts file must not reach the
+// host's DNS resolver (on the local cluster that may be a private-range
+// address); other names still fall back to normal resolution.
+func TestHostsDialerKeepsClusterNamesOffHostDNS(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hosts")
+	writeHosts(t, path, "127.0.0.5 model.ns.svc\n")
+	var dialed []string
+	dial := func(_ context.Context, _, addr string) (net.Conn, error) {
+		dialed = append(dialed, addr)
+		return nil, nil
+	}
+	d := HostsDialer(dial, func(k string) string { return map[string]string{HostsFileEnv: path}[k] })
+	for _, addr := range []string{"gone.ns.svc:8000", "Gone.NS.svc.cluster.local.:8000"} {
+		_, err := d(context.Background(), "tcp", addr)
+		var dnsErr *net.DNSError
+		if !errors.As(err, &dnsErr) || !dnsErr.IsNotFound {
+			t.Errorf("dial %s: err = %v, want a not-found DNS error", addr, err)
+		}
+	}
+	_, _ = d(context.Background(), "tcp", "api.example.com:443")
+	_, _ = d(context.Background(), "tcp", "service.example:443")
+	want := []string{"api.example.com:443", "service.example:443"}
+	if len(dialed) != len(want) || dialed[0] != want[0] || dialed[1] != want[1] {
+		t.Errorf("dialed %v, want %v", dialed, want)
 	}
 }

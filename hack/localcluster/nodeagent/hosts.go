@@ -13,6 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// NoEndpointsIP is what a Service name resolves to while no pod behind it
+// is ready: a loopback address outside every pod IP block (blocks are
+// 127.0-199.x.y, see cluster.AcquireIPBlock), so a connection to it is
+// refused at once and never leaves 127.0.0.0/8.
+const NoEndpointsIP = "127.255.255.254"
+
 // hostsTarget is one pod's hosts file.
 type hostsTarget struct {
 	ns, name, hostname, ip, path string
@@ -105,8 +111,9 @@ func (h *hostsManager) write(uid types.UID, t hostsTarget, data []byte) {
 }
 
 // hostsContent renders the hosts file of pod t: the pod itself, then every
-// Service with ready endpoints, under its short name (same namespace only)
-// and its qualified names.
+// Service with a selector, under its short name (same namespace only) and
+// its qualified names, at the addresses of its ready pods or, with none, at
+// NoEndpointsIP.
 func hostsContent(t hostsTarget, svcs []*corev1.Service, pods []*corev1.Pod) []byte {
 	var b bytes.Buffer
 	b.WriteString("# written by the repot local cluster's node agent; Services resolve to their ready pods\n")
@@ -131,7 +138,16 @@ func hostsContent(t hostsTarget, svcs []*corev1.Service, pods []*corev1.Pod) []b
 		if s.Namespace == t.ns {
 			names = s.Name + " " + names
 		}
-		for _, ip := range endpointIPs(s, sel, pods) {
+		ips := endpointIPs(s, sel, pods)
+		if len(ips) == 0 {
+			// No ready pod: as kube-proxy rejects a ClusterIP without
+			// endpoints, the name resolves to a loopback address where
+			// nothing listens (the dial fails at once and is retried).
+			// Leaving it out would send the process to the host's DNS
+			// resolver, which may well sit at a private-range address.
+			ips = []string{NoEndpointsIP}
+		}
+		for _, ip := range ips {
 			fmt.Fprintf(&b, "%s\t%s\n", ip, names)
 		}
 	}

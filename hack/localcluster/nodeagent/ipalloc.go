@@ -42,8 +42,12 @@ func (a *IPAllocator) Allocate() (string, error) {
 		if b := n & 0xff; b == 0 || b == 0xff || a.inUse[n] {
 			continue
 		}
+		ip := fmt.Sprintf("127.%d.%d.%d", a.block, n>>8&0xff, n&0xff)
+		if ip == NoEndpointsIP {
+			continue
+		}
 		a.inUse[n] = true
-		return fmt.Sprintf("127.%d.%d.%d", a.block, n>>8&0xff, n&0xff), nil
+		return ip, nil
 	}
 	return "", fmt.Errorf("no free pod IP in 127.%d.0.0/16", a.block)
 }

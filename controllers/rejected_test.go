@@ -1,0 +1,98 @@
+package controllers
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+)
+
+// An evaluation not yet started stalls on a rejected child, with its spec
+// left editable; the same rejection again changes nothing.
+func TestMarkRejectedBeforeStart(t *testing.T) {
+	cause := errors.New(`create *v1.Deployment ev-big-server: Deployment.apps "ev-big-server" is invalid: spec.template.spec.nodeSelector: Invalid value: "not a key!"`)
+	e := revtesting.MakeEvaluation("ev", "ns").VLLM("big", "org/model").ActiveDeadline(600).Obj()
+	w := newWorld()
+	p := planEvaluation(e, w, testOpts)
+	p.markRejected(e, cause, w.Now)
+	want := planDigest{
+		Create:     cat(accessCreates, ledgers("big", 4), []string{"Service/ev-big-server", "Deployment/ev-big-server"}),
+		State:      repotv1.StateStalled,
+		Conditions: conds("False/ServersStarting", "False/WaitingForServers", "False/InProgress", "False/InProgress", "False/InProgress", "False/ChildRejected", "True/ChildRejected"),
+		Servers:    []string{"big=Starting"},
+		Events:     []string{"ChildRejected"},
+	}
+	if diff := cmp.Diff(want, digest(p)); diff != "" {
+		t.Errorf("plan (-want +got):\n%s", diff)
+	}
+	st := findCondition(p.Status.Conditions, repotv1.ConditionStalled)
+	if !strings.Contains(st.Message, "fix the spec") || !strings.Contains(st.Message, "nodeSelector") {
+		t.Errorf("Stalled message %q should say to fix the spec and carry the API server's cause", st.Message)
+	}
+	if st.ObservedGeneration != e.Generation {
+		t.Errorf("Stalled observedGeneration = %d, want %d", st.ObservedGeneration, e.Generation)
+	}
+
+	applyToWorld(e, w, plan{Status: p.Status})
+	w.Now = w.Now.Add(time.Minute)
+	again := planEvaluation(e, w, testOpts)
+	again.markRejected(e, cause, w.Now)
+	if len(again.Events) != 0 {
+		t.Errorf("a repeated rejection emits events %v", digest(again).Events)
+	}
+	st2 := findCondition(again.Status.Conditions, repotv1.ConditionStalled)
+	if !st2.LastTransitionTime.Equal(&st.LastTransitionTime) {
+		t.Errorf("Stalled lastTransitionTime moved from %v to %v", st.LastTransitionTime, st2.LastTransitionTime)
+	}
+}
+
+// A started evaluation cannot change its spec, so a rejected child fails
+// it, and the next pass tears its servers down.
+func TestMarkRejectedAfterStart(t *testing.T) {
+	cause := errors.New(`create *v1.Job ev-sim-run: Job.batch "ev-sim-run" is invalid: spec.template.spec.containers[0].resources.requests: Invalid value: "8": must be less than or equal to cpu limit of 1`)
+	e := revtesting.MakeEvaluation("ev", "ns").Simulated("sim", "strong", 1).Shards(2).Obj()
+	w := newWorld()
+	step(e, w, t0)
+	setServerReady(w, "ev", "sim", true)
+	w.Now = t0.Add(time.Minute)
+	p := planEvaluation(e, w, testOpts)
+	p.markRejected(e, cause, w.Now)
+	want := planDigest{
+		Create:     []string{"Job/" + RunnerJobName("ev", "sim")},
+		State:      repotv1.StateFailed,
+		Conditions: conds("True/ServersAnswered", "False/RunnersFinished", "False/Failed", "True/ChildRejected", "False/Failed", "False/Reconciled", "True/Failed"),
+		Servers:    []string{"sim=Ready"},
+		Started:    true,
+		Completed:  true,
+		// One more pass deletes the servers.
+		RequeueAfter: time.Second,
+		Events:       []string{"ServersAnswered", "ChildRejected", "Failed"},
+	}
+	if diff := cmp.Diff(want, digest(p)); diff != "" {
+		t.Errorf("plan (-want +got):\n%s", diff)
+	}
+	if f := findCondition(p.Status.Conditions, repotv1.ConditionFailed); !strings.Contains(f.Message, "create a new RepotEvaluation") || !strings.Contains(f.Message, "cpu limit") {
+		t.Errorf("Failed message %q should say to create a new evaluation and carry the API server's cause", f.Message)
+	}
+
+	// The Job was never created; the next pass sees a failed evaluation.
+	p.Create = nil
+	applyToWorld(e, w, p)
+	next := planEvaluation(e, w, testOpts)
+	want = planDigest{
+		Delete:     []string{"Deployment/ev-sim-server", "Service/ev-sim-server"},
+		State:      repotv1.StateFailed,
+		Conditions: conds("False/ServersStopped", "False/RunnersFinished", "False/Failed", "True/ChildRejected", "False/Failed", "False/Reconciled", "True/Failed"),
+		Servers:    []string{"sim=Stopped"},
+		Started:    true,
+		Completed:  true,
+	}
+	if diff := cmp.Diff(want, digest(next)); diff != "" {
+		t.Errorf("next plan (-want +got):\n%s", diff)
+	}
+}
