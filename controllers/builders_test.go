@@ -24,19 +24,19 @@ func TestRunArgs(t *testing.T) {
 			"--base-url", "http://ev-m-server.ns.svc:8000/v1", "--model", "m", "--model-label", "m",
 			"--shard-index=$(JOB_COMPLETION_INDEX)", "--shard-count", "4", "--concurrency", "16",
 			"--repair-budget", "1", "--adaptive-threshold-permille", "150", "--temperature", "0", "--max-tokens", "16384",
-			"--disable-thinking=true", "--out", "/work/out", "--resume"},
+			"--disable-thinking=true", "--out", "/repot/out", "--resume"},
 	}, {
 		name: "endpoint with key, problems ConfigMap, artifacts and settings",
 		eval: revtesting.MakeEvaluation("ev", "ns").Endpoint("api", "https://x/v1", "gpt").APIKeySecret("k", "").
 			Suite(repotv1.SuitePlanBench378).ProblemsConfigMap("pb", "pb.jsonl").Methods(repotv1.MethodRePoT).
 			Shards(2).InFlight(8).RepairBudget(2).ShortPrefixPermille(200).Temperature("0.7").MaxTokens(4096).
 			DisableThinking(false).ArtifactsPVC("traces").Obj(),
-		want: []string{"run", "--suite", "planbench-378", "--problems", "/work/problems/pb.jsonl", "--methods", "repot",
+		want: []string{"run", "--suite", "planbench-378", "--problems", "/repot/problems/pb.jsonl", "--methods", "repot",
 			"--base-url", "https://x/v1", "--model", "gpt", "--model-label", "api",
 			"--shard-index=$(JOB_COMPLETION_INDEX)", "--shard-count", "2", "--concurrency", "8",
 			"--repair-budget", "2", "--adaptive-threshold-permille", "200", "--temperature", "0.7", "--max-tokens", "4096",
-			"--disable-thinking=false", "--out", "/work/out", "--resume", "--api-key-env", "REPOT_API_KEY",
-			"--traces", "/work/artifacts/api-shard-$(JOB_COMPLETION_INDEX).jsonl"},
+			"--disable-thinking=false", "--out", "/repot/out", "--resume", "--api-key-env", "REPOT_API_KEY",
+			"--traces", "/repot/artifacts/api-shard-$(JOB_COMPLETION_INDEX).jsonl"},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

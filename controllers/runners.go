@@ -16,9 +16,9 @@ import (
 
 // Paths inside runner pods.
 const (
-	workOutPath    = "/work/out"
-	problemsPath   = "/work/problems"
-	artifactsPath  = "/work/artifacts"
+	workOutPath    = "/repot/out"
+	problemsPath   = "/repot/problems"
+	artifactsPath  = "/repot/artifacts"
 	tokenMountPath = "/var/run/secrets/kubernetes.io/serviceaccount"
 	recordsFile    = workOutPath + "/records.jsonl"
 	apiKeyEnv      = "REPOT_API_KEY"

@@ -64,7 +64,7 @@ func shPod(name string, restart corev1.RestartPolicy, init []corev1.Container, m
 
 func sh(name, script string) corev1.Container {
 	return corev1.Container{Name: name, Image: "repot-operator:test", Command: []string{"sh", "-c", script},
-		VolumeMounts: []corev1.VolumeMount{{Name: "out", MountPath: "/work/out"}},
+		VolumeMounts: []corev1.VolumeMount{{Name: "out", MountPath: "/repot/out"}},
 		Env:          []corev1.EnvVar{{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}}}
 }
 
@@ -87,11 +87,11 @@ func waitPod(t *testing.T, cs *fake.Clientset, name string, ok func(*corev1.Pod)
 
 func TestAgentRunsInitSidecarAndMain(t *testing.T) {
 	cs, _ := startAgent(t)
-	sidecar := sh("sync", `trap 'echo stopped >> /work/out/sidecar; exit 0' TERM; while :; do sleep 0.05; done`)
+	sidecar := sh("sync", `trap 'echo stopped >> /repot/out/sidecar; exit 0' TERM; while :; do sleep 0.05; done`)
 	sidecar.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
 	pod := shPod("p1", corev1.RestartPolicyNever,
-		[]corev1.Container{sh("restore", `echo restored > /work/out/records`), sidecar},
-		sh("run", `test "$(cat /work/out/records)" = restored && case "$POD_IP" in 127.*) ;; *) exit 9;; esac && test -n "$REPOT_HOSTS_FILE" && test "$KUBERNETES_SERVICE_HOST" = 127.0.0.1`))
+		[]corev1.Container{sh("restore", `echo restored > /repot/out/records`), sidecar},
+		sh("run", `test "$(cat /repot/out/records)" = restored && case "$POD_IP" in 127.*) ;; *) exit 9;; esac && test -n "$REPOT_HOSTS_FILE" && test "$KUBERNETES_SERVICE_HOST" = 127.0.0.1`))
 	if _, err := cs.CoreV1().Pods("ev").Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestAgentRestartsAndDeletesGracefully(t *testing.T) {
 	cs, dir := startAgent(t)
 	ctx := context.Background()
 	// Fails on its first run (no marker yet), then runs until SIGTERM.
-	script := `if [ ! -f /work/out/ran ]; then touch /work/out/ran; exit 1; fi; trap 'echo term > ` + "$HOME" + `/../logs/term; exit 0' TERM; while :; do sleep 0.05; done`
+	script := `if [ ! -f /repot/out/ran ]; then touch /repot/out/ran; exit 1; fi; trap 'echo term > ` + "$HOME" + `/../logs/term; exit 0' TERM; while :; do sleep 0.05; done`
 	if _, err := cs.CoreV1().Pods("ev").Create(ctx, shPod("svc", corev1.RestartPolicyAlways, nil, sh("server", script)), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

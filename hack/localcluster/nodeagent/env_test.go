@@ -77,7 +77,7 @@ func TestBuildArgv(t *testing.T) {
 		v, ok := map[string]string{"POD_IP": "127.0.0.8", "JOB_COMPLETION_INDEX": "2"}[k]
 		return v, ok
 	}
-	pm := newPathMap(map[string]string{"/work/out": "/p/volumes/out"})
+	pm := newPathMap(map[string]string{"/repot/out": "/p/volumes/out"})
 	for _, tc := range []struct {
 		name    string
 		c       corev1.Container
@@ -86,7 +86,7 @@ func TestBuildArgv(t *testing.T) {
 	}{
 		{"entrypoint", corev1.Container{Args: []string{"sim-server", "--listen=$(POD_IP):8000"}},
 			[]string{"/bin/repot", "sim-server", "--listen=127.0.0.8:8000"}, false},
-		{"repot command", corev1.Container{Command: []string{"repot"}, Args: []string{"run", "--out", "/work/out", "--shard-index=$(JOB_COMPLETION_INDEX)"}},
+		{"repot command", corev1.Container{Command: []string{"repot"}, Args: []string{"run", "--out", "/repot/out", "--shard-index=$(JOB_COMPLETION_INDEX)"}},
 			[]string{"/bin/repot", "run", "--out", "/p/volumes/out", "--shard-index=2"}, false},
 		{"absolute repot", corev1.Container{Command: []string{"/usr/local/bin/repot", "manager"}, Args: []string{"--metrics-bind-address=:8080"}},
 			[]string{"/bin/repot", "manager", "--metrics-bind-address=127.0.0.8:8080"}, false},

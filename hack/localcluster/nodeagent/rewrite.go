@@ -30,8 +30,8 @@ func newPathMap(m map[string]string) pathMap {
 // rewrite replaces every occurrence of a mount path in s that stands as a
 // path (at the start of s or after a separator such as "=", ":", ",", a quote
 // or a space, and followed by the end, "/" or such a separator) with the
-// local directory. "/work/out" becomes "<pod dir>/volumes/work/out" but
-// "/work/outer" and "x/work/out" stay as they are.
+// local directory. "/repot/out" becomes "<pod dir>/volumes/repot/out" but
+// "/repot/outer" and "x/repot/out" stay as they are.
 func (pm pathMap) rewrite(s string) string {
 	if len(pm) == 0 || !strings.Contains(s, "/") {
 		return s

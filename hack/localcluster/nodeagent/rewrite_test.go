@@ -4,21 +4,21 @@ import "testing"
 
 func TestPathMapRewrite(t *testing.T) {
 	pm := newPathMap(map[string]string{
-		"/work/out":                "/s/pods/p/volumes/out",
-		"/work":                    "/s/pods/p/volumes/work",
+		"/repot/out":                "/s/pods/p/volumes/out",
+		"/repot":                    "/s/pods/p/volumes/repot",
 		"/etc/repot/config.yaml":   "/s/pods/p/volumes/cfg/config.yaml",
 		"/var/run/secrets/ledger/": "/s/pods/p/volumes/token",
 	})
 	for _, tc := range []struct{ in, want string }{
-		{"/work/out", "/s/pods/p/volumes/out"},
-		{"--out=/work/out", "--out=/s/pods/p/volumes/out"},
-		{"--out=/work/out/records.jsonl", "--out=/s/pods/p/volumes/out/records.jsonl"},
-		{"/work/outer", "/s/pods/p/volumes/work/outer"},
-		{"/work", "/s/pods/p/volumes/work"},
-		{"x/work/out", "x/work/out"},
+		{"/repot/out", "/s/pods/p/volumes/out"},
+		{"--out=/repot/out", "--out=/s/pods/p/volumes/out"},
+		{"--out=/repot/out/records.jsonl", "--out=/s/pods/p/volumes/out/records.jsonl"},
+		{"/repot/outer", "/s/pods/p/volumes/repot/outer"},
+		{"/repot", "/s/pods/p/volumes/repot"},
+		{"x/repot/out", "x/repot/out"},
 		{"/workspace", "/workspace"},
-		{"a=/work/out,b=/work", "a=/s/pods/p/volumes/out,b=/s/pods/p/volumes/work"},
-		{"cat /etc/repot/config.yaml; ls /work", "cat /s/pods/p/volumes/cfg/config.yaml; ls /s/pods/p/volumes/work"},
+		{"a=/repot/out,b=/repot", "a=/s/pods/p/volumes/out,b=/s/pods/p/volumes/repot"},
+		{"cat /etc/repot/config.yaml; ls /repot", "cat /s/pods/p/volumes/cfg/config.yaml; ls /s/pods/p/volumes/repot"},
 		{"/var/run/secrets/ledger/token", "/s/pods/p/volumes/token/token"},
 		{"no paths here", "no paths here"},
 	} {
