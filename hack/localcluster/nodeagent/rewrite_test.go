@@ -4,8 +4,8 @@ import "testing"
 
 func TestPathMapRewrite(t *testing.T) {
 	pm := newPathMap(map[string]string{
-		"/repot/out":                "/s/pods/p/volumes/out",
-		"/repot":                    "/s/pods/p/volumes/repot",
+		"/repot/out":               "/s/pods/p/volumes/out",
+		"/repot":                   "/s/pods/p/volumes/repot",
 		"/etc/repot/config.yaml":   "/s/pods/p/volumes/cfg/config.yaml",
 		"/var/run/secrets/ledger/": "/s/pods/p/volumes/token",
 	})
