@@ -190,7 +190,6 @@ func bidirectionalBFS(e Env, from, goal State) ([]Action, error) {
 	}
 	fwd := map[string]bfsNode{sk: {state: from}}
 	bwd := map[string]bfsNode{gk: {state: goal}}
-	ff, bf := []string{sk}, []string{gk}
 	expand := func(nodes map[string]bfsNode, frontier []string, other map[string]bfsNode) ([]string, string) {
 		var next []string
 		for _, k := range frontier {
@@ -213,37 +212,52 @@ func bidirectionalBFS(e Env, from, goal State) ([]Action, error) {
 		}
 		return next, ""
 	}
+	meet, err := meetInMiddle(sk, gk, func() int { return len(fwd) + len(bwd) },
+		func(f []string) ([]string, string) { return expand(fwd, f, bwd) },
+		func(f []string) ([]string, string) { return expand(bwd, f, fwd) })
+	if err != nil {
+		return nil, err
+	}
+	plan := tracePlan(fwd, sk, meet)
+	// Walk the backward tree from the meeting state to the goal; each
+	// edge there was found from the goal side, so find the move that
+	// undoes it from the current state.
+	cur := fwd[meet].state
+	for k := meet; k != gk; {
+		parent := bwd[k].parent
+		pk := bwd[parent]
+		a, next, ok := moveTo(e, cur, stateKey(pk.state))
+		if !ok {
+			return nil, errors.New("envs.Solve: internal error: irreversible move in bidirectional search")
+		}
+		plan = append(plan, a)
+		cur, k = next, parent
+	}
+	return plan, nil
+}
+
+// meetInMiddle drives a bidirectional breadth-first search from the keys
+// start and goal: it always expands the smaller frontier (expandFwd or
+// expandBwd return the next frontier, or the key of a state both searches
+// reached) until they meet, a frontier empties (ErrNoPlan) or size, the
+// number of states seen, passes the search limit.
+func meetInMiddle(start, goal string, size func() int, expandFwd, expandBwd func([]string) ([]string, string)) (string, error) {
+	ff, bf := []string{start}, []string{goal}
 	for len(ff) > 0 && len(bf) > 0 {
-		if len(fwd)+len(bwd) > bfsLimit {
-			return nil, fmt.Errorf("%w: search limit of %d states reached", ErrNoPlan, bfsLimit)
+		if size() > bfsLimit {
+			return "", fmt.Errorf("%w: search limit of %d states reached", ErrNoPlan, bfsLimit)
 		}
 		var meet string
 		if len(ff) <= len(bf) {
-			ff, meet = expand(fwd, ff, bwd)
+			ff, meet = expandFwd(ff)
 		} else {
-			bf, meet = expand(bwd, bf, fwd)
+			bf, meet = expandBwd(bf)
 		}
-		if meet == "" {
-			continue
+		if meet != "" {
+			return meet, nil
 		}
-		plan := tracePlan(fwd, sk, meet)
-		// Walk the backward tree from the meeting state to the goal; each
-		// edge there was found from the goal side, so find the move that
-		// undoes it from the current state.
-		cur := fwd[meet].state
-		for k := meet; k != gk; {
-			parent := bwd[k].parent
-			pk := bwd[parent]
-			a, next, ok := moveTo(e, cur, stateKey(pk.state))
-			if !ok {
-				return nil, errors.New("envs.Solve: internal error: irreversible move in bidirectional search")
-			}
-			plan = append(plan, a)
-			cur, k = next, parent
-		}
-		return plan, nil
 	}
-	return nil, ErrNoPlan
+	return "", ErrNoPlan
 }
 
 // moveTo finds a legal action from s leading to the state with key want.

@@ -2,6 +2,7 @@ package envs
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -68,7 +69,6 @@ func blocksBFS(from, goal *BlocksState) ([]Action, error) {
 	}
 	fwd := map[string]blocksNode{sk: {}}
 	bwd := map[string]blocksNode{gk: {}}
-	ff, bf := []string{sk}, []string{gk}
 	bounds := make([]int, m+1)
 	buf := make([]byte, len(sk))
 	expand := func(nodes map[string]blocksNode, frontier []string, other map[string]blocksNode) ([]string, string) {
@@ -122,33 +122,21 @@ func blocksBFS(from, goal *BlocksState) ([]Action, error) {
 		}
 		return next, ""
 	}
-	for len(ff) > 0 && len(bf) > 0 {
-		if len(fwd)+len(bwd) > bfsLimit {
-			return nil, fmt.Errorf("%w: search limit of %d states reached", ErrNoPlan, bfsLimit)
-		}
-		var meet string
-		if len(ff) <= len(bf) {
-			ff, meet = expand(fwd, ff, bwd)
-		} else {
-			bf, meet = expand(bwd, bf, fwd)
-		}
-		if meet == "" {
-			continue
-		}
-		var rev []Action
-		for k := meet; k != sk; k = fwd[k].parent {
-			n := fwd[k]
-			rev = append(rev, &BlocksAction{Block: nameOf(n.block), From: int(n.from), To: int(n.to), Type: "move"})
-		}
-		plan := make([]Action, 0, len(rev))
-		for i := len(rev) - 1; i >= 0; i-- {
-			plan = append(plan, rev[i])
-		}
-		for k := meet; k != gk; k = bwd[k].parent {
-			n := bwd[k]
-			plan = append(plan, &BlocksAction{Block: nameOf(n.block), From: int(n.to), To: int(n.from), Type: "move"})
-		}
-		return plan, nil
+	meet, err := meetInMiddle(sk, gk, func() int { return len(fwd) + len(bwd) },
+		func(f []string) ([]string, string) { return expand(fwd, f, bwd) },
+		func(f []string) ([]string, string) { return expand(bwd, f, fwd) })
+	if err != nil {
+		return nil, err
 	}
-	return nil, ErrNoPlan
+	var plan []Action
+	for k := meet; k != sk; k = fwd[k].parent {
+		n := fwd[k]
+		plan = append(plan, &BlocksAction{Block: nameOf(n.block), From: int(n.from), To: int(n.to), Type: "move"})
+	}
+	slices.Reverse(plan)
+	for k := meet; k != gk; k = bwd[k].parent {
+		n := bwd[k]
+		plan = append(plan, &BlocksAction{Block: nameOf(n.block), From: int(n.to), To: int(n.from), Type: "move"})
+	}
+	return plan, nil
 }
