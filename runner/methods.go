@@ -105,15 +105,13 @@ func RunProblem(ctx context.Context, deps Deps, opts Options, p *envs.Problem, m
 	case summary.MethodPoTRetry:
 		final, err := r.freshRetry(ctx, first)
 		return r.finish(method, summary.RouteFreshRetry, false, first, final, err)
-	case summary.MethodRePoT:
-		final, err := r.repair(ctx, first, prompt.Standard, opts.RepairBudget)
-		return r.finish(method, summary.RouteSuffixRepair, opts.RepairBudget > 0, first, final, err)
-	case summary.MethodRePoTNoPrefix:
-		final, err := r.repair(ctx, first, prompt.NoPrefix, opts.RepairBudget)
-		return r.finish(method, summary.RouteSuffixRepair, opts.RepairBudget > 0, first, final, err)
-	case summary.MethodRePoTRestart:
-		final, err := r.repair(ctx, first, prompt.Restart, opts.RepairBudget)
-		return r.finish(method, summary.RouteSuffixRepair, opts.RepairBudget > 0, first, final, err)
+	case summary.MethodRePoT, summary.MethodRePoTNoPrefix, summary.MethodRePoTRestart:
+		if opts.RepairBudget <= 0 {
+			// With no repair budget repot is pot: no extra call, so no route.
+			return r.finish(method, summary.RouteNoExtraCall, false, first, first, nil)
+		}
+		final, err := r.repair(ctx, first, repairVariants[method], opts.RepairBudget)
+		return r.finish(method, summary.RouteSuffixRepair, true, first, final, err)
 	default: // summary.MethodAdaptive
 		route := AdaptiveRoute(first, opts.AdaptiveThresholdPermille)
 		if route == summary.RouteSuffixRepair {
@@ -123,6 +121,13 @@ func RunProblem(ctx context.Context, deps Deps, opts Options, p *envs.Problem, m
 		final, err := r.freshRetry(ctx, first)
 		return r.finish(method, route, false, first, final, err)
 	}
+}
+
+// repairVariants gives the repair prompt of each repot method.
+var repairVariants = map[string]prompt.Variant{
+	summary.MethodRePoT:         prompt.Standard,
+	summary.MethodRePoTNoPrefix: prompt.NoPrefix,
+	summary.MethodRePoTRestart:  prompt.Restart,
 }
 
 // newRun prepares a run of p.

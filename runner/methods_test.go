@@ -94,7 +94,7 @@ func TestRunProblem(t *testing.T) {
 		}, []int{0, 1, 3}, []string{StopInvalidMove, StopFormatError, StopGoal}},
 		{"repot budget 0 is pot", summary.MethodRePoT, 0, []reply{{code: badAt2}}, func() summary.Record {
 			r := baseRecord(summary.MethodRePoT, 1)
-			r.StoppedReason, r.Route = StopInvalidMove, summary.RouteSuffixRepair
+			r.StoppedReason, r.Route = StopInvalidMove, summary.RouteNoExtraCall
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
 			return r
 		}, []int{0}, []string{StopInvalidMove}},

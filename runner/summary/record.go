@@ -42,7 +42,7 @@ type Record struct {
 	// "truncated", "infra_error".
 	StoppedReason string `json:"stopped_reason"`
 	// Route is the adaptive route, or for repot "initial_pot_success" /
-	// "suffix_repair", for pot-retry "initial_pot_success" / "fresh_retry",
+	// "suffix_repair" ("no_extra_call" with a repair budget of 0), for pot-retry "initial_pot_success" / "fresh_retry",
 	// for pot "initial_pot_success" / "no_extra_call".
 	Route string `json:"route"`
 	// RepairUsed reports whether a suffix-repair call was made.
