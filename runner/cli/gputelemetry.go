@@ -3,11 +3,9 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
+	"net"
 	"net/http"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -55,26 +53,12 @@ quick way to check that a node's driver and GPUs are usable.`,
 // SIGINT/SIGTERM arrives, then drains the scrapes in flight (up to 5s) before
 // it returns, so that the caller may close the reader.
 func serveGPUTelemetry(ctx context.Context, listen string, reader gpu.Reader) error {
-	if ctx == nil {
-		ctx = context.Background()
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return err
 	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	srv := &http.Server{Addr: listen, Handler: gpuTelemetryHandler(reader), ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- srv.ListenAndServe() }()
-	select {
-	case err := <-served:
-		return err // never http.ErrServerClosed: nothing shut it down
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := srv.Shutdown(shutdown)
-	if serr := <-served; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
-		return serr
-	}
-	return err
+	srv := &http.Server{Handler: gpuTelemetryHandler(reader), ReadHeaderTimeout: 10 * time.Second}
+	return serveUntilSignal(ctx, srv, ln, 5*time.Second)
 }
 
 // gpuTelemetryHandler serves /metrics (a fresh reading per scrape; 503 when

@@ -1,14 +1,10 @@
 package cli
 
 import (
-	"context"
-	"errors"
 	"log"
 	"net"
 	"net/http"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -58,22 +54,9 @@ func newSimServerCommand() *cobra.Command {
 			logger.Printf("repot simulation: serving SIMULATED model %q (profile %s: %s; seed %d; faults %d per mille; latency scale %g, cap %g tokens/s) on http://%s/v1",
 				srv.ModelName(), prof.Name, prof.Description, seed, faults, lat.Scale, lat.MaxTokensPerSecond, ln.Addr())
 			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second}
-			ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			errc := make(chan error, 1)
-			go func() { errc <- hs.Serve(ln) }()
-			select {
-			case err := <-errc:
-				return err
-			case <-ctx.Done():
-			}
-			logger.Printf("repot simulation: shutting down")
-			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return nil
+			err = serveUntilSignal(c.Context(), hs, ln, 10*time.Second)
+			logger.Printf("repot simulation: stopped")
+			return err
 		},
 	}
 	f := cmd.Flags()
