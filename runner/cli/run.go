@@ -17,6 +17,7 @@ import (
 
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner"
+	"repot.dev/repot-operator/runner/gpu"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/sandbox"
 )
@@ -40,6 +41,7 @@ type runFlags struct {
 	disableThinking       bool
 	programTimeout        time.Duration
 	programConcurrency    int
+	gpuTelemetryURL       string
 }
 
 // newRunCommand is `repot run`: evaluate the methods on a suite against a
@@ -77,6 +79,7 @@ func newRunCommand() *cobra.Command {
 	fl.BoolVar(&f.disableThinking, "disable-thinking", true, "turn extended thinking off (/no_think system prefix and chat_template_kwargs.enable_thinking=false)")
 	fl.DurationVar(&f.programTimeout, "program-timeout", 10*time.Second, "wall-clock limit per model program in the sandbox")
 	fl.IntVar(&f.programConcurrency, "program-concurrency", 0, "programs running at once (default: number of CPUs)")
+	fl.StringVar(&f.gpuTelemetryURL, "gpu-telemetry-url", "", "the model server's GPU telemetry (http://HOST:9400/telemetry): read at the start and end of the shard into DIR/"+gpu.ReadingsFile)
 	return cmd
 }
 
@@ -146,8 +149,18 @@ func (f *runFlags) run(c *cobra.Command) error {
 	fmt.Fprintf(errw, "repot run: %s (shard %d of %d), methods %s, model %q at %s, concurrency %d, sandbox %s; %d finished runs already in %s\n",
 		units, f.shardIndex, f.shardCnt, strings.Join(f.methods, ","),
 		f.modelLabel, f.baseURL, f.concurrency, sb.Mode(), len(runner.DoneKeys(out.Existing)), out.Dir)
+	gpuReading := func(ctx context.Context, phase string) {
+		if f.gpuTelemetryURL == "" {
+			return
+		}
+		if _, err := recordGPUReading(ctx, &http.Client{Transport: model.NewTransport()}, f.gpuTelemetryURL, out.Dir, f.modelLabel, f.shardIndex, phase); err != nil {
+			fmt.Fprintf(errw, "%v (the GPU cost of this shard will be incomplete)\n", err)
+		}
+	}
+	gpuReading(ctx, gpu.PhaseStart)
 	res, s, err := runner.Execute(ctx, cfg, out)
 	pp.Finish()
+	gpuReading(context.Background(), gpu.PhaseEnd) // also after SIGTERM
 	if err != nil {
 		return err
 	}
