@@ -47,6 +47,7 @@ func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serv
 			FailedPrefixPermille:     failedPrefix(e, ms),
 			RepotMinusPotRetryPoints: repotMinusPotRetry(ms),
 		}
+		mst.GPUSecondsHeld, mst.GPU = modelGPUCost(e, m, w.Ledgers, mst.Methods, previousGPU(e, m.Name), now)
 		done += mst.RunsDone
 		total += perModelTotal
 		st.Models = append(st.Models, mst)
