@@ -86,6 +86,9 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	for _, k := range childKinds() {
 		b = b.Owns(k)
 	}
+	if err := setupPodMonitors(mgr); err != nil {
+		return err
+	}
 	return b.Complete(rec)
 }
 
