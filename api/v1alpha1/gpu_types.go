@@ -59,11 +59,13 @@ type ModelGPUStatus struct {
 	// +optional
 	CompletionTokensPerKilojoule *int64 `json:"completionTokensPerKilojoule,omitempty"`
 
-	// xidErrors counts critical XID events, eccUncorrectedErrors
-	// uncorrected (double-bit) ECC errors, on the server's GPUs while they
-	// were measured; where the driver reports them.
+	// xidErrors counts the critical XID events of the server's GPUs while
+	// they were measured, where the driver delivers XID events.
 	// +optional
 	XIDErrors int64 `json:"xidErrors,omitempty"`
+
+	// eccUncorrectedErrors is the volatile uncorrected (double-bit) ECC
+	// error count of the server's GPUs, where ECC is on.
 	// +optional
 	ECCUncorrectedErrors int64 `json:"eccUncorrectedErrors,omitempty"`
 
