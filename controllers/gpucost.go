@@ -61,36 +61,25 @@ func modelGPUCost(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, ledgers []co
 		return nil, nil
 	}
 	c := gpu.Summarize(readings)
-	joules := int64((c.EnergyMillijoules + 500) / 1000)
 	st := &repotv1.ModelGPUStatus{
 		Simulated:               c.Simulated,
 		Readings:                int32(min(c.Readings, 1<<30)),
 		MeasuredSeconds:         c.WindowMillis / 1000,
-		EnergyJoules:            joules,
+		EnergyJoules:            int64((c.EnergyMillijoules + 500) / 1000),
 		MeanUtilizationPermille: c.UtilPermille,
 		PeakMemoryMiB:           int64(c.PeakMemoryBytes >> 20),
 		XIDErrors:               int64(c.XIDErrors),
 		ECCUncorrectedErrors:    int64(c.ECCUncorrected),
 	}
-	var solved, tokens int64
-	perMethod := make([]int64, len(methods))
+	solved, tokens := make([]int64, len(methods)), make([]int64, len(methods))
 	for i, r := range methods {
-		solved += int64(r.Solved)
-		tokens += r.CompletionTokens
-		perMethod[i] = r.CompletionTokens
+		solved[i], tokens[i] = int64(r.Solved), r.CompletionTokens
 	}
-	if solved > 0 {
-		st.JoulesPerSolvedProblem = ptrTo((joules + solved/2) / solved)
-	}
-	if c.EnergyMillijoules > 0 {
-		// tokens per kJ = tokens / (mJ / 1e6)
-		st.CompletionTokensPerKilojoule = ptrTo(int64((float64(tokens)*1e6)/float64(c.EnergyMillijoules) + 0.5))
-	}
-	for i, j := range gpu.Attribute(joules, perMethod) {
-		methods[i].EstimatedEnergyJoules = ptrTo(j)
-		if s := int64(methods[i].Solved); s > 0 {
-			methods[i].EstimatedJoulesPerSolvedProblem = ptrTo((j + s/2) / s)
-		}
+	b := gpu.Break(c, solved, tokens)
+	st.JoulesPerSolvedProblem, st.CompletionTokensPerKilojoule = b.JoulesPerSolved, b.TokensPerKilojoule
+	for i := range methods {
+		methods[i].EstimatedEnergyJoules = ptrTo(b.MethodJoules[i])
+		methods[i].EstimatedJoulesPerSolvedProblem = b.MethodJoulesPerSolved[i]
 	}
 	if prev != nil {
 		st.Conditions = append(st.Conditions, prev.Conditions...)

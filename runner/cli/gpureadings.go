@@ -8,9 +8,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"repot.dev/repot-operator/runner/gpu"
+	"repot.dev/repot-operator/runner/summary"
 )
 
 // maxReadingBytes bounds a /telemetry answer (a reading of 8 GPUs is about
@@ -68,4 +71,51 @@ func recordGPUReading(ctx context.Context, hc *http.Client, url, dir, model stri
 		return r, err
 	}
 	return r, f.Close()
+}
+
+// printGPUCost prints the GPU cost of what dir/gpu.jsonl holds for s's
+// model: energy between the first and last reading, joules per solved
+// problem and each method's estimated share.
+func printGPUCost(w io.Writer, dir string, s summary.Summary) error {
+	data, err := os.ReadFile(filepath.Join(dir, gpu.ReadingsFile))
+	if err != nil {
+		return err
+	}
+	var rs []gpu.Reading
+	for _, line := range strings.Split(string(data), "\n") {
+		if r, err := gpu.ParseReading([]byte(line)); err == nil {
+			rs = append(rs, r)
+		}
+	}
+	if len(rs) == 0 || len(s.Models) == 0 {
+		return nil
+	}
+	c := gpu.Summarize(rs)
+	for _, m := range s.Models {
+		solved, tokens := make([]int64, len(m.Methods)), make([]int64, len(m.Methods))
+		for i, ms := range m.Methods {
+			solved[i], tokens[i] = int64(ms.Solved), ms.Tokens.Completion
+		}
+		b := gpu.Break(c, solved, tokens)
+		sim := ""
+		if c.Simulated {
+			sim = " [SIMULATED GPU: not a measurement of any hardware]"
+		}
+		fmt.Fprintf(w, "GPU%s: %d J over %ds, %s J per solved problem, %s completion tokens per kJ, %d GPU-seconds held\n",
+			sim, b.Joules, c.WindowMillis/1000, optInt(b.JoulesPerSolved), optInt(b.TokensPerKilojoule), c.GPUSecondsMeasured)
+		for i, ms := range m.Methods {
+			fmt.Fprintf(w, "  %-16s estimated %d J, %s J per solved problem\n", ms.Method, b.MethodJoules[i], optInt(b.MethodJoulesPerSolved[i]))
+		}
+	}
+	for _, e := range c.Errors {
+		fmt.Fprintf(w, "GPU error: %s\n", e)
+	}
+	return nil
+}
+
+func optInt(p *int64) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*p, 10)
 }

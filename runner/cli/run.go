@@ -167,6 +167,11 @@ func (f *runFlags) run(c *cobra.Command) error {
 	if err := runner.WriteTable(c.OutOrStdout(), s); err != nil {
 		return err
 	}
+	if f.gpuTelemetryURL != "" {
+		if err := printGPUCost(c.OutOrStdout(), out.Dir, s); err != nil {
+			fmt.Fprintf(errw, "GPU cost: %v\n", err)
+		}
+	}
 	fmt.Fprintf(errw, "wrote %s, %s and %s/%s\n", out.RecordsPath, out.TracesPath, out.Dir, runner.SummaryFile)
 	if res.Aborted {
 		return fmt.Errorf("interrupted: %d of %d runs finished and were saved; rerun with --resume to continue", len(res.Records), res.Planned)

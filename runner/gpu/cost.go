@@ -154,3 +154,45 @@ func mulDiv(a, b, c int64) (q, r int64) {
 	uq, ur := bits.Div64(hi, lo, uint64(c))
 	return int64(uq), int64(ur)
 }
+
+// Breakdown is a model's energy figures in whole units, and each method's
+// estimated share (Attribute).
+type Breakdown struct {
+	Joules int64
+	// JoulesPerSolved is nil while nothing is solved; TokensPerKilojoule
+	// nil while no energy is measured.
+	JoulesPerSolved    *int64
+	TokensPerKilojoule *int64
+	// MethodJoules and MethodJoulesPerSolved are per method, in the order
+	// given; estimates.
+	MethodJoules          []int64
+	MethodJoulesPerSolved []*int64
+}
+
+// Break turns a cost into joules per solved problem and tokens per kJ, and
+// splits it over methods with solved problems and completion tokens.
+func Break(c Cost, solved, tokens []int64) Breakdown {
+	b := Breakdown{Joules: int64((c.EnergyMillijoules + 500) / 1000)}
+	var allSolved, allTokens int64
+	for i := range solved {
+		allSolved += solved[i]
+		allTokens += tokens[i]
+	}
+	if allSolved > 0 {
+		v := (b.Joules + allSolved/2) / allSolved
+		b.JoulesPerSolved = &v
+	}
+	if c.EnergyMillijoules > 0 {
+		v := int64(float64(allTokens)*1e6/float64(c.EnergyMillijoules) + 0.5)
+		b.TokensPerKilojoule = &v
+	}
+	b.MethodJoules = Attribute(b.Joules, tokens)
+	b.MethodJoulesPerSolved = make([]*int64, len(solved))
+	for i, j := range b.MethodJoules {
+		if s := solved[i]; s > 0 {
+			v := (j + s/2) / s
+			b.MethodJoulesPerSolved[i] = &v
+		}
+	}
+	return b
+}
