@@ -49,21 +49,22 @@ func ledgerReadings(ledgers []corev1.ConfigMap, model string) []gpu.Reading {
 }
 
 // modelGPUCost is a model's GPU status from its ledgers' readings, and its
-// methods' estimated share of the energy (written into methods). Both are
-// nil for a model without telemetry or without readings yet. prev is the
+// methods' estimated share of the energy (written into methods). It is nil
+// for a model without telemetry or without readings yet. prev is the
 // model's previous GPU status (for condition transition times).
-func modelGPUCost(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, ledgers []corev1.ConfigMap, methods []repotv1.MethodResult, prev *repotv1.ModelGPUStatus, now metav1.Time) (*int64, *repotv1.ModelGPUStatus) {
+func modelGPUCost(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, ledgers []corev1.ConfigMap, methods []repotv1.MethodResult, prev *repotv1.ModelGPUStatus, now metav1.Time) *repotv1.ModelGPUStatus {
 	if !hasGPUTelemetry(m) {
-		return nil, nil
+		return nil
 	}
 	readings := ledgerReadings(ledgers, m.Name)
 	if len(readings) == 0 {
-		return nil, nil
+		return nil
 	}
 	c := gpu.Summarize(readings)
 	st := &repotv1.ModelGPUStatus{
 		Simulated:               c.Simulated,
 		Readings:                int32(min(c.Readings, 1<<30)),
+		GPUSecondsMeasured:      c.GPUSecondsMeasured,
 		MeasuredSeconds:         c.WindowMillis / 1000,
 		EnergyJoules:            int64((c.EnergyMillijoules + 500) / 1000),
 		MeanUtilizationPermille: c.UtilPermille,
@@ -100,8 +101,7 @@ func modelGPUCost(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, ledgers []co
 		cond.Message = "SIMULATED GPU: " + cond.Message
 	}
 	apimeta.SetStatusCondition(&st.Conditions, cond)
-	held := c.GPUSecondsMeasured
-	return &held, st
+	return st
 }
 
 func hasLost(errs []string) bool {

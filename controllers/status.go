@@ -47,7 +47,9 @@ func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serv
 			FailedPrefixPermille:     failedPrefix(e, ms),
 			RepotMinusPotRetryPoints: repotMinusPotRetry(ms),
 		}
-		mst.GPUSecondsHeld, mst.GPU = modelGPUCost(e, m, w.Ledgers, mst.Methods, previousGPU(e, m.Name), now)
+		if mst.GPU = modelGPUCost(e, m, w.Ledgers, mst.Methods, previousGPU(e, m.Name), now); mst.GPU != nil {
+			mst.GPUSecondsHeld = mst.GPU.GPUSecondsMeasured
+		}
 		done += mst.RunsDone
 		total += perModelTotal
 		st.Models = append(st.Models, mst)

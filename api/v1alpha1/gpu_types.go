@@ -25,6 +25,12 @@ type ModelGPUStatus struct {
 	// +optional
 	Readings int32 `json:"readings,omitempty"`
 
+	// gpuSecondsMeasured is the GPU count times the seconds the server
+	// container had run at its last reading, summed over server restarts:
+	// the GPU-seconds held as the telemetry saw them.
+	// +optional
+	GPUSecondsMeasured int64 `json:"gpuSecondsMeasured,omitempty"`
+
 	// measuredSeconds is the time covered by the readings (first start to
 	// last end reading, summed over server restarts).
 	// +optional

@@ -173,12 +173,12 @@ type ModelStatus struct {
 	// +kubebuilder:validation:MaxLength=16
 	RepotMinusPotRetryPoints string `json:"repotMinusPotRetryPoints,omitempty"`
 
-	// gpuSecondsHeld is the GPU count times the seconds the model's server
-	// held its GPUs, summed over server restarts, in whole GPU-seconds; from
-	// the GPU telemetry inside the server container (its uptime at the last
-	// reading).
+	// gpuSecondsHeld is GPU-seconds the model's server held: the GPU count
+	// times the seconds the server container had run at its last GPU
+	// telemetry reading, summed over server restarts (the same as
+	// gpu.gpuSecondsMeasured).
 	// +optional
-	GPUSecondsHeld *int64 `json:"gpuSecondsHeld,omitempty"`
+	GPUSecondsHeld int64 `json:"gpuSecondsHeld,omitempty"`
 
 	// gpu is the model's measured GPU cost; unset when its server has no
 	// GPU telemetry (endpoint models, simulated models without fakeGPU).

@@ -203,11 +203,6 @@ func (in *ModelStatus) DeepCopyInto(out *ModelStatus) {
 		*out = new(int32)
 		**out = **in
 	}
-	if in.GPUSecondsHeld != nil {
-		in, out := &in.GPUSecondsHeld, &out.GPUSecondsHeld
-		*out = new(int64)
-		**out = **in
-	}
 	if in.GPU != nil {
 		in, out := &in.GPU, &out.GPU
 		*out = new(ModelGPUStatus)

@@ -19,10 +19,7 @@ func printGPU(w io.Writer, m *repotv1.ModelStatus) {
 	if g.Simulated {
 		sim = " [SIMULATED GPU: not a measurement of any hardware]"
 	}
-	held := "-"
-	if m.GPUSecondsHeld != nil {
-		held = fmt.Sprint(*m.GPUSecondsHeld)
-	}
+	held := fmt.Sprint(m.GPUSecondsHeld)
 	util := "-"
 	if g.MeanUtilizationPermille != nil {
 		util = permille(*g.MeanUtilizationPermille)
