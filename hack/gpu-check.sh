@@ -27,7 +27,7 @@ if [[ -z "$bin" ]]; then
   echo "gpu-check: built in $((SECONDS - t0))s"
 fi
 if command -v objdump >/dev/null; then
-  echo "gpu-check: glibc symbol versions $bin needs: $(objdump -T "$bin" | grep -o 'GLIBC_[0-9.]*' | sort -Vu | tr '\n' ' ')"
+  echo "gpu-check: glibc symbol versions $bin needs: $(objdump -T "$bin" 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -Vu | tr '\n' ' ')"
 fi
 echo "gpu-check: driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
 
