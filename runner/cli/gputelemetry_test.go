@@ -177,3 +177,9 @@ func TestTelemetryReadingDecodes(t *testing.T) {
 		t.Errorf("reading %+v, err %v", r, err)
 	}
 }
+
+func TestSimServerFakeGPU(t *testing.T) {
+	if _, err := execute(t, "sim-server", "--listen=127.0.0.1:0", "--fake-gpu", "a100"); err == nil || !strings.Contains(err.Error(), "h100") {
+		t.Errorf("unknown simulated GPU: err = %v", err)
+	}
+}
