@@ -98,12 +98,7 @@ func wrapWithTelemetry(ctx context.Context, listen string, sampler *gpu.Sampler,
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go sampler.Run(ctx)
-	go func() {
-		time.Sleep(2 * time.Second)
-		if _, err := sampler.Latest(); err != "" {
-			logger.Printf("no GPU readings (the server runs on): %s", err)
-		}
-	}()
+	go logGPUProblems(ctx, sampler, logger)
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		logger.Printf("cannot serve telemetry on %s (the server runs on without it): %v", listen, err)
@@ -152,4 +147,34 @@ func gpuTelemetryHandler(sampler *gpu.Sampler) http.Handler {
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	return mux
+}
+
+// logGPUProblems logs, every few seconds, a change in what the sampler
+// cannot read (NVML failing, a GPU lost) and its recovery, so that the
+// server's log says when its GPU readings stopped.
+func logGPUProblems(ctx context.Context, sampler *gpu.Sampler, logger *log.Logger) {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	last := ""
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		samples, problem := sampler.Latest()
+		for _, s := range samples {
+			if s.Err != "" {
+				problem += s.Err + "; "
+			}
+		}
+		switch {
+		case problem == last:
+		case problem != "":
+			logger.Printf("GPU readings incomplete (the server runs on): %s", problem)
+		default:
+			logger.Printf("GPU readings complete again")
+		}
+		last = problem
+	}
 }
