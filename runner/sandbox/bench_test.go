@@ -2,12 +2,17 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/program"
 )
 
@@ -42,31 +47,91 @@ func reportLatencies(b *testing.B, d []time.Duration) {
 }
 
 // BenchmarkRunHanoi is the per-program cost outside the model: extract the
-// code from a reply, run it in the sandbox (10-disc Hanoi, 1023 moves) and
-// parse the plan. Reports median and p99 wall time per program.
+// code from a reply, run it, parse the plan and replay its 1023 moves
+// (10-disc Hanoi). It runs side by side, in one run: "sandbox", the hardened
+// sandbox (seccomp filter in force, zygote fork per program), and
+// "reference", a fresh `python3 -I` per program with no confinement at all.
+// Each reports median and p99 wall time per program.
 func BenchmarkRunHanoi(b *testing.B) {
 	sb, err := NewPython(Options{Concurrency: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("isolation: %s", sb.Mode())
+	defer sb.Close()
+	b.Logf("sandbox mode: %s", sb.Mode())
+	if !hasSeccomp(sb.confinement) {
+		b.Fatalf("the seccomp filter is not in force: %s", sb.Mode())
+	}
+	b.Run("sandbox", func(b *testing.B) {
+		cpu := sb.childCPU.Load()
+		defer func() {
+			b.ReportMetric(float64(sb.childCPU.Load()-cpu)/1e6/float64(b.N), "program-cpu-ms/op")
+		}()
+		benchHanoi(b, func(code string) (string, error) {
+			r, err := sb.Run(context.Background(), code)
+			if err == nil && r.Failure != "" {
+				err = fmt.Errorf("%s: %s", r.Failure, r.Stderr)
+			}
+			return r.Stdout, err
+		})
+	})
+	b.Run("reference", func(b *testing.B) {
+		benchHanoi(b, func(code string) (string, error) {
+			cmd := exec.Command(sb.Interpreter(), "-I", "-")
+			cmd.Stdin = strings.NewReader(code)
+			out, err := cmd.Output()
+			return string(out), err
+		})
+	})
+}
+
+// benchHanoi measures run (plus extraction, parsing and replay) per program.
+func benchHanoi(b *testing.B, run func(code string) (string, error)) {
 	var d []time.Duration
 	cpu := childCPU()
 	for b.Loop() {
 		start := time.Now()
 		code := program.Extract(hanoiReply)
-		r, err := sb.Run(context.Background(), code)
-		if err != nil || r.Failure != "" {
-			b.Fatalf("%v %q %s", err, r.Failure, r.Stderr)
+		out, err := run(code)
+		if err != nil {
+			b.Fatal(err)
 		}
-		m, err := program.ParseMoves(r.Stdout, code)
+		m, err := program.ParseMoves(out, code)
 		if err != nil || len(m) != 1023 {
 			b.Fatalf("%d moves, %v", len(m), err)
+		}
+		if err := replayHanoi(m, 10); err != nil {
+			b.Fatal(err)
 		}
 		d = append(d, time.Since(start))
 	}
 	reportChildCPU(b, cpu, len(d))
 	reportLatencies(b, d)
+}
+
+// replayHanoi applies moves through the Hanoi verifier and checks that they
+// reach the goal, as the runner's replay does.
+func replayHanoi(moves []json.RawMessage, n int) error {
+	e, err := envs.Lookup(envs.HanoiName)
+	if err != nil {
+		return err
+	}
+	s, goal, _ := envs.InitialAndGoal(envs.HanoiName, n)
+	for i, raw := range moves {
+		a, err := e.Normalize(nil, s, raw)
+		if err != nil {
+			return fmt.Errorf("move %d: %v", i+1, err)
+		}
+		st := e.Step(s, a)
+		if !st.Valid {
+			return fmt.Errorf("move %d: %s", i+1, st.Message)
+		}
+		s = st.Next
+	}
+	if !e.IsGoal(s, goal) {
+		return fmt.Errorf("the moves do not reach the goal")
+	}
+	return nil
 }
 
 // BenchmarkRunHanoiConcurrent runs programs from many goroutines through

@@ -215,15 +215,15 @@ import sys
 
 sys.setrecursionlimit(10000)
 
-def hanoi(n: int, a: int, b: int, c: int, out: List[Tuple[int, int]]) -> None:
+def hanoi(n: int, a: int, b: int, c: int, out: List[Tuple[int, int, int]]) -> None:
     if n == 0:
         return
     hanoi(n - 1, a, c, b, out)
-    out.append((a, c))
+    out.append((n, a, c))
     hanoi(n - 1, b, a, c, out)
 
 if __name__ == "__main__":
-    moves: List[Tuple[int, int]] = []
+    moves: List[Tuple[int, int, int]] = []
     hanoi(10, 0, 1, 2, moves)
     print("moves =", moves)
 `

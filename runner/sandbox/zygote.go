@@ -55,7 +55,7 @@ func startZygote(python string, iso isolation, o Options, filter []byte) (*zygot
 	z := &zygote{cmd: cmd, conn: conn, stderr: &capWriter{limit: 16 << 10}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = z.stderr, z.stderr
 	cmd.ExtraFiles = []*os.File{theirs} // fd 3
-	cmd.Dir = "/" // the runner's directory may not be searchable by the zygote's uid
+	cmd.Dir = "/"                       // the runner's directory may not be searchable by the zygote's uid
 	if err := cmd.Start(); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("sandbox: start %s: %w", python, err)
