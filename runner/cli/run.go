@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/model"
+	"repot.dev/repot-operator/controllers/ledger"
 	"repot.dev/repot-operator/runner/sandbox"
 )
 
@@ -143,6 +145,11 @@ func (f *runFlags) run(c *cobra.Command) error {
 	opts.Model, opts.Temperature, opts.MaxTokens = f.modelLabel, f.temperature, f.maxTokens
 	opts.RepairBudget, opts.AdaptiveThresholdPermille = f.repairBudget, f.thresholdPermille
 	opts.SandboxMode = sb.Mode()
+	// The ledger-sync sidecar copies this file onto the ledger; the operator
+	// shows it in the evaluation's status.
+	if err := os.WriteFile(filepath.Join(out.Dir, ledger.SandboxModeFile), []byte(sb.Mode()+"\n"), 0o644); err != nil {
+		return fmt.Errorf("writing the sandbox mode: %w", err)
+	}
 	pp := &runner.ProgressPrinter{W: errw, TTY: isTerminal(errw), Clock: model.SystemClock}
 	cfg := runner.Config{
 		Problems: problems, Derail: derail, Methods: f.methods, Options: opts,
