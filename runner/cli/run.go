@@ -8,18 +8,18 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"repot.dev/repot-operator/controllers/ledger"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/model"
-	"repot.dev/repot-operator/controllers/ledger"
 	"repot.dev/repot-operator/runner/sandbox"
 )
 
