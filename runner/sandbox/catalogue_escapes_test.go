@@ -39,7 +39,10 @@ allowed = {'abc', 'array', 'bisect', 'cmath', 'collections', 'collections.abc', 
            'enum', 'fractions', 'functools', 'heapq', 'itertools', 'json', 'math', 'numbers', 'operator', 'queue',
            'random', 're', 'statistics', 'string', 'sys', 'time', 'typing', '__main__'}
 while f is not None:
-    for d in (f.f_globals, f.f_locals, f.f_builtins):
+    # Globals and locals only: every frame of standard-library code has the
+    # interpreter's builtins (exec, __import__), which only the seccomp
+    # filter makes harmless.
+    for d in (f.f_globals, f.f_locals):
         for k in ('open', 'eval', 'compile', '__loader__', 'breakpoint', 'input'):
             if d.get(k) is not None:
                 found.add(k)

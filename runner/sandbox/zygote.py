@@ -670,8 +670,9 @@ if __name__ == "__main__":
             del globals()[_k]
     if _policy != "off":
         _b = __builtins__.__dict__ if hasattr(__builtins__, "__dict__") else __builtins__
-        for _k in ("open", "eval", "exec", "compile", "__import__", "breakpoint", "input", "globals", "locals",
-                   "vars", "help", "__loader__", "__spec__", "copyright", "credits", "license", "memoryview"):
+        # exec, eval, compile and __import__ stay: dataclasses, namedtuple and
+        # lazy imports in the standard library need them.
+        for _k in ("open", "breakpoint", "input", "help", "copyright", "credits", "license"):
             _b.pop(_k, None)
         del _b
     del _k, _keep, _policy
