@@ -451,8 +451,23 @@ class _Child(BaseException):
     """Raised in a freshly forked child to unwind the zygote's frames."""
 
 
+def spawn_spare():
+    """Forks the next child ahead of its program (a spare), so the fork and
+    its first copy-on-write faults are not on the program's critical path.
+    The spare waits on a private socket for the run's descriptors. Returns
+    (pid, socket)."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid == 0:
+        ours.close()
+        raise _Child(theirs)
+    theirs.close()
+    return pid, ours
+
+
 def serve():
     sock = socket.socket(fileno=CTRL_FD)
+    spare, spare_sock = spawn_spare()
     while True:
         msg, fds, _, _ = socket.recv_fds(sock, 256, 8)
         if not msg:
@@ -463,12 +478,26 @@ def serve():
                 os.close(fd)
             sock.send(b"error bad request")
             continue
-        pid = os.fork()
-        if pid == 0:
-            raise _Child(policy, fds)
+        for attempt in (1, 2):
+            try:
+                socket.send_fds(spare_sock, [policy.encode()], fds)
+                break
+            except OSError:
+                # The spare died while it waited: replace it once.
+                spare_sock.close()
+                os.waitpid(spare, 0)
+                spare, spare_sock = spawn_spare()
+        else:
+            for fd in fds:
+                os.close(fd)
+            sock.send(b"error spare")
+            continue
         for fd in fds:
             os.close(fd)
+        spare_sock.close()
+        pid = spare
         sock.send(b"pid %d" % pid)
+        spare, spare_sock = spawn_spare()
         while True:
             try:
                 os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
@@ -487,13 +516,46 @@ def serve():
         sock.send(b"status %d %d" % (st, cpu))
 
 
+# WARM is run by each spare while it waits, so that the pages a typical
+# program touches (parser, checker, compiler, list and tuple growth, str of
+# a long list) are already copied when the real program comes.
+WARM = """
+def h(n, a, b, c, out):
+    if n:
+        h(n - 1, a, c, b, out)
+        out.append((n, a, c))
+        h(n - 1, b, a, c, out)
+moves = []
+h(10, 0, 1, 2, moves)
+text = "moves = " + str(moves)
+"""
+
+
+def wait_for_run(chan):
+    """Runs in a spare: joins its own process group, dies with the zygote,
+    warms up, and waits for the run. Returns (policy, fds)."""
+    os.setpgid(0, 0)
+    _prctl(1, UL(9), UL(0), UL(0), UL(0))  # PR_SET_PDEATHSIG SIGKILL
+    if os.getppid() == 1:
+        os._exit(1)
+    try:
+        tree = compile(WARM, "<warm>", "exec", ast.PyCF_ONLY_AST)
+        check(tree)
+        exec(compile(tree, "<warm>", "exec"), {"__builtins__": safe_builtins})
+    except Exception:
+        pass
+    msg, fds, _, _ = socket.recv_fds(chan, 256, 8)
+    chan.close()
+    if not msg or len(fds) != 5:
+        os._exit(1)
+    return msg.decode(), fds
+
+
 def confine(fds):
     """Runs in the child before any model text is read; returns the status
     fd and the program fd. Any failure here ends the child with no "ready"
     status, which the runner treats as a failure of the sandbox."""
     code_fd, out_fd, err_fd, st_fd, dir_fd = fds
-    os.setpgid(0, 0)
-    _prctl(1, UL(9), UL(0), UL(0), UL(0))  # PR_SET_PDEATHSIG SIGKILL: dies with the zygote
     os.dup2(out_fd, 1)
     os.dup2(err_fd, 2)
     os.fchdir(dir_fd)
@@ -643,8 +705,10 @@ if __name__ == "__main__":
     try:
         serve()  # returns only in a child
     except _Child as c:
-        _policy, _fds = c.args
+        _chan = c.args[0]
         del c
+    _policy, _fds = wait_for_run(_chan)
+    del _chan
     _code, _ns = prepare(_policy, _fds)
     _g = {"__builtins__": {"exec": exec, "isinstance": isinstance, "int": int, "str": str, "type": type,
                            "SystemExit": SystemExit, "BaseException": BaseException},
