@@ -142,6 +142,7 @@ func BenchmarkRunHanoiConcurrent(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer sb.Close()
 	var mu sync.Mutex
 	var d []time.Duration
 	b.SetParallelism(4)
@@ -170,6 +171,7 @@ func BenchmarkIsolationModes(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			defer sb.Close()
 			b.Run(sb.Mode()+"/"+code[:4], func(b *testing.B) {
 				var d []time.Duration
 				cpu := childCPU()
