@@ -497,7 +497,6 @@ def serve():
         spare_sock.close()
         pid = spare
         sock.send(b"pid %d" % pid)
-        spare, spare_sock = spawn_spare()
         while True:
             try:
                 os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
@@ -514,6 +513,9 @@ def serve():
         _, st, ru = os.wait4(pid, 0)
         cpu = int((ru.ru_utime + ru.ru_stime) * 1e9)
         sock.send(b"status %d %d" % (st, cpu))
+        # The next spare is forked now, while the runner parses this
+        # program's output, not while this program runs.
+        spare, spare_sock = spawn_spare()
 
 
 # WARM is run by each spare while it waits, so that the pages a typical
@@ -526,7 +528,7 @@ def h(n, a, b, c, out):
         out.append((n, a, c))
         h(n - 1, b, a, c, out)
 moves = []
-h(10, 0, 1, 2, moves)
+h(6, 0, 1, 2, moves)
 text = "moves = " + str(moves)
 """
 
