@@ -36,14 +36,15 @@ func reportChildCPU(b *testing.B, since time.Duration, n int) {
 	}
 }
 
-func reportLatencies(b *testing.B, d []time.Duration) {
+func reportLatencies(b *testing.B, d []time.Duration) time.Duration {
 	if len(d) == 0 {
-		return
+		return 0
 	}
 	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
 	ms := func(x time.Duration) float64 { return float64(x) / float64(time.Millisecond) }
 	b.ReportMetric(ms(d[len(d)/2]), "median-ms")
 	b.ReportMetric(ms(d[(len(d)*99)/100]), "p99-ms")
+	return d[len(d)/2]
 }
 
 // BenchmarkRunHanoi is the per-program cost outside the model: extract the
@@ -62,12 +63,13 @@ func BenchmarkRunHanoi(b *testing.B) {
 	if !hasSeccomp(sb.confinement) {
 		b.Fatalf("the seccomp filter is not in force: %s", sb.Mode())
 	}
+	var sandboxMedian time.Duration
 	b.Run("sandbox", func(b *testing.B) {
 		cpu := sb.childCPU.Load()
 		defer func() {
 			b.ReportMetric(float64(sb.childCPU.Load()-cpu)/1e6/float64(b.N), "program-cpu-ms/op")
 		}()
-		benchHanoi(b, func(code string) (string, error) {
+		sandboxMedian = benchHanoi(b, func(code string) (string, error) {
 			r, err := sb.Run(context.Background(), code)
 			if err == nil && r.Failure != "" {
 				err = fmt.Errorf("%s: %s", r.Failure, r.Stderr)
@@ -76,17 +78,22 @@ func BenchmarkRunHanoi(b *testing.B) {
 		})
 	})
 	b.Run("reference", func(b *testing.B) {
-		benchHanoi(b, func(code string) (string, error) {
+		median := benchHanoi(b, func(code string) (string, error) {
 			cmd := exec.Command(sb.Interpreter(), "-I", "-")
 			cmd.Stdin = strings.NewReader(code)
 			out, err := cmd.Output()
 			return string(out), err
 		})
+		if sandboxMedian > 0 {
+			// How many times the sandbox's median fits in the reference's.
+			b.ReportMetric(float64(median)/float64(sandboxMedian), "x-sandbox-median")
+		}
 	})
 }
 
-// benchHanoi measures run (plus extraction, parsing and replay) per program.
-func benchHanoi(b *testing.B, run func(code string) (string, error)) {
+// benchHanoi measures run (plus extraction, parsing and replay) per program
+// and returns the median.
+func benchHanoi(b *testing.B, run func(code string) (string, error)) time.Duration {
 	var d []time.Duration
 	cpu := childCPU()
 	for b.Loop() {
@@ -106,7 +113,7 @@ func benchHanoi(b *testing.B, run func(code string) (string, error)) {
 		d = append(d, time.Since(start))
 	}
 	reportChildCPU(b, cpu, len(d))
-	reportLatencies(b, d)
+	return reportLatencies(b, d)
 }
 
 // replayHanoi applies moves through the Hanoi verifier and checks that they
