@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -29,6 +30,7 @@ func newLedgerSyncCommand() *cobra.Command {
 			defer stop()
 			s.Store = st
 			s.Tail = &ledger.Tail{Path: f.file}
+			s.ModeFile = filepath.Join(filepath.Dir(f.file), ledger.SandboxModeFile)
 			s.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 			readings := startReadingsSync(ctx, st, readingsFile, s.Logf)
 			n, err := s.Run(ctx)
