@@ -53,8 +53,17 @@ func planEvaluation(e *repotv1.RepotEvaluation, w *world, o Options) plan {
 	} else if e.Status.StartTime != nil || !e.Spec.IsSuspended() {
 		p.planChildren(e, w, o, views)
 	}
+	if w.Rejected != nil {
+		// Nothing of this pass was applied for sure: describe the world as
+		// observed and say why it cannot go on.
+		p = plan{}
+	}
 	after := project(w, &p)
 	p.Status = buildStatus(e, after, out, observeServers(e, after, o, ended))
+	if w.Rejected != nil {
+		p.planRejected(e, w.Rejected, w.Now)
+		return p
+	}
 	p.Events = transitionEvents(e.Status.Conditions, p.Status.Conditions)
 
 	due, ttlIn := ttlExpiry(e, out, w.Now)
@@ -182,18 +191,4 @@ func (p *plan) planEnded(e *repotv1.RepotEvaluation, w *world, out outcome) {
 			p.Update = append(p.Update, u)
 		}
 	}
-}
-
-type named interface{ GetName() string }
-
-func hasNamed[T any, PT interface {
-	*T
-	named
-}](items []T, name string) bool {
-	for i := range items {
-		if PT(&items[i]).GetName() == name {
-			return true
-		}
-	}
-	return false
 }

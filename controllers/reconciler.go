@@ -71,14 +71,16 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	p := planEvaluation(e, w, r.opts)
 	// 5. Create, update and delete children; an error requeues with backoff,
 	//    except a child the API server rejects as invalid: retrying cannot
-	//    help, so the status says why (Stalled before the start, Failed
+	//    help. The rejection becomes part of the world and the planner
+	//    decides again (no child changes; Stalled before the start, Failed
 	//    after it, when the spec can no longer change).
 	rejected := r.applyChildren(ctx, &p)
 	if rejected != nil && !errors.Is(rejected, reconcile.TerminalError(nil)) {
 		return ctrl.Result{}, rejected
 	}
 	if rejected != nil {
-		p.markRejected(e, rejected, w.Now)
+		w.Rejected = rejected
+		p = planEvaluation(e, w, r.opts)
 	}
 	// 6. Write the status once, if it changed.
 	if err := r.writeStatus(ctx, e, p.Status); err != nil {

@@ -4,11 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,36 +19,11 @@ import (
 func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEvaluation) (*world, error) {
 	w := &world{Now: r.opts.Clock.Now()}
 	owned := []client.ListOption{client.InNamespace(e.Namespace), client.MatchingFields{ownerKey: e.Name}}
-	lists := []struct {
-		list client.ObjectList
-		name string
-	}{
-		{&appsv1.DeploymentList{}, "deployments"},
-		{&corev1.ServiceList{}, "services"},
-		{&batchv1.JobList{}, "jobs"},
-		{&corev1.ConfigMapList{}, "configmaps"},
-		{&corev1.ServiceAccountList{}, "serviceaccounts"},
-		{&rbacv1.RoleList{}, "roles"},
-		{&rbacv1.RoleBindingList{}, "rolebindings"},
-		{&networkingv1.NetworkPolicyList{}, "networkpolicies"},
-	}
-	for _, l := range lists {
-		if err := r.client.List(ctx, l.list, owned...); err != nil {
-			return nil, fmt.Errorf("list owned %s: %w", l.name, err)
+	for _, k := range childKinds {
+		if err := k.load(ctx, r.client, w, owned...); err != nil {
+			return nil, err
 		}
 	}
-	w.Deployments = lists[0].list.(*appsv1.DeploymentList).Items
-	w.Services = lists[1].list.(*corev1.ServiceList).Items
-	w.Jobs = lists[2].list.(*batchv1.JobList).Items
-	for _, cm := range lists[3].list.(*corev1.ConfigMapList).Items {
-		if cm.Labels[LabelComponent] == ComponentLedger {
-			w.Ledgers = append(w.Ledgers, cm)
-		}
-	}
-	w.ServiceAccounts = lists[4].list.(*corev1.ServiceAccountList).Items
-	w.Roles = lists[5].list.(*rbacv1.RoleList).Items
-	w.RoleBindings = lists[6].list.(*rbacv1.RoleBindingList).Items
-	w.NetworkPolicies = lists[7].list.(*networkingv1.NetworkPolicyList).Items
 
 	var pods corev1.PodList
 	if err := r.client.List(ctx, &pods, client.InNamespace(e.Namespace),
