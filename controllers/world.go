@@ -44,6 +44,11 @@ type world struct {
 	// the spec in this pass (an Invalid error): retrying the same object
 	// cannot succeed, and the planner decides what that means (planRejected).
 	Rejected error
+
+	// Admitted, when not nil, is what an admission system (Kueue) admitted:
+	// only the models set true may have children (world.admitted). nil means
+	// no admission system: every model is admitted.
+	Admitted map[string]bool
 }
 
 // problemsInfo describes the evaluation's problem set.
@@ -87,6 +92,8 @@ func jobCondition(j *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondit
 	}
 	return nil
 }
+
+func jobCompleted(j *batchv1.Job) bool { return jobCondition(j, batchv1.JobComplete) != nil }
 
 func jobFinished(j *batchv1.Job) bool {
 	return jobCondition(j, batchv1.JobComplete) != nil || jobCondition(j, batchv1.JobFailed) != nil
