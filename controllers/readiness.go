@@ -54,8 +54,13 @@ func observeServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *world, o
 		v.State, v.Ready = repotv1.ServerReady, true
 		return v
 	}
-	diag := diagnoseServer(m.Name, w.serverPods(e.Name, m.Name), w.Now, serverReadyBudget(m, o))
+	stalledAfter := time.Duration(e.Spec.StalledAfterSecondsOrDefault()) * time.Second
+	diag := diagnoseServer(m.Name, w.serverPods(e.Name, m.Name), w.Now, serverReadyBudget(m, o), stalledAfter)
 	v.RecheckAfter = diag.RecheckAfter
+	if diag.Waiting {
+		v.State, v.Reason, v.Message = repotv1.ServerStarting, diag.Cause, truncate(diag.Message, 1024)
+		return v
+	}
 	if diag.Cause != "" {
 		v.State, v.Reason, v.Message = repotv1.ServerStalled, diag.Cause, truncate(diag.Message, 1024)
 		return v

@@ -102,11 +102,13 @@ func evaluationConditions(e *repotv1.RepotEvaluation, w *world, out outcome, vie
 	}
 
 	// ServersReady.
-	var stalled *serverView
+	var stalled, waiting *serverView
 	for i := range views {
-		if views[i].State == repotv1.ServerStalled {
+		if views[i].State == repotv1.ServerStalled && stalled == nil {
 			stalled = &views[i]
-			break
+		}
+		if views[i].Reason == repotv1.ReasonWaitingForCapacity && waiting == nil {
+			waiting = &views[i]
 		}
 	}
 	switch {
@@ -120,6 +122,8 @@ func evaluationConditions(e *repotv1.RepotEvaluation, w *world, out outcome, vie
 		cs.set(repotv1.ConditionServersReady, true, repotv1.ReasonServersAnswered, fmt.Sprintf("all %d running model(s) answered a completion", n))
 	case stalled != nil:
 		cs.set(repotv1.ConditionServersReady, false, stalled.Reason, stalled.Message)
+	case waiting != nil:
+		cs.set(repotv1.ConditionServersReady, false, waiting.Reason, waiting.Message)
 	default:
 		cs.set(repotv1.ConditionServersReady, false, repotv1.ReasonServersStarting, fmt.Sprintf("%d of %d model(s) answered a completion; waiting for %s", ready, n, strings.Join(notReady(views, models), ", ")))
 	}
@@ -175,8 +179,14 @@ func evaluationConditions(e *repotv1.RepotEvaluation, w *world, out outcome, vie
 		cs.set(repotv1.ConditionStalled, true, stallReason, stallMsg)
 		return repotv1.StateStalled, cs.out
 	}
-	cs.set(repotv1.ConditionReconciling, true, repotv1.ReasonInProgress, inProgress)
-	cs.set(repotv1.ConditionStalled, false, repotv1.ReasonInProgress, "no known obstacle")
+	if waiting != nil {
+		// Capacity, not failure: GitOps tools read Reconciling as progress.
+		cs.set(repotv1.ConditionReconciling, true, repotv1.ReasonWaitingForCapacity, waiting.Message)
+		cs.set(repotv1.ConditionStalled, false, repotv1.ReasonWaitingForCapacity, "waiting for capacity is not stalled until spec.stalledAfterSeconds passed")
+	} else {
+		cs.set(repotv1.ConditionReconciling, true, repotv1.ReasonInProgress, inProgress)
+		cs.set(repotv1.ConditionStalled, false, repotv1.ReasonInProgress, "no known obstacle")
+	}
 	if active > 0 {
 		return repotv1.StateRunning, cs.out
 	}
