@@ -113,7 +113,9 @@ func finishJob(w *world, name string, t batchv1.JobConditionType, reason string)
 
 // unschedulablePod is a server pod the scheduler could not place for 20
 // minutes, past the default stalledAfterSeconds.
-func unschedulablePod(eval, model string) corev1.Pod { return unschedulableFor(eval, model, 20*time.Minute) }
+func unschedulablePod(eval, model string) corev1.Pod {
+	return unschedulableFor(eval, model, 20*time.Minute)
+}
 
 // unschedulableFor is a server pod the scheduler could not place for d
 // before t0.
