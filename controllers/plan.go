@@ -61,7 +61,8 @@ func planEvaluation(e *repotv1.RepotEvaluation, w *world, o Options) plan {
 	}
 	after := project(w, &p)
 	afterModels := decideModels(e, after, res, ended)
-	p.Status = buildStatus(e, after, out, observeServers(e, after, o, ended, afterModels), afterModels, res)
+	runners := diagnoseModelsRunners(e, w, afterModels)
+	p.Status = buildStatus(e, after, out, observeServers(e, after, o, ended, afterModels), afterModels, res, runners)
 	if w.Rejected != nil {
 		p.planRejected(e, w.Rejected, w.Now)
 		return p
@@ -75,6 +76,9 @@ func planEvaluation(e *repotv1.RepotEvaluation, w *world, o Options) plan {
 	if !ended {
 		for _, v := range views {
 			p.requeueIn(v.RecheckAfter)
+		}
+		for _, d := range runners {
+			p.requeueIn(d.RecheckAfter)
 		}
 		if w.Problems.Unavailable != "" {
 			p.requeueIn(problemsRecheck)

@@ -46,6 +46,7 @@ type EvaluationReconciler struct {
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=list
 
 // Reconcile brings one evaluation one step closer to its spec. Each step
 // below is small; the decisions live in planEvaluation, a pure function, and

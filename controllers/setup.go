@@ -69,7 +69,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		// annotation changes do.
 		For(&repotv1.RepotEvaluation{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(serverPodToEvaluation)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToEvaluation)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles})
 	for _, k := range childObjects() {
 		b = b.Owns(k)
@@ -77,11 +77,12 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	return b.Complete(rec)
 }
 
-// serverPodToEvaluation maps a server pod (owned by a ReplicaSet, not by the
-// evaluation) to its evaluation through its labels.
-func serverPodToEvaluation(_ context.Context, o client.Object) []reconcile.Request {
+// podToEvaluation maps a server pod (owned by a ReplicaSet) or a runner pod
+// (owned by a Job), neither owned by the evaluation, to its evaluation
+// through its labels.
+func podToEvaluation(_ context.Context, o client.Object) []reconcile.Request {
 	l := o.GetLabels()
-	if l[LabelComponent] != ComponentServer || l[LabelEvaluation] == "" {
+	if (l[LabelComponent] != ComponentServer && l[LabelComponent] != ComponentRunner) || l[LabelEvaluation] == "" {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: l[LabelEvaluation]}}}

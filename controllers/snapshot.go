@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,10 +28,20 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 
 	var pods corev1.PodList
 	if err := r.client.List(ctx, &pods, client.InNamespace(e.Namespace),
-		client.MatchingLabels{LabelEvaluation: e.Name, LabelComponent: ComponentServer}); err != nil {
-		return nil, fmt.Errorf("list server pods: %w", err)
+		client.MatchingLabels{LabelEvaluation: e.Name}); err != nil {
+		return nil, fmt.Errorf("list pods: %w", err)
 	}
-	w.ServerPods = pods.Items
+	for _, p := range pods.Items {
+		switch p.Labels[LabelComponent] {
+		case ComponentServer:
+			w.ServerPods = append(w.ServerPods, p)
+		case ComponentRunner:
+			w.RunnerPods = append(w.RunnerPods, p)
+		}
+	}
+	if err := r.readMountFailures(ctx, e, w); err != nil {
+		return nil, err
+	}
 
 	w.Records, w.LedgerProblems = r.ledgers.read(namespacedName(e), w.Ledgers)
 	if n := len(w.LedgerProblems); n > 0 {
@@ -51,4 +62,31 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 		}
 	}
 	return w, nil
+}
+
+// readMountFailures reads the FailedMount events of the runner pods that
+// are Pending past their grace period (usually none, so usually no call):
+// the kubelet reports a volume that does not mount only as an event.
+func (r *EvaluationReconciler) readMountFailures(ctx context.Context, e *repotv1.RepotEvaluation, w *world) error {
+	grace := time.Duration(e.Spec.StalledAfterSecondsOrDefault()) * time.Second
+	for _, name := range pendingPastGrace(w.RunnerPods, w.Now, grace) {
+		var evs corev1.EventList
+		if err := r.apiReader.List(ctx, &evs, client.InNamespace(e.Namespace),
+			client.MatchingFields{"involvedObject.name": name, "reason": "FailedMount"}); err != nil {
+			return fmt.Errorf("list events of runner pod %s: %w", name, err)
+		}
+		var last *corev1.Event
+		for i := range evs.Items {
+			if last == nil || evs.Items[i].LastTimestamp.After(last.LastTimestamp.Time) {
+				last = &evs.Items[i]
+			}
+		}
+		if last != nil {
+			if w.MountFailures == nil {
+				w.MountFailures = map[string]string{}
+			}
+			w.MountFailures[name] = truncate(last.Message, 512)
+		}
+	}
+	return nil
 }

@@ -14,7 +14,7 @@ import (
 // ledgers, server states from the children and pods, and conditions from
 // both. Only startTime and completionTime carry over from the previous
 // status (they are moments, not observations).
-func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serverView, models []modelState, res evaluationResults) repotv1.RepotEvaluationStatus {
+func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serverView, models []modelState, res evaluationResults, runners []runnerDiagnosis) repotv1.RepotEvaluationStatus {
 	now := metav1.NewTime(w.Now)
 	st := repotv1.RepotEvaluationStatus{
 		ObservedGeneration: e.Generation,
@@ -64,7 +64,7 @@ func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serv
 	}
 	st.Scaling = scalingStatus(res.Scaling)
 
-	state, conds := evaluationConditions(e, w, out, views, models)
+	state, conds := evaluationConditions(e, w, out, views, models, runners)
 	st.Conditions = conds
 	st.Summary = &repotv1.Summary{
 		State:    state,
@@ -84,7 +84,7 @@ func progressText(done, total int32) string {
 }
 
 // evaluationConditions derives the one-word state and every condition.
-func evaluationConditions(e *repotv1.RepotEvaluation, w *world, out outcome, views []serverView, models []modelState) (repotv1.EvaluationState, []metav1.Condition) {
+func evaluationConditions(e *repotv1.RepotEvaluation, w *world, out outcome, views []serverView, models []modelState, runners []runnerDiagnosis) (repotv1.EvaluationState, []metav1.Condition) {
 	cs := newConditionSet(e.Status.Conditions, e.Generation, metav1.NewTime(w.Now))
 	suspend := e.Spec.IsSuspended()
 	// The servers that should be up are those of the active models.
@@ -148,6 +148,13 @@ func evaluationConditions(e *repotv1.RepotEvaluation, w *world, out outcome, vie
 		stallReason, stallMsg = repotv1.ReasonProblemsUnavailable, w.Problems.Unavailable
 	case stalled != nil:
 		stallReason, stallMsg = repotv1.ReasonServerStalled, stalled.Message
+	default:
+		for _, d := range runners {
+			if d.Cause != "" {
+				stallReason, stallMsg = d.Cause, d.Message
+				break
+			}
+		}
 	}
 	switch out.Phase {
 	case phaseComplete:

@@ -49,6 +49,12 @@ type world struct {
 	// only the models set true may have children (world.admitted). nil means
 	// no admission system: every model is admitted.
 	Admitted map[string]bool
+
+	// RunnerPods are the pods of the evaluation's runner Jobs (by label).
+	RunnerPods []corev1.Pod
+	// MountFailures are the latest FailedMount event messages of runner
+	// pods Pending past their grace period, by pod name.
+	MountFailures map[string]string
 }
 
 // problemsInfo describes the evaluation's problem set.

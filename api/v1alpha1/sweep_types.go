@@ -175,12 +175,9 @@ const (
 	ReasonWaitingForCapacity = "WaitingForCapacity"
 	// ReasonRunnerImagePullFailed: a runner pod cannot pull its image.
 	ReasonRunnerImagePullFailed = "RunnerImagePullFailed"
-	// ReasonRunnerUnschedulable: a runner pod stayed Pending past
+	// ReasonRunnerPending: a runner pod stayed Pending past
 	// spec.stalledAfterSeconds.
-	ReasonRunnerUnschedulable = "RunnerUnschedulable"
+	ReasonRunnerPending = "RunnerPending"
 	// ReasonRunnerMountFailed: a runner pod's volume cannot be mounted.
 	ReasonRunnerMountFailed = "RunnerMountFailed"
-	// ReasonRunnerStalled: a runner problem keeps the evaluation from
-	// progressing (the Stalled condition's reason; the message says which).
-	ReasonRunnerStalled = "RunnerStalled"
 )
