@@ -207,3 +207,20 @@ func TestModelTimesFromPods(t *testing.T) {
 		t.Errorf("held %d idle %d, want 60 and 45", m1.GPUSecondsHeld, m1.GPUSecondsIdle)
 	}
 }
+
+// A simulated server with gpus requests and tolerates them, as vLLM does.
+func TestSimulatedServerRequestsGPUs(t *testing.T) {
+	e := sweep()
+	d := serverDeployment(e, &e.Spec.Models[0], testOpts, 1)
+	c := d.Spec.Template.Spec.Containers[0]
+	if q := c.Resources.Limits[gpuResource]; q.Value() != 1 {
+		t.Errorf("GPU limit %v, want 1", q.String())
+	}
+	if tl := d.Spec.Template.Spec.Tolerations; len(tl) != 1 || tl[0].Key != string(gpuResource) {
+		t.Errorf("tolerations %v, want the GPU taint's", tl)
+	}
+	plain := revtesting.MakeEvaluation("ev", "ns").Simulated("s", "weak", 1).Obj()
+	if _, ok := serverDeployment(plain, &plain.Spec.Models[0], testOpts, 1).Spec.Template.Spec.Containers[0].Resources.Limits[gpuResource]; ok {
+		t.Error("a simulated server without gpus requests GPUs")
+	}
+}
