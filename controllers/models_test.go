@@ -153,8 +153,9 @@ func TestGPUSeconds(t *testing.T) {
 	}{
 		{name: "never scheduled", times: modelTimes{}, gpus: 1, now: 100},
 		{name: "endpoint holds no GPU", times: modelTimes{ServerCreated: at(0)}, gpus: 0, now: 100},
-		{name: "starting, not ready: held, not idle", times: modelTimes{ServerCreated: at(0)}, gpus: 2, now: 30, held: 60},
-		{name: "ready with no runs: idle from ready to now", times: modelTimes{ServerCreated: at(0), ServerReady: at(10)}, gpus: 1, now: 40, held: 40, idle: 30},
+		{name: "starting, not ready: held, not idle", times: modelTimes{ServerCreated: at(0)}, gpus: 2, now: 90, held: 120},
+		{name: "while it runs, whole minutes since creation", times: modelTimes{ServerCreated: at(0)}, gpus: 1, now: 59, held: 0},
+		{name: "ready with no runs: idle from ready to now", times: modelTimes{ServerCreated: at(0), ServerReady: at(10)}, gpus: 1, now: 70, held: 60, idle: 50},
 		{
 			name: "overlapping runs of two shards count once; gaps are idle", gpus: 2,
 			times: modelTimes{ServerCreated: at(0), ServerReady: at(10), ServerDeleted: at(100)},
