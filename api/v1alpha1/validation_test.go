@@ -265,6 +265,11 @@ func TestSpecImmutableOnceStarted(t *testing.T) {
 			"spec.runner, spec.artifacts, spec.activeDeadlineSeconds and spec.ttlSecondsAfterFinished cannot change"},
 		{"add deadline", func(e *v1alpha1.RepotEvaluation) { n := int64(3600); e.Spec.ActiveDeadlineSeconds = &n },
 			"spec.runner, spec.artifacts, spec.activeDeadlineSeconds and spec.ttlSecondsAfterFinished cannot change"},
+		{"maxParallelModels", func(e *v1alpha1.RepotEvaluation) { n := int32(1); e.Spec.MaxParallelModels = &n }, ""},
+		{"stalledAfterSeconds", func(e *v1alpha1.RepotEvaluation) { n := int32(60); e.Spec.StalledAfterSeconds = &n }, ""},
+		{"add placement", func(e *v1alpha1.RepotEvaluation) {
+			e.Spec.Placement = &v1alpha1.PlacementSpec{PriorityClassName: "batch-low"}
+		}, "spec.placement cannot change once the evaluation has started"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
