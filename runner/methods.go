@@ -38,6 +38,9 @@ type Options struct {
 	// AdaptiveThresholdPermille is repot-adaptive's prefix-fraction threshold
 	// below which a failed first plan gets a fresh retry (default 150).
 	AdaptiveThresholdPermille int
+	// CheckpointStatement is how a Derail-550 checkpoint problem is stated:
+	// "paper" (the default) or "full".
+	CheckpointStatement string
 }
 
 // DefaultOptions are the paper's settings.
@@ -75,8 +78,6 @@ type run struct {
 	usage   model.Usage
 	retries int
 	trace   Trace
-	// derail is set for a Derail-550 run.
-	derail *DerailInfo
 }
 
 // RunProblem runs one method on one problem and returns its record and
@@ -295,7 +296,6 @@ func (r *run) finish(method, route string, repairUsed bool, first, final ReplayR
 		Route: route, RepairUsed: repairUsed, Calls: rec.Calls, CachedTokens: rec.CachedTokens, ReasoningTokens: rec.ReasoningTokens,
 		InitialPlanLen: rec.InitialPlanLen, InitialPrefixPermille: rec.InitialPrefixPermille, InitialSuccess: rec.InitialSuccess,
 		FinalPrefixLen: len(final.Prefix), InfraError: rec.InfraError, InfraRetries: rec.InfraRetries, Problem: r.p.Metadata,
-		Derail: r.derail,
 	}
 	return rec, t, nil
 }

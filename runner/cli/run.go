@@ -40,6 +40,8 @@ type runFlags struct {
 	disableThinking       bool
 	programTimeout        time.Duration
 	programConcurrency    int
+	conditions            []string
+	statement             string
 }
 
 // newRunCommand is `repot run`: evaluate the methods on a suite against a
@@ -77,6 +79,7 @@ func newRunCommand() *cobra.Command {
 	fl.BoolVar(&f.disableThinking, "disable-thinking", true, "turn extended thinking off (/no_think system prefix and chat_template_kwargs.enable_thinking=false)")
 	fl.DurationVar(&f.programTimeout, "program-timeout", 10*time.Second, "wall-clock limit per model program in the sandbox")
 	fl.IntVar(&f.programConcurrency, "program-concurrency", 0, "programs running at once (default: number of CPUs)")
+	addDerailFlags(fl, &f)
 	return cmd
 }
 
@@ -88,8 +91,8 @@ func (f *runFlags) run(c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if derail != nil && !c.Flags().Changed("methods") {
-		f.methods = runner.DerailMethods
+	if err := f.derailMethods(c, derail != nil); err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -132,6 +135,7 @@ func (f *runFlags) run(c *cobra.Command) error {
 	opts := runner.DefaultOptions()
 	opts.Model, opts.Temperature, opts.MaxTokens = f.modelLabel, f.temperature, f.maxTokens
 	opts.RepairBudget, opts.AdaptiveThresholdPermille = f.repairBudget, f.thresholdPermille
+	opts.CheckpointStatement = f.statement
 	pp := &runner.ProgressPrinter{W: errw, TTY: isTerminal(errw), Clock: model.SystemClock}
 	cfg := runner.Config{
 		Problems: problems, Derail: derail, Methods: f.methods, Options: opts,
@@ -167,6 +171,9 @@ func (f *runFlags) check() error {
 		return errors.New("give --suite NAME or --problems FILE")
 	}
 	for _, m := range f.methods {
+		if f.suite == envs.SuiteDerail {
+			break // checked against the conditions once the suite is loaded
+		}
 		if !runner.ValidMethod(m) {
 			return fmt.Errorf("unknown method %q (known: %s)", m, strings.Join(runner.Methods, ", "))
 		}
