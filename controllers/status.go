@@ -46,6 +46,7 @@ func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serv
 			Methods:                  methodResults(e, ms),
 			FailedPrefixPermille:     failedPrefix(e, ms),
 			RepotMinusPotRetryPoints: repotMinusPotRetry(ms),
+			Derail:                   derailResults(e, res.Derail[m.Name]),
 		}
 		done += mst.RunsDone
 		total += perModelTotal
@@ -68,6 +69,7 @@ func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serv
 		PoT:      rateColumn(e, res, string(repotv1.MethodPoT)),
 		RePoT:    rateColumn(e, res, string(repotv1.MethodRePoT)),
 		Adaptive: rateColumn(e, res, string(repotv1.MethodAdaptive)),
+		Derail:   derailColumn(e, res),
 	}
 	return st
 }

@@ -91,7 +91,7 @@ func TestRecoveryPromptInformation(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		cond                      string
+		cond                       string
 		flagged, checkpoint, legal bool
 	}{
 		{summary.CondNoFeedback, false, false, false},
@@ -186,7 +186,7 @@ func TestRunDerailConditions(t *testing.T) {
 		{"prompted no_feedback, answered from the checkpoint", legal, summary.CondNoFeedback, "", []reply{rawReply(jsonReply(rest...))}, true, StopGoal, 1, "Continue from the trace's current state", "flagged"},
 		{"prompted, invalid injection: current state is the checkpoint", invalid, summary.CondErrorOnly, "", []reply{rawReply(jsonReply(rest...))}, true, StopGoal, 1, "flagged as wrong", "Checkpoint to roll back"},
 		{"prompted, continued from the derailed state without undoing", legal, summary.CondErrorOnly, "", []reply{rawReply(jsonReply("[1,0,2]", "[2,1,2]", "[1,2,1]"))}, false, StopInvalidMove, 1, "flagged as wrong", "Checkpoint to roll back"},
-		{"prompted, no list",  legal, summary.CondStateFeedback, "", []reply{rawReply("no idea")}, false, StopNoPlan, 1, "Checkpoint to roll back", "Legal moves from the checkpoint"},
+		{"prompted, no list", legal, summary.CondStateFeedback, "", []reply{rawReply("no idea")}, false, StopNoPlan, 1, "Checkpoint to roll back", "Legal moves from the checkpoint"},
 		{"repot-full, paper: first call sees no state, repair does", legal, summary.CondRePoTFull, "", []reply{{code: movesCode()}, {code: movesCode(rest...)}}, true, StopGoal, 2, "Continue this tower_of_hanoi puzzle", afterTwo},
 		{"repot-full, full statement: first call plans from the checkpoint", legal, summary.CondRePoTFull, summary.StatementFull, []reply{{code: movesCode(rest...)}}, true, StopGoal, 1, afterTwo, ""},
 		{"repot-no-prefix repairs without the tail", legal, summary.CondRePoTNoPrefix, summary.StatementFull, []reply{{code: movesCode(rest[:2]...)}, {code: movesCode(rest[2:]...)}}, true, StopGoal, 2, afterTwo, ""},

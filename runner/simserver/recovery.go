@@ -104,12 +104,17 @@ func DecideRecovery(p *Profile, seed int64, msgs []model.Message) (RecoveryDecis
 	capability := p.solveCurve(r.Environment).At(diff)
 	d.Prob = clamp01(recoveryFactor[d.Info] * (0.25 + 0.75*capability))
 	dr := promptKey(seed, msgs)
+	// The success draw is shared by every condition of the same case (the
+	// same puzzle, trace and derailment): more information lifts the same
+	// latent draw, so a case recovered with less information is recovered
+	// with more.
+	caseDraw := problemKey(seed, r.Environment, r.Initial, []byte(string(r.Goal)+"\x00"+string(r.Next)+"\x00"+string(r.Current)+"\x00"+jsonList(r.Trace)))
 	if dr.u("draft") < 0.3 {
 		if cur, err := solve(e, current, goal); err == nil && len(cur) > 0 {
 			d.Draft = rawMoves(e, cur)
 		}
 	}
-	if dr.u("solve") < d.Prob {
+	if caseDraw.u("recover") < d.Prob {
 		d.Mode, d.Moves = ModeCorrect, raw
 		return d, true
 	}
