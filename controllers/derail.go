@@ -27,6 +27,17 @@ func derailSummaries(e *repotv1.RepotEvaluation, agg []summary.DerailModelSummar
 	return out
 }
 
+// derailFits reports whether a record belongs to the evaluation as far as
+// Derail-550 goes: for suite derail-550 only records of the current
+// protocol (schema 2) under the evaluation's checkpoint statement count;
+// for other suites only records without Derail data.
+func derailFits(e *repotv1.RepotEvaluation, r summary.Record) bool {
+	if !e.Spec.IsDerail() {
+		return r.Derail == nil
+	}
+	return r.Derail != nil && r.Derail.Schema == summary.DerailSchema && r.Derail.CheckpointStatement == string(e.Spec.CheckpointStatementOrDefault())
+}
+
 // derailArgs are the `repot run` arguments a derail-550 evaluation adds:
 // its checkpoint statement (its conditions go in place of --methods, see
 // methodsFlag and MethodsOrDefault).

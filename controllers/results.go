@@ -34,7 +34,7 @@ func computeResults(e *repotv1.RepotEvaluation, records []summary.Record) evalua
 	}
 	kept := make([]summary.Record, 0, len(records))
 	for _, r := range records {
-		if models[r.Model] && methods[r.Method] {
+		if models[r.Model] && methods[r.Method] && derailFits(e, r) {
 			kept = append(kept, r)
 		}
 	}
