@@ -55,8 +55,8 @@ var _ = Describe("a derail-550 evaluation on the local cluster", Ordered, Label(
 			Spec: repotv1.RepotEvaluationSpec{
 				Suite:    repotv1.SuiteDerail550,
 				Problems: &repotv1.ProblemSource{ConfigMap: &repotv1.ConfigMapKey{Name: "derail-550"}},
-				Models: []repotv1.ModelSpec{{Name: "sim-strong", Simulated: &repotv1.SimulatedModel{Profile: "strong", Seed: ptr.To[int64](3)}}},
-				Runner: &repotv1.RunnerSpec{ShardsPerModel: ptr.To[int32](2), InFlightPerShard: ptr.To[int32](16)},
+				Models:   []repotv1.ModelSpec{{Name: "sim-strong", Simulated: &repotv1.SimulatedModel{Profile: "strong", Seed: ptr.To[int64](3)}}},
+				Runner:   &repotv1.RunnerSpec{ShardsPerModel: ptr.To[int32](2), InFlightPerShard: ptr.To[int32](16)},
 			},
 		})).To(Succeed())
 	})
