@@ -299,14 +299,12 @@ func runPrompted(ctx context.Context, deps Deps, opts Options, t DerailTask, con
 	j := JudgeReply(r.env, r.p, checkpoint, r.goal, resp.Content)
 	info.Candidates, info.Chosen = j.Candidates, &j.Chosen
 	res := ReplayResult{Prefix: []envs.Action{}, State: checkpoint, K: -1}
-	dr := &summary.DerailRecord{Candidates: len(j.Candidates), ChosenMoves: -1}
 	if j.Chosen >= 0 {
 		c := j.Candidates[j.Chosen]
 		ct.Plan = c.raw
 		res.PlanLen, res.State, res.K, res.Kind, res.Error = c.Moves, c.state, c.k, c.kind, c.Error
 		res.Prefix = make([]envs.Action, c.Valid) // only its length is reported
 		res.ReachedGoal, res.StopReason = j.Success, c.StopReason
-		dr.ChosenMoves = c.Moves
 	} else {
 		res.StopReason, res.Error = StopNoPlan, "The reply holds no move list."
 		if resp.FinishReason == "length" {
@@ -319,9 +317,9 @@ func runPrompted(ctx context.Context, deps Deps, opts Options, t DerailTask, con
 	}
 	ct.Replay, ct.Outcome = replayTrace(0, res), res.StopReason
 	r.trace.Calls = append(r.trace.Calls, *ct)
-	rec, tr, err := r.finish(condition, summary.RouteNoExtraCall, false, res, res, nil)
-	rec.Derail = dr
-	return rec, tr, err
+	// The candidates and the chosen one are in the trace (info); the
+	// record stays small, as the ledgers hold thousands of them.
+	return r.finish(condition, summary.RouteNoExtraCall, false, res, res, nil)
 }
 
 // derailKey is the Derail part of the record keys of cfg's runs (nil when

@@ -43,11 +43,6 @@ type DerailRecord struct {
 	CheckpointStatement string `json:"checkpoint_statement"`
 	// InjectionType is legal_wrong_action or invalid_action.
 	InjectionType string `json:"injection_type"`
-	// Chosen describes the chosen candidate of a failed prompted run:
-	// how many moves it returned (-1: no candidate at all).
-	ChosenMoves int `json:"chosen_moves,omitempty"`
-	// Candidates counts the distinct candidates of a prompted run.
-	Candidates int `json:"candidates,omitempty"`
 }
 
 // DerailModelSummary is the Derail-550 figures of one model under one
