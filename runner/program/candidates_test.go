@@ -125,3 +125,18 @@ func FuzzCandidates(f *testing.F) {
 		_ = FinalMarker(text)
 	})
 }
+
+// BenchmarkCandidates reads a 64 KiB reply full of move lists and prose
+// with apostrophes, the largest reply a 16384-token completion gives.
+func BenchmarkCandidates(b *testing.B) {
+	var sb strings.Builder
+	for sb.Len() < 64<<10 {
+		sb.WriteString("Let's try [[1, 0, 2], [2, 0, 1], [1, 2, 1]] or maybe ('a', [3]) then [[\"R\", 0, 1]]; don't stop.\n")
+	}
+	reply := sb.String()
+	b.SetBytes(int64(len(reply)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Candidates(reply)
+	}
+}
