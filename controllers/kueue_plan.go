@@ -41,7 +41,8 @@ type gate struct {
 // runner Job or their pods) still exist.
 //
 //   - No queue-name label: always allowed, nothing to do.
-//   - Done: the Workload is marked finished (its quota released).
+//   - Done: once its children are gone, the Workload is marked finished
+//     (its quota released: the GPUs are free when Kueue counts them free).
 //   - No Workload yet: create it; nothing may exist until it is admitted.
 //   - Pending: wait.
 //   - Admitted: allowed, with the admitted flavors' placement.
@@ -57,7 +58,7 @@ func admissionGate(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, 
 	g := gate{Admission: a}
 	switch {
 	case done:
-		if wl != nil && a.State != admissionFinished {
+		if wl != nil && a.State != admissionFinished && !childrenLeft {
 			g.Op = &queueOp{Kind: queueFinish, Workload: wl, Message: "all runs of model " + m.Name + " are recorded"}
 		}
 	case a.State == admissionAbsent:

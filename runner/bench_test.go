@@ -73,7 +73,8 @@ func BenchmarkPerCallWork(b *testing.B) {
 // and after) and its wall clock over the capacity bound (the simulated
 // seconds the decoded tokens need at the cap). The latency scale (real
 // seconds per simulated second) comes from REPOT_BENCH_LATENCY_SCALE
-// (default 0.25) so each order takes about a minute.
+// (default 0.25) so each order takes about a minute; the calls in flight
+// from REPOT_BENCH_CONCURRENCY (default DefaultConcurrency).
 //
 //	go test -run '^$' -bench CapacityShare -benchtime 1x ./runner/
 func BenchmarkCapacityShare(b *testing.B) {
@@ -85,17 +86,25 @@ func BenchmarkCapacityShare(b *testing.B) {
 		}
 		scale = f
 	}
+	conc := DefaultConcurrency
+	if v := os.Getenv("REPOT_BENCH_CONCURRENCY"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("REPOT_BENCH_CONCURRENCY=%q: want a positive integer", v)
+		}
+		conc = n
+	}
 	for _, order := range []Order{OrderSuite, OrderLongestFirst} {
 		b.Run("order="+string(order), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				capacityShare(b, scale, order)
+				capacityShare(b, scale, order, conc)
 			}
 		})
 	}
 }
 
 // capacityShare makes one capacity measurement with the given run order.
-func capacityShare(b *testing.B, scale float64, order Order) {
+func capacityShare(b *testing.B, scale float64, order Order, conc int) {
 	opts := simOptions(b, 1, 0)
 	opts.Latency = simserver.DefaultLatency
 	opts.Latency.Scale = scale
@@ -108,7 +117,7 @@ func capacityShare(b *testing.B, scale float64, order Order) {
 	ropts := DefaultOptions()
 	ropts.Model = "sim-strong"
 	cfg := Config{
-		Problems: openSource(b, 0), Methods: DefaultMethods, Options: ropts, Concurrency: DefaultConcurrency, Order: order,
+		Problems: openSource(b, 0), Methods: DefaultMethods, Options: ropts, Concurrency: conc, Order: order,
 		Deps: Deps{Client: simClient(b, hs, 3), Sandbox: realSandbox(b), Clock: model.SystemClock},
 	}
 	before, err := simserver.Scrape(context.Background(), nil, hs.URL, time.Now())
@@ -140,8 +149,8 @@ func capacityShare(b *testing.B, scale float64, order Order) {
 	}
 	decoded := after.DecodeTokens - before.DecodeTokens
 	bound := decoded / after.Capacity
-	b.Logf("order %s: %d runs, max %d calls in flight, %d completion tokens recorded, server: %.0f completion / %.0f decoded tokens: %s; capacity bound %.0f simulated s, wall %.0f simulated s (%.3fx)",
-		order, len(res.Records), res.MaxInFlight, completion, after.CompletionTokens-before.CompletionTokens, decoded, share,
+	b.Logf("order %s, concurrency %d: %d runs, max %d calls in flight, %d completion tokens recorded, server: %.0f completion / %.0f decoded tokens: %s; capacity bound %.0f simulated s, wall %.0f simulated s (%.3fx)",
+		order, conc, len(res.Records), res.MaxInFlight, completion, after.CompletionTokens-before.CompletionTokens, decoded, share,
 		bound, share.SimulatedSeconds, share.SimulatedSeconds/bound)
 	b.ReportMetric(100*share.Capacity, "%capacity")
 	b.ReportMetric(100*share.Busy, "%busy")
