@@ -1,5 +1,5 @@
-// Package controllers holds the RepotEvaluation controller, the `repot
-// manager` command that runs it, and the runner pod's ledger commands.
+// Package controllers holds the RepotEvaluation controller (the `repot
+// manager` and `repot ledger` commands are in runner/cli).
 //
 // One reconcile (reconciler.go) reads the world of an evaluation
 // (snapshot.go: children through the owner index, server pods, ledger

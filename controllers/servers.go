@@ -84,6 +84,7 @@ func serverDeployment(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Option
 			},
 		},
 	}
+	placeServerPod(e, &d.Spec.Template)
 	return d
 }
 
