@@ -11,8 +11,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// createParallelism bounds the concurrent writes of one reconcile.
-const createParallelism = 8
+// createParallelism bounds the concurrent writes of one reconcile. It is
+// large enough that the first wave of a 16-model evaluation (ledgers,
+// servers, access objects) is one round of requests, not several.
+const createParallelism = 32
 
 // applyChildren carries out a plan's child changes: creations (a child that
 // already exists is fine: the cache was behind), then updates (optimistic:

@@ -96,16 +96,22 @@ func readyAt(p *corev1.Pod) *metav1.Time {
 	return &c.LastTransitionTime
 }
 
+// runningGranularity is the step in which the GPU-seconds of a server that
+// still runs grow: the status then changes at most once a minute on their
+// account, not on every pass.
+const runningGranularity = time.Minute
+
 // gpuSeconds returns the GPU-seconds a model's server held (created to
-// deleted, or to now) and the part of them it was idle: ready with no run
-// of the model in flight. A run is in flight from its start to its end
+// deleted, or, while it runs, to now rounded down to a whole number of
+// minutes since its creation) and the part of them it was idle: ready with
+// no run of the model in flight. A run is in flight from its start to its end
 // (summary.Record.StartedUnixMilli and WallMillis); the union of the runs
 // of all shards is the time the server was busy.
 func gpuSeconds(t modelTimes, gpus int32, records []summary.Record, model string, now time.Time) (held, idle int64) {
 	if gpus <= 0 || t.ServerCreated == nil {
 		return 0, 0
 	}
-	end := now
+	end := t.ServerCreated.Add(now.Sub(t.ServerCreated.Time).Truncate(runningGranularity))
 	if t.ServerDeleted != nil {
 		end = t.ServerDeleted.Time
 	}

@@ -153,8 +153,9 @@ func TestGPUSeconds(t *testing.T) {
 	}{
 		{name: "never scheduled", times: modelTimes{}, gpus: 1, now: 100},
 		{name: "endpoint holds no GPU", times: modelTimes{ServerCreated: at(0)}, gpus: 0, now: 100},
-		{name: "starting, not ready: held, not idle", times: modelTimes{ServerCreated: at(0)}, gpus: 2, now: 30, held: 60},
-		{name: "ready with no runs: idle from ready to now", times: modelTimes{ServerCreated: at(0), ServerReady: at(10)}, gpus: 1, now: 40, held: 40, idle: 30},
+		{name: "starting, not ready: held, not idle", times: modelTimes{ServerCreated: at(0)}, gpus: 2, now: 90, held: 120},
+		{name: "while it runs, whole minutes since creation", times: modelTimes{ServerCreated: at(0)}, gpus: 1, now: 59, held: 0},
+		{name: "ready with no runs: idle from ready to now", times: modelTimes{ServerCreated: at(0), ServerReady: at(10)}, gpus: 1, now: 70, held: 60, idle: 50},
 		{
 			name: "overlapping runs of two shards count once; gaps are idle", gpus: 2,
 			times: modelTimes{ServerCreated: at(0), ServerReady: at(10), ServerDeleted: at(100)},
@@ -205,5 +206,22 @@ func TestModelTimesFromPods(t *testing.T) {
 	}
 	if m1.GPUSecondsHeld != 60 || m1.GPUSecondsIdle != 45 {
 		t.Errorf("held %d idle %d, want 60 and 45", m1.GPUSecondsHeld, m1.GPUSecondsIdle)
+	}
+}
+
+// A simulated server with gpus requests and tolerates them, as vLLM does.
+func TestSimulatedServerRequestsGPUs(t *testing.T) {
+	e := sweep()
+	d := serverDeployment(e, &e.Spec.Models[0], testOpts, 1)
+	c := d.Spec.Template.Spec.Containers[0]
+	if q := c.Resources.Limits[gpuResource]; q.Value() != 1 {
+		t.Errorf("GPU limit %v, want 1", q.String())
+	}
+	if tl := d.Spec.Template.Spec.Tolerations; len(tl) != 1 || tl[0].Key != string(gpuResource) {
+		t.Errorf("tolerations %v, want the GPU taint's", tl)
+	}
+	plain := revtesting.MakeEvaluation("ev", "ns").Simulated("s", "weak", 1).Obj()
+	if _, ok := serverDeployment(plain, &plain.Spec.Models[0], testOpts, 1).Spec.Template.Spec.Containers[0].Resources.Limits[gpuResource]; ok {
+		t.Error("a simulated server without gpus requests GPUs")
 	}
 }
