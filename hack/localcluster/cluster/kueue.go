@@ -33,6 +33,9 @@ const KueueModule = "sigs.k8s.io/kueue"
 // KueueNamespace is where the Kueue manager keeps its certificate secret.
 const KueueNamespace = "kueue-system"
 
+// kueueWebhookSecret holds the certificates Kueue generates for itself.
+const kueueWebhookSecret = "kueue-webhook-server-cert"
+
 // kueueConversionCRDs are the CRDs whose conversion webhook Kueue's internal
 // certificate management injects its CA into; it waits until all of them
 // have a webhook client config.
@@ -101,6 +104,12 @@ func (cp *ControlPlane) StartKueue(ctx context.Context, o KueueOptions) (*Kueue,
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: KueueNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("kueue namespace: %w", err)
 	}
+	// The certificate manager fills this Secret; it must exist (Kueue's
+	// manifests create it empty too).
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: kueueWebhookSecret, Namespace: KueueNamespace}}
+	if _, err := cs.CoreV1().Secrets(KueueNamespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("kueue webhook secret: %w", err)
+	}
 	dir := filepath.Join(cp.Layout.Dir, "kueue")
 	certs := filepath.Join(dir, "certs")
 	if err := os.RemoveAll(certs); err != nil {
@@ -160,13 +169,15 @@ leaderElection:
   leaderElect: false
 internalCertManagement:
   enable: true
+  webhookServiceName: kueue-webhook-service
+  webhookSecretName: %s
 clientConnection:
   qps: 50
   burst: 100
 integrations:
   frameworks:
   - batch/job
-`, KueueNamespace, healthPort, webhookPort, certDir)
+`, KueueNamespace, healthPort, webhookPort, certDir, kueueWebhookSecret)
 }
 
 // kueueCRDDir finds the CRDs of a Kueue version in the Go module cache,
