@@ -75,15 +75,18 @@ func admittedModels(e *repotv1.RepotEvaluation, w *world) map[string]bool {
 
 // planKueue adds the Workload actions of a queued evaluation to the plan
 // and places the children it creates by their admitted flavors. It runs
-// after planChildren; models are the lifecycle states of this pass.
-func (p *plan) planKueue(e *repotv1.RepotEvaluation, w *world, o Options, models []modelState) {
+// after planChildren (or planEnded); models are the lifecycle states of
+// this pass. Once the evaluation ended, every model counts as done: its
+// Workload is finished when its children are gone, so an ended evaluation
+// holds no quota.
+func (p *plan) planKueue(e *repotv1.RepotEvaluation, w *world, o Options, models []modelState, ended bool) {
 	if QueueName(e) == "" || w.KueueMissing {
 		return
 	}
 	gates := map[string]gate{}
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]
-		g := admissionGate(e, m, o, w.Kueue, models[i].Done, modelChildrenLeft(e, w, m))
+		g := admissionGate(e, m, o, w.Kueue, models[i].Done || ended, modelChildrenLeft(e, w, m))
 		gates[m.Name] = g
 		if g.Op != nil {
 			p.Queue = append(p.Queue, *g.Op)

@@ -59,9 +59,10 @@ func planEvaluation(e *repotv1.RepotEvaluation, w *world, o Options) plan {
 		// observed and say why it cannot go on.
 	case ended:
 		p.planEnded(e, w, out)
+		p.planKueue(e, w, o, models, true)
 	case e.Status.StartTime != nil || !e.Spec.IsSuspended():
 		p.planChildren(e, w, o, views, models)
-		p.planKueue(e, w, o, models)
+		p.planKueue(e, w, o, models, false)
 	}
 	after := project(w, &p)
 	afterModels := decideModels(e, after, res, ended)

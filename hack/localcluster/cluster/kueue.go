@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -51,6 +52,17 @@ type KueueOptions struct {
 	Log     io.Writer
 }
 
+// KueueTarget is the API server the manager runs against.
+type KueueTarget struct {
+	// Admin is a cluster-admin client config (CRDs, namespace, secret).
+	Admin *rest.Config
+	// Kubeconfig is the manager's kubeconfig file.
+	Kubeconfig string
+	// Dir holds the manager's configuration and certificates; LogPath its
+	// output.
+	Dir, LogPath string
+}
+
 // Kueue is a running Kueue manager.
 type Kueue struct {
 	c *component
@@ -79,12 +91,20 @@ func KueueVersion() string {
 // registered (Kueue's certificate manager needs them) but never called: every
 // client uses the storage version v1beta2.
 func (cp *ControlPlane) StartKueue(ctx context.Context, o KueueOptions) (*Kueue, error) {
+	return StartKueue(ctx, o, KueueTarget{Admin: cp.Admin, Kubeconfig: cp.Layout.Kubeconfig(),
+		Dir: filepath.Join(cp.Layout.Dir, "kueue"), LogPath: cp.Layout.Log("kueue")})
+}
+
+// StartKueue is ControlPlane.StartKueue against any API server (the
+// controller tests run it against envtest's).
+func StartKueue(ctx context.Context, o KueueOptions, t KueueTarget) (*Kueue, error) {
 	if _, err := os.Stat(o.Bin); err != nil {
 		return nil, fmt.Errorf("kueue: %w (build it with: hack/build-kueue.sh)", err)
 	}
 	if o.Version == "" {
 		o.Version = KueueVersion()
 	}
+	// (Still empty in a test binary: kueueCRDDir asks the module.)
 	t0 := time.Now()
 	crdDir, err := kueueCRDDir(ctx, o.Version)
 	if err != nil {
@@ -94,10 +114,10 @@ func (cp *ControlPlane) StartKueue(ctx context.Context, o KueueOptions) (*Kueue,
 	if err != nil {
 		return nil, err
 	}
-	if err := installKueueCRDs(ctx, cp.Admin, crdDir, ports[0]); err != nil {
+	if err := installKueueCRDs(ctx, t.Admin, crdDir, ports[0]); err != nil {
 		return nil, err
 	}
-	cs, err := kubernetes.NewForConfig(cp.Admin)
+	cs, err := kubernetes.NewForConfig(t.Admin)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +130,7 @@ func (cp *ControlPlane) StartKueue(ctx context.Context, o KueueOptions) (*Kueue,
 	if _, err := cs.CoreV1().Secrets(KueueNamespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("kueue webhook secret: %w", err)
 	}
-	dir := filepath.Join(cp.Layout.Dir, "kueue")
+	dir := t.Dir
 	certs := filepath.Join(dir, "certs")
 	if err := os.RemoveAll(certs); err != nil {
 		return nil, err
@@ -123,12 +143,19 @@ func (cp *ControlPlane) StartKueue(ctx context.Context, o KueueOptions) (*Kueue,
 		return nil, err
 	}
 	fmt.Fprintf(o.Log, "kueue %s: CRDs installed from the module cache, starting the manager...\n", o.Version)
-	c, err := startComponent("kueue", o.Bin, []string{"--config", config, "--kubeconfig", cp.Layout.Kubeconfig(),
-		"--feature-gates", "VisibilityOnDemand=false"}, cp.Layout.Log("kueue"))
+	c, err := startComponent("kueue", o.Bin, []string{"--config", config, "--kubeconfig", t.Kubeconfig,
+		"--feature-gates", "VisibilityOnDemand=false"}, t.LogPath)
 	if err != nil {
 		return nil, err
 	}
 	k := &Kueue{c: c}
+	// Kueue's certificate manager writes its certificates into the Secret
+	// and expects them mounted in its certificate dir, as a kubelet would;
+	// the local cluster plays that part.
+	if err := mountKueueCerts(ctx, cs, certs, c, 3*time.Minute); err != nil {
+		k.Stop()
+		return nil, err
+	}
 	if err := waitHTTP(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1]), c, 3*time.Minute); err != nil {
 		k.Stop()
 		return nil, err
@@ -183,19 +210,23 @@ integrations:
 // kueueCRDDir finds the CRDs of a Kueue version in the Go module cache,
 // downloading the module through the module proxy when missing.
 func kueueCRDDir(ctx context.Context, version string) (string, error) {
-	if version == "" {
-		return "", errors.New("kueue: no version (this program was not built with sigs.k8s.io/kueue)")
+	var cmd *exec.Cmd
+	if version != "" {
+		cmd = exec.CommandContext(ctx, "go", "mod", "download", "-json", KueueModule+"@"+version)
+		cmd.Dir = os.TempDir()
+	} else {
+		// No version in the build info (a test binary): the module this
+		// program runs in pins it.
+		cmd = exec.CommandContext(ctx, "go", "list", "-m", "-json", KueueModule)
 	}
-	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", KueueModule+"@"+version)
-	cmd.Dir = os.TempDir()
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("kueue: go mod download %s@%s: %v: %s", KueueModule, version, err, stderr.String())
+		return "", fmt.Errorf("kueue: %s: %v: %s", strings.Join(cmd.Args, " "), err, stderr.String())
 	}
 	var mod struct{ Dir string }
 	if err := json.Unmarshal(out.Bytes(), &mod); err != nil || mod.Dir == "" {
-		return "", fmt.Errorf("kueue: go mod download %s@%s printed no module dir: %s", KueueModule, version, out.String())
+		return "", fmt.Errorf("kueue: %s printed no module dir (run: go mod download %s): %s", strings.Join(cmd.Args, " "), KueueModule, out.String())
 	}
 	return filepath.Join(mod.Dir, "config", "components", "crd", "bases"), nil
 }
@@ -305,6 +336,34 @@ func waitHTTP(ctx context.Context, url string, c *component, timeout time.Durati
 		select {
 		case <-ctx.Done():
 			return errors.Join(ctx.Err(), last)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// mountKueueCerts waits until Kueue has filled its certificate Secret and
+// writes tls.crt and tls.key into dir.
+func mountKueueCerts(ctx context.Context, cs kubernetes.Interface, dir string, c *component, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		s, err := cs.CoreV1().Secrets(KueueNamespace).Get(ctx, kueueWebhookSecret, metav1.GetOptions{})
+		if err == nil && len(s.Data["tls.crt"]) > 0 && len(s.Data["tls.key"]) > 0 {
+			for _, name := range []string{"tls.crt", "tls.key", "ca.crt"} {
+				if err := os.WriteFile(filepath.Join(dir, name), s.Data[name], 0o600); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if !c.alive() {
+			return c.failure()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("kueue: its certificate Secret %s/%s was not filled after %v (%v); log %s:\n%s", KueueNamespace, kueueWebhookSecret, timeout, err, c.log, tail(c.log, 15))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
