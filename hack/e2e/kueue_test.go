@@ -27,9 +27,9 @@ import (
 	"repot.dev/repot-operator/controllers"
 )
 
-// sweepYAML is four simulated models, each server asking for one GPU, in
+// kueueSweepYAML is four simulated models, each server asking for one GPU, in
 // the LocalQueue "gpus" whose ClusterQueue has a quota of two GPUs.
-const sweepYAML = `apiVersion: repot.dev/v1alpha1
+const kueueSweepYAML = `apiVersion: repot.dev/v1alpha1
 kind: RepotEvaluation
 metadata:
   name: sweep
@@ -209,7 +209,7 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 			g.Expect(meta.IsStatusConditionTrue(cq.Status.Conditions, kueue.ClusterQueueActive)).To(BeTrue(), "ClusterQueue gpus is not active: %v", cq.Status.Conditions)
 		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 		e := &repotv1.RepotEvaluation{}
-		Expect(yaml.Unmarshal([]byte(sweepYAML), e)).To(Succeed())
+		Expect(yaml.Unmarshal([]byte(kueueSweepYAML), e)).To(Succeed())
 		e.Namespace = ns
 		Expect(tc.c.Create(ctx, e)).To(Succeed())
 		go watch()
