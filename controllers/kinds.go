@@ -154,8 +154,16 @@ func (k kind[T, PT, L, PL]) put(w *world, o client.Object) bool {
 	if !ok {
 		return false
 	}
+	// Replace in place (the slice is the projected world's own copy, see
+	// clone), else append: no copy of the whole slice per object.
 	f := k.field(w)
-	*f = append(without[T, PT](*f, x.GetName()), *x)
+	for i := range *f {
+		if PT(&(*f)[i]).GetName() == x.GetName() {
+			(*f)[i] = *x
+			return true
+		}
+	}
+	*f = append(*f, *x)
 	return true
 }
 

@@ -50,7 +50,7 @@ func planEvaluation(e *repotv1.RepotEvaluation, w *world, o Options) plan {
 	var p plan
 	out := decideOutcome(e, w)
 	ended := out.Phase != phaseActive
-	res := computeResults(e, w.Records)
+	res := w.results(e)
 	models := decideModels(e, w, res, ended)
 	views := observeServers(e, w, o, ended, models)
 	switch {

@@ -47,6 +47,10 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 	}
 
 	w.Records, w.LedgerProblems = r.ledgers.read(namespacedName(e), w.Ledgers)
+	res := r.ledgers.results(namespacedName(e), resultsKey(e.Generation, w.Ledgers), func() evaluationResults {
+		return computeResults(e, w.Records)
+	})
+	w.Results = &res
 	if n := len(w.LedgerProblems); n > 0 {
 		log.FromContext(ctx).Info("skipping ledger lines that are not records", "count", n, "first", w.LedgerProblems[0].String())
 	}

@@ -9,6 +9,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -34,6 +35,10 @@ type world struct {
 
 	// Records are the records of all ledgers in a fixed order (readLedgers).
 	Records []summary.Record
+	// Results, when set, are computeResults of Records for this
+	// evaluation, memoized by the snapshot; the planner computes them when
+	// nil. Shared between passes: read only.
+	Results *evaluationResults
 	// LedgerProblems are unreadable ledger lines (logged, never counted).
 	LedgerProblems []ledgerProblem
 
@@ -108,4 +113,12 @@ func jobCompleted(j *batchv1.Job) bool { return jobCondition(j, batchv1.JobCompl
 
 func jobFinished(j *batchv1.Job) bool {
 	return jobCondition(j, batchv1.JobComplete) != nil || jobCondition(j, batchv1.JobFailed) != nil
+}
+
+// results are the aggregated records: memoized by the snapshot, or computed.
+func (w *world) results(e *repotv1.RepotEvaluation) evaluationResults {
+	if w.Results != nil {
+		return *w.Results
+	}
+	return computeResults(e, w.Records)
 }

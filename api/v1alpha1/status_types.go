@@ -50,6 +50,15 @@ type RepotEvaluationStatus struct {
 	// cells; set when at least two models have results.
 	// +optional
 	Scaling *ScalingStatus `json:"scaling,omitempty"`
+
+	// sandboxMode is the confinement the runners' model programs ran under,
+	// as the runners report it, for example "none, seccomp, landlock ABI 6"
+	// (namespaces, the seccomp filter, Landlock; see docs/sandbox.md).
+	// Distinct modes of different runners are joined by "; ". Empty until a
+	// runner has started. Set by the operator.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	SandboxMode string `json:"sandboxMode,omitempty"`
 }
 
 // Progress counts runs; a run is one (model, problem, method).
