@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"repot.dev/repot-operator/controllers"
 	"repot.dev/repot-operator/runner/cli"
 )
 
@@ -21,7 +20,6 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(cli.Commands()...)
-	root.AddCommand(controllers.Commands()...)
 	if err := root.Execute(); err != nil {
 		var exit cli.ExitError
 		if errors.As(err, &exit) { // a wrapped process's exit code, passed on

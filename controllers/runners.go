@@ -40,7 +40,7 @@ func serverURL(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) string {
 // pods).
 func runnerJob(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, suspend bool) *batchv1.Job {
 	shards := e.Spec.ShardsPerModelOrDefault()
-	return &batchv1.Job{
+	j := &batchv1.Job{
 		ObjectMeta: childMeta(e, RunnerJobName(e.Name, m.Name), m.Name, ComponentRunner),
 		Spec: batchv1.JobSpec{
 			CompletionMode:       ptr.To(batchv1.IndexedCompletion),
@@ -60,6 +60,8 @@ func runnerJob(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, susp
 			},
 		},
 	}
+	placeRunnerPod(e, &j.Spec.Template)
+	return j
 }
 
 // runnerPod is the pod of one shard. Only the two ledger containers see the
@@ -190,7 +192,7 @@ func runArgs(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []string {
 		}
 	}
 	args = append(args,
-		"--methods", strings.Join(methods, ","),
+		methodsFlag(e), strings.Join(methods, ","),
 		"--base-url", serverURL(e, m),
 		"--model", servedModel(m),
 		"--model-label", m.Name,
@@ -205,6 +207,7 @@ func runArgs(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []string {
 		"--out", workOutPath,
 		"--resume",
 	)
+	args = append(args, derailArgs(e)...)
 	if m.Endpoint != nil && m.Endpoint.APIKeySecret != nil {
 		args = append(args, "--api-key-env", apiKeyEnv)
 	}

@@ -27,7 +27,8 @@ type ModelGPUStatus struct {
 
 	// gpuSecondsMeasured is the GPU count times the seconds the server
 	// container had run at its last reading, summed over server restarts:
-	// the GPU-seconds held as the telemetry saw them.
+	// the GPU-seconds held as the telemetry saw them (status.models[].
+	// gpuSecondsHeld counts from the lifecycle times instead).
 	// +optional
 	GPUSecondsMeasured int64 `json:"gpuSecondsMeasured,omitempty"`
 

@@ -237,6 +237,14 @@ type SimulatedModel struct {
 	// +kubebuilder:validation:Maximum=1000
 	FaultPermille *int32 `json:"faultPermille,omitempty"`
 
+	// gpus is the number of nvidia.com/gpu the simulated server requests,
+	// to rehearse GPU scheduling, capacity and GPU-second accounting where
+	// no model can run: 0 to 8, default 0. The server uses none of them.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=8
+	GPUs *int32 `json:"gpus,omitempty"`
+
 	// fakeGPU gives the simulated server a SIMULATED GPU whose telemetry
 	// (power from 70 W idle to 700 W at full decode load, utilisation,
 	// energy) follows its simulated decode load, so that status.models[].gpu

@@ -120,6 +120,15 @@ type Summary struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	Adaptive string `json:"adaptive,omitempty"`
+
+	// derail is the Derail-550 recovery rate per condition, abbreviated
+	// (nf no_feedback, eo error_only, sf state_feedback, sla
+	// state_plus_legal_actions, full repot-full, nopfx repot-no-prefix, rst
+	// repot-restart), e.g. "eo 3.1% sla 72.0%"; models in spec order
+	// separated by " | ". Empty for other suites.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Derail string `json:"derail,omitempty"`
 }
 
 // ServerState is the state of a model's server.
@@ -182,12 +191,66 @@ type ModelStatus struct {
 	// +kubebuilder:validation:MaxLength=16
 	RepotMinusPotRetryPoints string `json:"repotMinusPotRetryPoints,omitempty"`
 
-	// gpuSecondsHeld is GPU-seconds the model's server held: the GPU count
-	// times the seconds the server container had run at its last GPU
-	// telemetry reading, summed over server restarts (the same as
-	// gpu.gpuSecondsMeasured).
+	// phase is Queued (waiting for a slot of spec.maxParallelModels),
+	// Starting (its server is starting), Running (its runners run) or Done
+	// (its runs are recorded and its server deleted; the results stay).
+	// +optional
+	// +kubebuilder:validation:Enum=Queued;Starting;Running;Done
+	Phase ModelPhase `json:"phase,omitempty"`
+
+	// startTime is when the model left Queued (its children were created).
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// runningTime is when its runner Job first ran.
+	// +optional
+	RunningTime *metav1.Time `json:"runningTime,omitempty"`
+
+	// completionTime is when its runs were all recorded and its server was
+	// deleted.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// serverCreatedTime is when its first server pod was created: from then
+	// on the server holds its GPUs.
+	// +optional
+	ServerCreatedTime *metav1.Time `json:"serverCreatedTime,omitempty"`
+
+	// serverReadyTime is when its server first answered a completion.
+	// +optional
+	ServerReadyTime *metav1.Time `json:"serverReadyTime,omitempty"`
+
+	// serverDeletedTime is when its server was deleted.
+	// +optional
+	ServerDeletedTime *metav1.Time `json:"serverDeletedTime,omitempty"`
+
+	// gpuSecondsHeld is GPU-seconds the model's server held: GPUs times the
+	// seconds from serverCreatedTime to serverDeletedTime (or now).
 	// +optional
 	GPUSecondsHeld int64 `json:"gpuSecondsHeld,omitempty"`
+
+	// gpuSecondsIdle is the part of gpuSecondsHeld during which the server
+	// was ready with no request in flight: GPUs times the ready seconds not
+	// covered by any run of the model's ledgers (a run is in flight from its
+	// start to its end).
+	// +optional
+	GPUSecondsIdle int64 `json:"gpuSecondsIdle,omitempty"`
+	// derail is the Derail-550 recovery per condition, in the order of
+	// spec.derail.conditions; set for suite derail-550 only.
+	// +optional
+	// +listType=map
+	// +listMapKey=condition
+	// +kubebuilder:validation:MaxItems=7
+	Derail []DerailConditionResult `json:"derail,omitempty"`
+
+	// admission is where the model's Kueue Workload stands, for an
+	// evaluation with the label kueue.x-k8s.io/queue-name: Absent, Pending,
+	// Admitted, Evicted or Finished, with Kueue's message (why it waits,
+	// which ClusterQueue admitted it, why it was evicted). Empty without the
+	// label. Written by the operator.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Admission string `json:"admission,omitempty"`
 
 	// gpu is the model's measured GPU cost; unset when its server has no
 	// GPU telemetry (endpoint models, simulated models without fakeGPU).

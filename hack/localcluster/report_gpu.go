@@ -24,8 +24,8 @@ func printGPU(w io.Writer, m *repotv1.ModelStatus) {
 	if g.MeanUtilizationPermille != nil {
 		util = permille(*g.MeanUtilizationPermille)
 	}
-	fmt.Fprintf(w, "  GPU%s: %s GPU-seconds held, %d J over %ds measured, mean utilisation %s, peak memory %d MiB, %s J per solved problem, %s completion tokens per kJ\n",
-		sim, held, g.EnergyJoules, g.MeasuredSeconds, util, g.PeakMemoryMiB, optInt(g.JoulesPerSolvedProblem), optInt(g.CompletionTokensPerKilojoule))
+	fmt.Fprintf(w, "  GPU%s: %s GPU-seconds held (%d seen by the telemetry), %d J over %ds measured, mean utilisation %s, peak memory %d MiB, %s J per solved problem, %s completion tokens per kJ\n",
+		sim, held, g.GPUSecondsMeasured, g.EnergyJoules, g.MeasuredSeconds, util, g.PeakMemoryMiB, optInt(g.JoulesPerSolvedProblem), optInt(g.CompletionTokensPerKilojoule))
 	for _, c := range g.Conditions {
 		if c.Status != "True" {
 			fmt.Fprintf(w, "  %s %s: %s: %s\n", c.Type, c.Status, c.Reason, c.Message)
