@@ -14,6 +14,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/controllers/schedule"
 )
 
 func init() { registerCommand(newManagerCommand) }
@@ -67,6 +68,9 @@ func newManagerCommand() *cobra.Command {
 				return fmt.Errorf("--apiserver-cidrs: %w", err)
 			}
 			if err := SetupWithManager(ctx, mgr, opts); err != nil {
+				return err
+			}
+			if err := schedule.SetupWithManager(ctx, mgr, schedule.Options{}); err != nil {
 				return err
 			}
 			if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

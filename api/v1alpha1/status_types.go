@@ -50,6 +50,14 @@ type RepotEvaluationStatus struct {
 	// cells; set when at least two models have results.
 	// +optional
 	Scaling *ScalingStatus `json:"scaling,omitempty"`
+
+	// problemsHash is "sha256:<hex>" of the problems ConfigMap's key as it
+	// was when the evaluation started (spec.problems.configMap only). If the
+	// ConfigMap changes afterwards the evaluation fails with reason
+	// ProblemsChanged instead of mixing two problem sets.
+	// +optional
+	// +kubebuilder:validation:MaxLength=80
+	ProblemsHash string `json:"problemsHash,omitempty"`
 }
 
 // Progress counts runs; a run is one (model, problem, method).
@@ -172,6 +180,14 @@ type ModelStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=16
 	RepotMinusPotRetryPoints string `json:"repotMinusPotRetryPoints,omitempty"`
+
+	// comparisons are the paired comparisons of the model's methods, each
+	// later method (in the order pot, pot-retry, repot, repot-adaptive, ...)
+	// against each earlier one, on the problems both finished, with McNemar's
+	// test.
+	// +optional
+	// +kubebuilder:validation:MaxItems=15
+	Comparisons []MethodComparison `json:"comparisons,omitempty"`
 }
 
 // ServerStatus is the state of one model's server.
