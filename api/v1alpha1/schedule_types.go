@@ -34,8 +34,11 @@ type RepotSchedule struct {
 	Spec RepotScheduleSpec `json:"spec"`
 
 	// status is what the operator observed: the last schedule and success
-	// times, the active runs and a short history with the comparisons.
+	// times, the active runs and a short history with the comparisons. It
+	// defaults to observedGeneration 0, so that kstatus (Flux) sees a new
+	// schedule as in progress until the operator observed it.
 	// +optional
+	// +kubebuilder:default={observedGeneration: 0}
 	Status RepotScheduleStatus `json:"status,omitempty"`
 }
 
@@ -131,8 +134,8 @@ type RepotScheduleSpec struct {
 	// +kubebuilder:validation:Maximum=31536000
 	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
 
-	// suspend, while true, starts no new run (active runs go on). Runs due
-	// while suspended are not caught up on resume unless still within
+	// suspend, while true, starts no new run (active runs go on). On resume
+	// the most recent time missed while suspended starts, unless it is past
 	// startingDeadlineSeconds, as with CronJob. Default false.
 	// +optional
 	Suspend *bool `json:"suspend,omitempty"`

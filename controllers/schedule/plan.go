@@ -170,6 +170,9 @@ func (p *plan) scheduleNext(s *repotv1.RepotSchedule, runs []run, active *[]run,
 		return nil
 	}
 	next := sched.Next(now)
+	if next.IsZero() {
+		return fmt.Errorf("spec.schedule %q never fires (for example day 31 of a month that has 30 days)", s.Spec.Schedule)
+	}
 	p.Status.NextScheduleTime = &metav1.Time{Time: next}
 	p.RequeueAfter = next.Sub(now) + requeueSlack
 
