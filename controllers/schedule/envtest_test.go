@@ -39,11 +39,11 @@ import (
 // the output of a model.
 
 var (
-	cfg    *rest.Config
-	k8s    client.Client
-	scheme *runtime.Scheme
-	clk    *clocktesting.FakeClock
-	stopFn func()
+	cfg     *rest.Config
+	k8s     client.Client
+	scheme  *runtime.Scheme
+	clk     *clocktesting.FakeClock
+	stopFn  func()
 	skipWhy string
 )
 
