@@ -324,7 +324,7 @@ func TestConcurrencyPolicies(t *testing.T) {
 			sname := "cp-" + strings.ToLower(string(policy))
 			s := makeSchedule(ns, sname, "*/5 * * * *", policy, "m", "strong")
 			t0 := start(g, s)
-			b := boundaries(t0, t0.Add(11*time.Minute))
+			b := boundaries(t0, t0.Add(16*time.Minute))
 			stepTo(g, s, b[0])
 			g.Eventually(func(g Gomega) []string { return runs(g, ns) }).Should(ConsistOf(name(sname, b[0])))
 			// The first run is still active when the second is due.

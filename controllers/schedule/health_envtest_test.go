@@ -47,12 +47,15 @@ func TestScheduleHealth(t *testing.T) {
 	ns := newNamespace(g)
 	ctx := context.Background()
 
-	// As applied, before the operator saw it: the API server's answer.
+	// As applied, before the operator saw it: the API server's answer to
+	// the create.
 	s := makeSchedule(ns, "health", "*/5 * * * *", repotv1.ConcurrencyForbid, "m", "strong")
-	g.Expect(k8s.Create(ctx, s)).To(Succeed())
 	raw, err := runtimeToUnstructured(s)
 	g.Expect(err).NotTo(HaveOccurred())
+	raw.SetNamespace(ns)
+	g.Expect(k8s.Create(ctx, raw)).To(Succeed())
 	assessObject(g, raw, "RepotSchedule", "Unobserved", "Progressing", "InProgress")
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s), s)).To(Succeed())
 
 	g.Eventually(func(g Gomega) {
 		cur := getSchedule(g, s)
@@ -92,5 +95,7 @@ func runtimeToUnstructured(s *repotv1.RepotSchedule) (*unstructured.Unstructured
 	}
 	u.SetAPIVersion(repotv1.GroupVersion.String())
 	u.SetKind("RepotSchedule")
+	unstructured.RemoveNestedField(u.Object, "status")
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 	return u, nil
 }
