@@ -48,10 +48,11 @@ func parseSchedule(spec *repotv1.RepotScheduleSpec) (cron.Schedule, error) {
 
 // dueTimes returns the most recent scheduled time in (earliest, now] and how
 // many scheduled times of that interval precede it (missed windows), or a
-// zero time when none is due.
+// zero time when none is due (robfig/cron's Next returns the zero time for a
+// schedule that never fires).
 func dueTimes(s cron.Schedule, earliest, now time.Time) (last time.Time, earlier int) {
 	n := 0
-	for t := s.Next(earliest); !t.After(now); t = s.Next(t) {
+	for t := s.Next(earliest); !t.IsZero() && !t.After(now); t = s.Next(t) {
 		if !last.IsZero() {
 			n++
 		}
@@ -63,7 +64,7 @@ func dueTimes(s cron.Schedule, earliest, now time.Time) (last time.Time, earlier
 			for w > 0 && s.Next(now.Add(-w)).After(now) {
 				w *= 2
 			}
-			for x := s.Next(now.Add(-w)); !x.After(now); x = s.Next(x) {
+			for x := s.Next(now.Add(-w)); !x.IsZero() && !x.After(now); x = s.Next(x) {
 				last = x
 			}
 			return last, n

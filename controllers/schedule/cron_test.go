@@ -53,6 +53,10 @@ func TestDueTimes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	never, err := parseSchedule(&repotv1.RepotScheduleSpec{Schedule: "0 0 30 2 *"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name          string
 		sched         interface{ Next(time.Time) time.Time }
@@ -65,6 +69,7 @@ func TestDueTimes(t *testing.T) {
 		{"the window itself is not due again", every5, "2026-12-01T00:05:00Z", "2026-12-01T00:09:00Z", "", 0},
 		{"three missed after an outage", every5, "2026-12-01T00:05:00Z", "2026-12-01T00:21:00Z", "2026-12-01T00:20:00Z", 2},
 		{"time zone: 03:00 in Paris is 02:00 UTC in winter", paris3am, "2026-12-01T00:00:00Z", "2026-12-01T02:00:00Z", "2026-12-01T02:00:00Z", 0},
+		{"a schedule that never fires is never due", never, "2026-12-01T00:00:00Z", "2027-12-01T00:00:00Z", "", 0},
 		{"a year of outage saturates the count", every5, "2025-12-01T00:00:00Z", "2026-12-01T00:00:00Z", "2026-12-01T00:00:00Z", maxMissedCount},
 	}
 	for _, tc := range cases {
