@@ -47,7 +47,7 @@ func TestHealthOfCapturedObjects(t *testing.T) {
 	}{
 		{"RepotEvaluation-Pending.json", "Progressing", "InProgress", "Pending"},
 		{"RepotEvaluation-Running.json", "Progressing", "InProgress", "Running"},
-		{"RepotEvaluation-Suspended.json", "Suspended", "Current", "spec.suspend"},
+		{"RepotEvaluation-Suspended.json", "Suspended", "InProgress", "spec.suspend"},
 		{"RepotEvaluation-Stalled.json", "Degraded", "Failed", "ProblemsUnavailable"},
 		{"RepotEvaluation-Complete.json", "Healthy", "Current", "completed"},
 		{"RepotEvaluation-Failed.json", "Degraded", "Failed", "DeadlineExceeded"},

@@ -90,7 +90,7 @@ var _ = Describe("GitOps", func() {
 		ns = createNamespace("health")
 		Expect(k8s.Create(ctx, sim(ns).Suspend(true).Obj())).To(Succeed())
 		Eventually(stateIs(ns, "ev", repotv1.StateSuspended)).Should(Succeed())
-		Eventually(func(g Gomega) { assessEval(g, ns, "ev", "Suspended", "Suspended", "Current") }).Should(Succeed())
+		Eventually(func(g Gomega) { assessEval(g, ns, "ev", "Suspended", "Suspended", "InProgress") }).Should(Succeed())
 
 		ns = createNamespace("health")
 		Expect(k8s.Create(ctx, sim(ns).ProblemsConfigMap("missing", "").Obj())).To(Succeed())
