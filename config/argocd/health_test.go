@@ -1,12 +1,12 @@
 package argocd
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
 
@@ -63,11 +63,13 @@ func TestHealthOfCapturedObjects(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v: run the envtest suites with REPOT_CAPTURE_HEALTH=1 to capture it", err)
 			}
-			var obj map[string]any
-			if err := json.Unmarshal(data, &obj); err != nil {
+			// Decoded as the API machinery decodes objects (integers stay
+			// int64), as Argo CD and Flux receive them.
+			u := &unstructured.Unstructured{}
+			if err := u.UnmarshalJSON(data); err != nil {
 				t.Fatal(err)
 			}
-			h, ks, _, err := Assess(obj)
+			h, ks, _, err := Assess(u.Object)
 			if err != nil {
 				t.Fatal(err)
 			}
