@@ -60,6 +60,7 @@ func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serv
 		out.Message += fmt.Sprintf("; but %d of %d runs are missing from the ledgers: a runner's ledger writes failed (see the ledger-sync container logs) or problem ids repeat; the status counts only what the ledgers hold", total-done, total)
 	}
 	st.Scaling = scalingStatus(res.Scaling)
+	st.SandboxMode = sandboxModes(w.Ledgers)
 	st.ProblemsHash = startedProblemsHash(e, st.StartTime, w.Problems)
 
 	state, conds := evaluationConditions(e, w, out, views, ready)

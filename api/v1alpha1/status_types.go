@@ -51,6 +51,15 @@ type RepotEvaluationStatus struct {
 	// +optional
 	Scaling *ScalingStatus `json:"scaling,omitempty"`
 
+	// sandboxMode is the confinement the runners' model programs ran under,
+	// as the runners report it, for example "none, seccomp, landlock ABI 6"
+	// (namespaces, the seccomp filter, Landlock; see docs/sandbox.md).
+	// Distinct modes of different runners are joined by "; ". Empty until a
+	// runner has started. Set by the operator.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	SandboxMode string `json:"sandboxMode,omitempty"`
+
 	// problemsHash is "sha256:<hex>" of the problems ConfigMap's key as it
 	// was when the evaluation started (spec.problems.configMap only). If the
 	// ConfigMap changes afterwards the evaluation fails with reason
