@@ -2,6 +2,7 @@ package schedule_test
 
 import (
 	"context"
+	"flag"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -52,6 +53,17 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	// A fuzzing run (and each of its workers, which run TestMain too) needs
+	// no API server.
+	flag.Parse()
+	if f := flag.Lookup("test.fuzz"); f != nil && f.Value.String() != "" {
+		skipWhy = "fuzzing: the API-server tests do not run"
+		return m.Run()
+	}
+	if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
+		skipWhy = "fuzzing: the API-server tests do not run"
+		return m.Run()
+	}
 	root, _ := filepath.Abs("../..")
 	if _, err := os.Stat(filepath.Join(root, "bin", "kube-apiserver")); err != nil {
 		skipWhy = "bin/kube-apiserver is missing: run `make envtest-bin` (hack/build-control-plane.sh envtest) for the schedule controller tests"
