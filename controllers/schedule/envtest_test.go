@@ -2,8 +2,8 @@ package schedule_test
 
 import (
 	"context"
-	"flag"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
