@@ -287,6 +287,9 @@ func (r *run) finish(method, route string, repairUsed bool, first, final ReplayR
 		InitialPlanLen: first.PlanLen, InitialPrefixPermille: first.PrefixPermille(), InitialSuccess: first.ReachedGoal,
 		InfraRetries: r.retries, WallMillis: wall.Milliseconds(),
 	}
+	if r.started {
+		rec.StartedUnixMilli = r.start.UnixMilli()
+	}
 	if ie != nil {
 		rec.Success, rec.StoppedReason, rec.InfraError = false, StopInfraError, ie.msg
 	}

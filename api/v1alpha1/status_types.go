@@ -190,6 +190,51 @@ type ModelStatus struct {
 	// +kubebuilder:validation:MaxLength=16
 	RepotMinusPotRetryPoints string `json:"repotMinusPotRetryPoints,omitempty"`
 
+	// phase is Queued (waiting for a slot of spec.maxParallelModels),
+	// Starting (its server is starting), Running (its runners run) or Done
+	// (its runs are recorded and its server deleted; the results stay).
+	// +optional
+	// +kubebuilder:validation:Enum=Queued;Starting;Running;Done
+	Phase ModelPhase `json:"phase,omitempty"`
+
+	// startTime is when the model left Queued (its children were created).
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// runningTime is when its runner Job first ran.
+	// +optional
+	RunningTime *metav1.Time `json:"runningTime,omitempty"`
+
+	// completionTime is when its runs were all recorded and its server was
+	// deleted.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// serverCreatedTime is when its first server pod was created: from then
+	// on the server holds its GPUs.
+	// +optional
+	ServerCreatedTime *metav1.Time `json:"serverCreatedTime,omitempty"`
+
+	// serverReadyTime is when its server first answered a completion.
+	// +optional
+	ServerReadyTime *metav1.Time `json:"serverReadyTime,omitempty"`
+
+	// serverDeletedTime is when its server was deleted.
+	// +optional
+	ServerDeletedTime *metav1.Time `json:"serverDeletedTime,omitempty"`
+
+	// gpuSecondsHeld is GPU-seconds the model's server held: GPUs times the
+	// seconds from serverCreatedTime to serverDeletedTime (or now).
+	// +optional
+	GPUSecondsHeld int64 `json:"gpuSecondsHeld,omitempty"`
+
+	// gpuSecondsIdle is the part of gpuSecondsHeld during which the server
+	// was ready with no request in flight: GPUs times the ready seconds not
+	// covered by any run of the model's ledgers (a run is in flight from its
+	// start to its end).
+	// +optional
+	GPUSecondsIdle int64 `json:"gpuSecondsIdle,omitempty"`
+
 	// comparisons are the paired comparisons of the model's methods, each
 	// later method (in the order pot, pot-retry, repot, repot-adaptive, ...)
 	// against each earlier one, on the problems both finished, with McNemar's
