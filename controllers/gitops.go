@@ -69,7 +69,7 @@ func methodComparisons(ms *summary.ModelSummary) []repotv1.MethodComparison {
 		}
 		out = append(out, repotv1.MethodComparison{
 			Method: repotv1.Method(c.Method), Baseline: repotv1.Method(c.Baseline),
-			PairedComparison: PairedStatus(c),
+			McNemarComparison: PairedStatus(c),
 		})
 	}
 	if len(out) > 15 {
@@ -79,8 +79,8 @@ func methodComparisons(ms *summary.ModelSummary) []repotv1.MethodComparison {
 }
 
 // PairedStatus maps a summary comparison to its API form.
-func PairedStatus(c summary.Comparison) repotv1.PairedComparison {
-	return repotv1.PairedComparison{
+func PairedStatus(c summary.Comparison) repotv1.McNemarComparison {
+	return repotv1.McNemarComparison{
 		Problems: int32(c.Problems), Solved: int32(c.MethodSolved), BaselineSolved: int32(c.BaselineSolved),
 		OnlySolved: int32(c.MethodOnly), BaselineOnlySolved: int32(c.BaselineOnly),
 		DiffPermille: int32(c.DiffPermille), DiffPoints: c.DiffPoints, Test: c.Test, PValue: c.PValue,

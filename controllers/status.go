@@ -46,6 +46,7 @@ func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serv
 			FailedPrefixPermille:     failedPrefix(e, ms),
 			RepotMinusPotRetryPoints: repotMinusPotRetry(ms),
 			Phase:                    models[i].Phase,
+			Derail:                   derailResults(e, res.Derail[m.Name]),
 			Comparisons:              methodComparisons(ms),
 		}
 		t := nextModelTimes(e, w, m, models[i], v, out.Phase != phaseActive)
@@ -75,6 +76,7 @@ func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serv
 		PoT:      rateColumn(e, res, string(repotv1.MethodPoT)),
 		RePoT:    rateColumn(e, res, string(repotv1.MethodRePoT)),
 		Adaptive: rateColumn(e, res, string(repotv1.MethodAdaptive)),
+		Derail:   derailColumn(e, res),
 	}
 	return st
 }

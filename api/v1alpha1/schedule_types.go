@@ -420,9 +420,9 @@ type RunComparison struct {
 	// +required
 	Method Method `json:"method"`
 
-	// PairedComparison holds the counts, the change and the p-value; its
+	// McNemarComparison holds the counts, the change and the p-value; its
 	// baseline is the previous run.
-	PairedComparison `json:",inline"`
+	McNemarComparison `json:",inline"`
 
 	// significantDrop is true when the run solved fewer problems and the
 	// p-value is below spec.regressionPValue.
@@ -430,9 +430,9 @@ type RunComparison struct {
 	SignificantDrop bool `json:"significantDrop,omitempty"`
 }
 
-// PairedComparison compares two sets of outcomes on the same problems with
+// McNemarComparison compares two sets of outcomes on the same problems with
 // McNemar's test.
-type PairedComparison struct {
+type McNemarComparison struct {
 	// problems is the number of problems both sides finished.
 	// +required
 	Problems int32 `json:"problems"`
@@ -487,6 +487,6 @@ type MethodComparison struct {
 	// +required
 	Baseline Method `json:"baseline"`
 
-	// PairedComparison holds the counts, the difference and the p-value.
-	PairedComparison `json:",inline"`
+	// McNemarComparison holds the counts, the difference and the p-value.
+	McNemarComparison `json:",inline"`
 }

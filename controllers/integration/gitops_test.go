@@ -84,7 +84,7 @@ var _ = Describe("GitOps", func() {
 			}
 		}
 		Expect(found).NotTo(BeNil(), "comparisons: %+v", e.Status.Models[0].Comparisons)
-		Expect(found.PairedComparison).To(Equal(repotv1.PairedComparison{Problems: 4, Solved: 3, BaselineSolved: 1,
+		Expect(found.McNemarComparison).To(Equal(repotv1.McNemarComparison{Problems: 4, Solved: 3, BaselineSolved: 1,
 			OnlySolved: 2, DiffPermille: 500, DiffPoints: "+50.0", Test: "mcnemar-exact", PValue: "0.5000"}))
 
 		ns = createNamespace("health")

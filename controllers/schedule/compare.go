@@ -39,7 +39,7 @@ func compareRuns(e *repotv1.RepotEvaluation, records, baseline []summary.Record,
 				continue
 			}
 			out = append(out, repotv1.RunComparison{
-				Model: model.Name, Method: method, PairedComparison: pairedStatus(c),
+				Model: model.Name, Method: method, McNemarComparison: pairedStatus(c),
 				SignificantDrop: c.DiffPermille < 0 && c.BaselineOnly > c.MethodOnly && pBelow(c.PValue, alpha),
 			})
 		}
@@ -51,8 +51,8 @@ func compareRuns(e *repotv1.RepotEvaluation, records, baseline []summary.Record,
 }
 
 // pairedStatus maps a summary comparison to its API form.
-func pairedStatus(c summary.Comparison) repotv1.PairedComparison {
-	return repotv1.PairedComparison{
+func pairedStatus(c summary.Comparison) repotv1.McNemarComparison {
+	return repotv1.McNemarComparison{
 		Problems: int32(c.Problems), Solved: int32(c.MethodSolved), BaselineSolved: int32(c.BaselineSolved),
 		OnlySolved: int32(c.MethodOnly), BaselineOnlySolved: int32(c.BaselineOnly),
 		DiffPermille: int32(c.DiffPermille), DiffPoints: c.DiffPoints, Test: c.Test, PValue: c.PValue,

@@ -42,7 +42,10 @@ type runFlags struct {
 	disableThinking       bool
 	programTimeout        time.Duration
 	programConcurrency    int
+	order                 string
 	sandboxMin            string
+	conditions            []string
+	statement             string
 }
 
 // newRunCommand is `repot run`: evaluate the methods on a suite against a
@@ -68,6 +71,8 @@ func newRunCommand() *cobra.Command {
 	fl.StringVar(&f.modelLabel, "model-label", "", "model name recorded in records and traces (default --model)")
 	fl.StringVar(&f.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (unset: no key)")
 	fl.IntVar(&f.concurrency, "concurrency", runner.DefaultConcurrency, "model calls in flight at most")
+	fl.StringVar(&f.order, "order", string(runner.OrderLongestFirst), "run order: "+string(runner.OrderLongestFirst)+
+		" (longest expected reply first, from environment and complexity) or "+string(runner.OrderSuite))
 	fl.StringVar(&f.out, "out", "repot-out", "output directory")
 	fl.StringVar(&f.traces, "traces", "", "traces JSONL file (default DIR/traces.jsonl)")
 	fl.BoolVar(&f.resume, "resume", false, "continue DIR: skip runs its records.jsonl holds (infra errors are run again)")
@@ -81,6 +86,7 @@ func newRunCommand() *cobra.Command {
 	fl.DurationVar(&f.programTimeout, "program-timeout", 10*time.Second, "wall-clock limit per model program in the sandbox")
 	fl.IntVar(&f.programConcurrency, "program-concurrency", 0, "programs running at once (default: number of CPUs)")
 	fl.StringVar(&f.sandboxMin, "sandbox-min", string(sandbox.MinSeccomp), "least sandbox confinement to start with: seccomp, seccomp+landlock, seccomp+namespaces or none (see docs/sandbox.md)")
+	addDerailFlags(fl, &f)
 	return cmd
 }
 
@@ -92,8 +98,8 @@ func (f *runFlags) run(c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if derail != nil && !c.Flags().Changed("methods") {
-		f.methods = runner.DerailMethods
+	if err := f.derailMethods(c, derail != nil); err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -150,12 +156,13 @@ func (f *runFlags) run(c *cobra.Command) error {
 	if err := os.WriteFile(filepath.Join(out.Dir, ledger.SandboxModeFile), []byte(sb.Mode()+"\n"), 0o644); err != nil {
 		return fmt.Errorf("writing the sandbox mode: %w", err)
 	}
+	opts.CheckpointStatement = f.statement
 	pp := &runner.ProgressPrinter{W: errw, TTY: isTerminal(errw), Clock: model.SystemClock}
 	cfg := runner.Config{
 		Problems: problems, Derail: derail, Methods: f.methods, Options: opts,
 		Deps:        runner.Deps{Client: client, Sandbox: runner.FromSandbox(sb), Clock: model.SystemClock},
 		Concurrency: f.concurrency, ShardIndex: f.shardIndex, ShardCount: f.shardCnt,
-		Progress: pp.Update,
+		Progress: pp.Update, Order: runner.Order(f.order),
 	}
 	units := fmt.Sprintf("%d problems", len(runner.ShardProblems(problems, f.shardIndex, f.shardCnt)))
 	if derail != nil {
@@ -185,6 +192,9 @@ func (f *runFlags) check() error {
 		return errors.New("give --suite NAME or --problems FILE")
 	}
 	for _, m := range f.methods {
+		if f.suite == envs.SuiteDerail {
+			break // checked against the conditions once the suite is loaded
+		}
 		if !runner.ValidMethod(m) {
 			return fmt.Errorf("unknown method %q (known: %s)", m, strings.Join(runner.Methods, ", "))
 		}
