@@ -14,6 +14,13 @@ COPY . .
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
     CGO_CFLAGS="-O2 -g -Wno-deprecated-declarations" \
     go build -trimpath -ldflags "-s -w" -o /out/repot .
+# The operator copies this binary into vLLM containers (Ubuntu 22.04 and 24.04
+# bases, glibc 2.35 and 2.39) to run `repot gpu-telemetry --exec`. cgo links it
+# against the build image's glibc, so fail the build if it needs a newer
+# symbol version than 2.35 (it needs GLIBC_2.34 when built on bookworm).
+RUN need=$(objdump -T /out/repot | grep -o 'GLIBC_[0-9.]*' | sort -Vu | tail -1) \
+ && echo "repot needs $need" \
+ && [ "$(printf '%s\nGLIBC_2.35\n' "$need" | sort -V | tail -1)" = GLIBC_2.35 ]
 
 # --- runtime ----------------------------------------------------------------
 # python3 runs the models' programs in the sandbox (each in its own process).

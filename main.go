@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -20,6 +21,10 @@ func main() {
 	}
 	root.AddCommand(cli.Commands()...)
 	if err := root.Execute(); err != nil {
+		var exit cli.ExitError
+		if errors.As(err, &exit) { // a wrapped process's exit code, passed on
+			os.Exit(exit.Code)
+		}
 		fmt.Fprintln(os.Stderr, "repot:", err)
 		os.Exit(1)
 	}

@@ -16,6 +16,8 @@ func projectImage(e *repotv1.RepotEvaluation, o Options) string {
 // servedModel is the model id a runner sends in requests.
 func servedModel(m *repotv1.ModelSpec) string {
 	switch {
+	case m.VLLM != nil && m.VLLM.ServedModelName != "":
+		return m.VLLM.ServedModelName
 	case m.VLLM != nil:
 		return m.VLLM.Model
 	case m.Endpoint != nil:

@@ -29,9 +29,13 @@ func runnerNetworkPolicy(e *repotv1.RepotEvaluation, o Options) *networkingv1.Ne
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]
 		if hasServer(m) {
+			ports := []networkingv1.NetworkPolicyPort{port(tcp, serverPort)}
+			if hasGPUTelemetry(m) { // the runner reads /telemetry there
+				ports = append(ports, port(tcp, telemetryPort))
+			}
 			egress = append(egress, networkingv1.NetworkPolicyEgressRule{
 				To:    []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: serverSelector(e.Name, m.Name)}}},
-				Ports: []networkingv1.NetworkPolicyPort{port(tcp, serverPort)},
+				Ports: ports,
 			})
 		}
 		if m.Endpoint != nil {

@@ -139,7 +139,7 @@ func ledgerContainer(name, image, verb, ledger string, restart *corev1.Container
 		Name:          name,
 		Image:         image,
 		Command:       []string{"repot"},
-		Args:          []string{"ledger", verb, "--namespace=$(POD_NAMESPACE)", "--configmap=" + ledger, "--file=" + recordsFile},
+		Args:          ledgerArgs(verb, ledger),
 		RestartPolicy: restart,
 		Env: []corev1.EnvVar{{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
 			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"},
@@ -210,6 +210,9 @@ func runArgs(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []string {
 	args = append(args, derailArgs(e)...)
 	if m.Endpoint != nil && m.Endpoint.APIKeySecret != nil {
 		args = append(args, "--api-key-env", apiKeyEnv)
+	}
+	if hasGPUTelemetry(m) {
+		args = append(args, "--gpu-telemetry-url", gpuTelemetryURL(e, m))
 	}
 	if e.Spec.Artifacts != nil {
 		args = append(args, "--traces", artifactsPath+"/"+m.Name+"-shard-$(JOB_COMPLETION_INDEX).jsonl")

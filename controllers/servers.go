@@ -45,7 +45,7 @@ func serverReadyBudget(m *repotv1.ModelSpec, o Options) time.Duration {
 
 // serverService is the ClusterIP Service runners reach a model's server at.
 func serverService(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) *corev1.Service {
-	return &corev1.Service{
+	svc := &corev1.Service{
 		ObjectMeta: childMeta(e, ServerName(e.Name, m.Name), m.Name, ComponentServer),
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
@@ -55,6 +55,10 @@ func serverService(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) *corev1.Ser
 			}},
 		},
 	}
+	if hasGPUTelemetry(m) {
+		svc.Spec.Ports = append(svc.Spec.Ports, telemetryServicePort())
+	}
+	return svc
 }
 
 // serverDeployment is the Deployment of a vllm or simulated model's server
@@ -93,14 +97,6 @@ func serverDeployment(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Option
 func vllmPod(m *repotv1.ModelSpec, image string) corev1.PodSpec {
 	v := m.VLLM
 	gpus := v.GPUsOrDefault()
-	args := []string{"--model", v.Model, "--host", "$(POD_IP)", "--port", strconv.Itoa(serverPort)}
-	if v.Revision != "" {
-		args = append(args, "--revision", v.Revision)
-	}
-	if gpus > 1 {
-		args = append(args, "--tensor-parallel-size", strconv.Itoa(int(gpus)))
-	}
-	args = append(args, v.Args...)
 
 	res := v.Resources.Core()
 	gpuQty := *resource.NewQuantity(int64(gpus), resource.DecimalSI)
@@ -112,6 +108,8 @@ func vllmPod(m *repotv1.ModelSpec, image string) corev1.PodSpec {
 	}
 	res.Requests[gpuResource] = gpuQty
 	res.Limits[gpuResource] = gpuQty
+	vllmEphemeralRequest(v, &res)
+	shmSize, cacheSize := vllmVolumeSizes(v)
 
 	env := []corev1.EnvVar{podIPEnv(), {Name: "HF_HOME", Value: hfCachePath}}
 	if s := v.HFTokenSecret; s != nil {
@@ -120,7 +118,7 @@ func vllmPod(m *repotv1.ModelSpec, image string) corev1.PodSpec {
 		}})
 	}
 
-	cache := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
+	cache := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &cacheSize}}
 	if v.ModelCachePVC != "" {
 		cache = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: v.ModelCachePVC}}
 	}
@@ -135,7 +133,7 @@ func vllmPod(m *repotv1.ModelSpec, image string) corev1.PodSpec {
 	server := corev1.Container{
 		Name:      "server",
 		Image:     v.ImageOrDefault(),
-		Args:      args,
+		Command:   vllmServeCommand(m),
 		Env:       env,
 		Ports:     []corev1.ContainerPort{{Name: "http", ContainerPort: serverPort, Protocol: corev1.ProtocolTCP}},
 		Resources: res,
@@ -157,7 +155,7 @@ func vllmPod(m *repotv1.ModelSpec, image string) corev1.PodSpec {
 			{Name: "dshm", MountPath: "/dev/shm"},
 		},
 	}
-	return corev1.PodSpec{
+	return withGPUTelemetry(corev1.PodSpec{
 		Containers:                    []corev1.Container{server, readyCheckContainer(image, servedModel(m))},
 		NodeSelector:                  nodeSel,
 		Tolerations:                   tol,
@@ -166,9 +164,9 @@ func vllmPod(m *repotv1.ModelSpec, image string) corev1.PodSpec {
 		TerminationGracePeriodSeconds: ptr.To[int64](60),
 		Volumes: []corev1.Volume{
 			{Name: "model-cache", VolumeSource: cache},
-			{Name: "dshm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
+			{Name: "dshm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &shmSize}}},
 		},
-	}
+	}, image)
 }
 
 // simulatedPod runs `repot sim-server` from the project's image, in the same
@@ -208,6 +206,7 @@ func simulatedPod(m *repotv1.ModelSpec, image string) corev1.PodSpec {
 		},
 		SecurityContext: restrictedContainerSecurity(),
 	}
+	simulatedGPU(&server, s)
 	var tol []corev1.Toleration
 	if g := m.ServerGPUs(); g > 0 {
 		// Rehearse a GPU server: request (and tolerate) GPUs it never uses.

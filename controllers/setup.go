@@ -80,6 +80,9 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err != nil {
 		return err
 	}
+	if err := setupPodMonitors(mgr); err != nil {
+		return err
+	}
 	return b.Complete(rec)
 }
 

@@ -53,6 +53,7 @@ func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serv
 		mst.StartTime, mst.RunningTime, mst.CompletionTime = t.Start, t.Running, t.Completion
 		mst.ServerCreatedTime, mst.ServerReadyTime, mst.ServerDeletedTime = t.ServerCreated, t.ServerReady, t.ServerDeleted
 		mst.GPUSecondsHeld, mst.GPUSecondsIdle = gpuSeconds(t, m.ServerGPUs(), w.Records, m.Name, w.Now)
+		mst.GPU = modelGPUCost(e, m, w.Ledgers, mst.Methods, previousGPU(e, m.Name), now)
 		done += mst.RunsDone
 		total += perModelTotal
 		st.Models = append(st.Models, mst)

@@ -1,6 +1,9 @@
 package v1alpha1
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
 
 // DefaultGPUProduct is the nvidia.com/gpu.product node label value vLLM
 // servers are scheduled on by default: an H100 80GB.
@@ -54,8 +57,8 @@ type VLLMModel struct {
 	Image string `json:"image,omitempty"`
 
 	// model is the Hugging Face model id (or a path in the model cache) that
-	// vLLM serves, e.g. "Qwen/Qwen3-30B-A3B". It is also the served model
-	// name sent in requests.
+	// vLLM serves (`vllm serve MODEL`), e.g. "Qwen/Qwen3-30B-A3B". It is
+	// also the model id sent in requests unless servedModelName is set.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
@@ -67,8 +70,10 @@ type VLLMModel struct {
 	// +kubebuilder:validation:MaxLength=128
 	Revision string `json:"revision,omitempty"`
 
-	// args are extra arguments for the vLLM server, appended after the ones
-	// the operator sets (model, revision, host, port, tensor parallel size).
+	// args are extra arguments for `vllm serve`, appended after the ones
+	// the operator sets (the model, --host 0.0.0.0, --port, --revision,
+	// --tensor-parallel-size, --served-model-name, --max-model-len,
+	// --gpu-memory-utilization); use the typed fields for those.
 	// At most 64.
 	// +optional
 	// +listType=atomic
@@ -123,6 +128,50 @@ type VLLMModel struct {
 	// HF_TOKEN for gated models.
 	// +optional
 	HFTokenSecret *SecretKey `json:"hfTokenSecret,omitempty"`
+
+	// servedModelName is the model id vLLM serves (--served-model-name) and
+	// that the runners and the ready-check send in requests. Default: model.
+	// Immutable once the evaluation started, like the rest of the spec.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern=`^[^\s]+$`
+	ServedModelName string `json:"servedModelName,omitempty"`
+
+	// maxModelLen is the model's context length in tokens
+	// (--max-model-len): 1 to 10485760. Unset means vLLM's default, the
+	// length in the model's config.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10485760
+	MaxModelLen *int32 `json:"maxModelLen,omitempty"`
+
+	// gpuMemoryUtilizationPermille is the share of each GPU's memory vLLM
+	// may take, in thousandths (--gpu-memory-utilization 0.9 is 900): 1 to
+	// 1000. Unset means vLLM's default (0.9).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	GPUMemoryUtilizationPermille *int32 `json:"gpuMemoryUtilizationPermille,omitempty"`
+
+	// shmSizeLimit bounds the memory-backed /dev/shm of the server (NCCL and
+	// vLLM's worker processes use it; it counts against the pod's memory).
+	// Default 8Gi.
+	// +optional
+	ShmSizeLimit *resource.Quantity `json:"shmSizeLimit,omitempty"`
+
+	// cacheSizeLimit bounds the model cache emptyDir (when modelCachePVC is
+	// unset) and is requested as ephemeral-storage, so the server lands on
+	// a node with room for the weights. Default 200Gi.
+	// +optional
+	CacheSizeLimit *resource.Quantity `json:"cacheSizeLimit,omitempty"`
+
+	// podMonitor has the operator create a Prometheus Operator PodMonitor
+	// (monitoring.coreos.com/v1) that scrapes vLLM's /metrics and the GPU
+	// telemetry's /metrics of the server pod every 30s. Needs the PodMonitor
+	// CRD in the cluster. Default false.
+	// +optional
+	PodMonitor bool `json:"podMonitor,omitempty"`
 }
 
 // NodeLabel is one node label a server's node must carry.
@@ -195,4 +244,13 @@ type SimulatedModel struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=8
 	GPUs *int32 `json:"gpus,omitempty"`
+
+	// fakeGPU gives the simulated server a SIMULATED GPU whose telemetry
+	// (power from 70 W idle to 700 W at full decode load, utilisation,
+	// energy) follows its simulated decode load, so that status.models[].gpu
+	// can be shown without hardware: "h100". Unset means no GPU telemetry.
+	// The readings are simulated and say nothing about any real GPU.
+	// +optional
+	// +kubebuilder:validation:Enum=h100
+	FakeGPU string `json:"fakeGPU,omitempty"`
 }

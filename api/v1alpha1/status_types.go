@@ -267,6 +267,11 @@ type ModelStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=15
 	Comparisons []MethodComparison `json:"comparisons,omitempty"`
+
+	// gpu is the model's measured GPU cost; unset when its server has no
+	// GPU telemetry (endpoint models, simulated models without fakeGPU).
+	// +optional
+	GPU *ModelGPUStatus `json:"gpu,omitempty"`
 }
 
 // ServerStatus is the state of one model's server.
@@ -373,6 +378,20 @@ type MethodResult struct {
 	// caused.
 	// +optional
 	InfraRetries int64 `json:"infraRetries,omitempty"`
+
+	// estimatedEnergyJoules is an ESTIMATE of this method's share of the
+	// model's measured GPU energy (status.models[].gpu.energyJoules): the
+	// energy split over the methods in proportion to their completion
+	// tokens. The methods share the GPU at the same time, so no reading
+	// separates them; the split assumes every completion token costs the
+	// same.
+	// +optional
+	EstimatedEnergyJoules *int64 `json:"estimatedEnergyJoules,omitempty"`
+
+	// estimatedJoulesPerSolvedProblem is estimatedEnergyJoules over solved
+	// (an ESTIMATE, as above); unset while nothing is solved.
+	// +optional
+	EstimatedJoulesPerSolvedProblem *int64 `json:"estimatedJoulesPerSolvedProblem,omitempty"`
 }
 
 // RouteCount is one route of the routing distribution.

@@ -137,7 +137,9 @@ var _ = Describe("children of each model kind", func() {
 		gpu := resource.MustParse("2")
 		Expect(server.Resources.Limits["nvidia.com/gpu"]).To(Equal(gpu))
 		Expect(server.Resources.Requests["nvidia.com/gpu"]).To(Equal(gpu))
-		Expect(server.Args).To(ContainElements("--model", "Qwen/Qwen3-30B-A3B", "--tensor-parallel-size", "2"))
+		Expect(server.Command).To(HaveExactElements("/repot-tools/repot", "gpu-telemetry", "--exec", "--listen=:9400", "--",
+			"vllm", "serve", "Qwen/Qwen3-30B-A3B", "--host", "0.0.0.0", "--port", "8000", "--tensor-parallel-size", "2"))
+		Expect(pod.InitContainers).To(ConsistOf(HaveField("Name", "repot-tools")))
 		Expect(server.StartupProbe.PeriodSeconds * server.StartupProbe.FailureThreshold).To(BeNumerically(">=", 1800))
 		Expect(server.Env).To(ContainElement(HaveField("Name", "HF_TOKEN")))
 		Expect(pod.Volumes[0].PersistentVolumeClaim.ClaimName).To(Equal("hf-cache"))

@@ -81,6 +81,15 @@ func (f *fakeConfigMaps) Patch(_ context.Context, name string, pt types.PatchTyp
 		return nil, apierrors.NewConflict(cmResource, name, fmt.Errorf("the object has been modified"))
 	}
 	f.patches++
-	f.write(name, p.Data[DataKey])
+	if v, ok := p.Data[DataKey]; ok {
+		f.write(name, v)
+	} else {
+		f.write(name, cm.Data[DataKey])
+	}
+	for k, v := range p.Data { // other keys (the GPU readings) as merge-patched
+		if k != DataKey {
+			cm.Data[k] = v
+		}
+	}
 	return cm.DeepCopy(), nil
 }

@@ -229,6 +229,28 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 		}
 	})
 
+	It("reports the SIMULATED GPU cost per model and method; the stronger model spends fewer joules per solved problem", func() {
+		e := get(Default, "demo")
+		perSolved := map[string]int64{}
+		for _, ms := range e.Status.Models {
+			g := ms.GPU
+			Expect(g).NotTo(BeNil(), "model %s has no GPU status", ms.Name)
+			Expect(g.Simulated).To(BeTrue())
+			Expect(ms.GPUSecondsHeld).To(BeNumerically(">", 0))
+			Expect(g.EnergyJoules).To(BeNumerically(">", 0))
+			Expect(g.JoulesPerSolvedProblem).NotTo(BeNil())
+			Expect(meta.IsStatusConditionTrue(g.Conditions, repotv1.ConditionGPUHealthy)).To(BeTrue(), "conditions %v", g.Conditions)
+			var sum int64
+			for _, r := range ms.Methods {
+				Expect(r.EstimatedEnergyJoules).NotTo(BeNil(), "method %s", r.Method)
+				sum += *r.EstimatedEnergyJoules
+			}
+			Expect(sum).To(Equal(g.EnergyJoules), "the methods' estimates add up to the model's energy")
+			perSolved[ms.Name] = *g.JoulesPerSolvedProblem
+		}
+		Expect(perSolved["sim-strong"]).To(BeNumerically("<", perSolved["sim-weak"]))
+	})
+
 	It("runs the whole evaluation in restricted runner pods with the seccomp filter in force, and says so in status", func() {
 		// The runner pods ask for seccompProfile RuntimeDefault; the process
 		// nodes then run them under no_new_privs and a RuntimeDefault-like

@@ -112,7 +112,7 @@ func referenceArgs(jobArgs []string, baseURL, out string) []string {
 		a := jobArgs[i]
 		name, _, hasValue := strings.Cut(a, "=")
 		switch name {
-		case "--shard-index", "--shard-count", "--base-url", "--out", "--traces":
+		case "--shard-index", "--shard-count", "--base-url", "--out", "--traces", "--gpu-telemetry-url":
 			if !hasValue {
 				i++ // skip the separate value
 			}

@@ -16,6 +16,7 @@ import (
 func newLedgerSyncCommand() *cobra.Command {
 	var f ledgerFlags
 	s := ledger.Syncer{}
+	var readingsFile string
 	c := &cobra.Command{
 		Use:   "sync --configmap NAME --file FILE",
 		Short: "Tail FILE and merge new records into the ledger in small batches, and on SIGTERM",
@@ -31,7 +32,11 @@ func newLedgerSyncCommand() *cobra.Command {
 			s.Tail = &ledger.Tail{Path: f.file}
 			s.ModeFile = filepath.Join(filepath.Dir(f.file), ledger.SandboxModeFile)
 			s.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+			readings := startReadingsSync(ctx, st, readingsFile, s.Logf)
 			n, err := s.Run(ctx)
+			if rerr := readings(); rerr != nil {
+				fmt.Fprintf(os.Stderr, "ledger sync: GPU readings: final write: %v\n", rerr)
+			}
 			if err != nil {
 				return fmt.Errorf("ledger sync: final write: %w", err)
 			}
@@ -45,5 +50,6 @@ func newLedgerSyncCommand() *cobra.Command {
 	fl.DurationVar(&s.MaxDelay, "max-delay", 5*time.Second, "longest time a record waits before it is written")
 	fl.IntVar(&s.Batch, "batch", 25, "write as soon as this many records wait")
 	fl.DurationVar(&s.FinalTimeout, "final-timeout", 20*time.Second, "bound on the last write after SIGTERM")
+	fl.StringVar(&readingsFile, "readings-file", "", "GPU readings file (gpu.jsonl, written by repot run --gpu-telemetry-url) to copy into the ledger's "+ledger.ReadingsKey+" key; empty: none")
 	return c
 }

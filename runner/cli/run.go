@@ -19,6 +19,7 @@ import (
 	"repot.dev/repot-operator/controllers/ledger"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner"
+	"repot.dev/repot-operator/runner/gpu"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/sandbox"
 )
@@ -42,6 +43,7 @@ type runFlags struct {
 	disableThinking       bool
 	programTimeout        time.Duration
 	programConcurrency    int
+	gpuTelemetryURL       string
 	order                 string
 	sandboxMin            string
 	conditions            []string
@@ -85,6 +87,7 @@ func newRunCommand() *cobra.Command {
 	fl.BoolVar(&f.disableThinking, "disable-thinking", true, "turn extended thinking off (/no_think system prefix and chat_template_kwargs.enable_thinking=false)")
 	fl.DurationVar(&f.programTimeout, "program-timeout", 10*time.Second, "wall-clock limit per model program in the sandbox")
 	fl.IntVar(&f.programConcurrency, "program-concurrency", 0, "programs running at once (default: number of CPUs)")
+	fl.StringVar(&f.gpuTelemetryURL, "gpu-telemetry-url", "", "the model server's GPU telemetry (http://HOST:9400/telemetry): read at the start and end of the shard into DIR/"+gpu.ReadingsFile)
 	fl.StringVar(&f.sandboxMin, "sandbox-min", string(sandbox.MinSeccomp), "least sandbox confinement to start with: seccomp, seccomp+landlock, seccomp+namespaces or none (see docs/sandbox.md)")
 	addDerailFlags(fl, &f)
 	return cmd
@@ -171,13 +174,28 @@ func (f *runFlags) run(c *cobra.Command) error {
 	fmt.Fprintf(errw, "repot run: %s (shard %d of %d), methods %s, model %q at %s, concurrency %d, sandbox %s; %d finished runs already in %s\n",
 		units, f.shardIndex, f.shardCnt, strings.Join(f.methods, ","),
 		f.modelLabel, f.baseURL, f.concurrency, sb.Mode(), len(runner.DoneKeys(out.Existing)), out.Dir)
+	gpuReading := func(ctx context.Context, phase string) {
+		if f.gpuTelemetryURL == "" {
+			return
+		}
+		if _, err := recordGPUReading(ctx, &http.Client{Transport: model.NewTransport()}, f.gpuTelemetryURL, out.Dir, f.modelLabel, f.shardIndex, phase); err != nil {
+			fmt.Fprintf(errw, "%v (the GPU cost of this shard will be incomplete)\n", err)
+		}
+	}
+	gpuReading(ctx, gpu.PhaseStart)
 	res, s, err := runner.Execute(ctx, cfg, out)
 	pp.Finish()
+	gpuReading(context.Background(), gpu.PhaseEnd) // also after SIGTERM
 	if err != nil {
 		return err
 	}
 	if err := runner.WriteTable(c.OutOrStdout(), s); err != nil {
 		return err
+	}
+	if f.gpuTelemetryURL != "" {
+		if err := printGPUCost(c.OutOrStdout(), out.Dir, s); err != nil {
+			fmt.Fprintf(errw, "GPU cost: %v\n", err)
+		}
 	}
 	fmt.Fprintf(errw, "wrote %s, %s and %s/%s\n", out.RecordsPath, out.TracesPath, out.Dir, runner.SummaryFile)
 	if res.Aborted {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"log"
 	"net"
 	"net/http"
@@ -23,6 +24,7 @@ func newSimServerCommand() *cobra.Command {
 		hang                  time.Duration
 		lat                   = simserver.DefaultLatency
 		logRequests           bool
+		fakeGPU, telemetry    string
 	)
 	cmd := &cobra.Command{
 		Use:   "sim-server",
@@ -51,6 +53,13 @@ func newSimServerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if fakeGPU != "" {
+				stopGPU, err := serveSimulatedGPU(c.Context(), fakeGPU, telemetry, srv, lat, logger)
+				if err != nil {
+					return err
+				}
+				defer stopGPU()
+			}
 			logger.Printf("repot simulation: serving SIMULATED model %q (profile %s: %s; seed %d; faults %d per mille; latency scale %g, cap %g tokens/s) on http://%s/v1",
 				srv.ModelName(), prof.Name, prof.Description, seed, faults, lat.Scale, lat.MaxTokensPerSecond, ln.Addr())
 			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second}
@@ -72,5 +81,7 @@ func newSimServerCommand() *cobra.Command {
 	f.Float64Var(&lat.DecodeTokensPerSecond, "decode-tokens-per-second", lat.DecodeTokensPerSecond, "simulated decode speed of one sequence")
 	f.Float64Var(&lat.MaxTokensPerSecond, "max-tokens-per-second", lat.MaxTokensPerSecond, "simulated decode throughput cap shared by all sequences (continuous batching; 0: none)")
 	f.BoolVar(&logRequests, "log-requests", false, "log one line per answered request")
+	f.StringVar(&fakeGPU, "fake-gpu", "", "back GPU telemetry with a SIMULATED GPU whose power and utilisation follow the decode load: h100 (70 W idle, 700 W at --max-tokens-per-second)")
+	f.StringVar(&telemetry, "telemetry-listen", fmt.Sprintf("127.0.0.1:%d", DefaultTelemetryPort), "with --fake-gpu: address to serve the SIMULATED GPU's /metrics and /telemetry on")
 	return cmd
 }

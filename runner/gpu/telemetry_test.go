@@ -28,7 +28,7 @@ func TestReadSimulatedDGXH100(t *testing.T) {
 		if s.Index != i || !strings.Contains(s.Name, "H100") || s.UUID == "" || s.MemoryTotalBytes == 0 {
 			t.Errorf("device %d: %+v", i, s)
 		}
-		if s.HasUtilization || s.HasPower || s.HasTemperature {
+		if s.HasUtilization || s.HasPower || s.HasTemperature || s.HasEnergy || s.HasSMClock || s.HasECC || s.Err != "" {
 			t.Errorf("device %d reports readings the simulation does not provide: %+v", i, s)
 		}
 	}
@@ -69,25 +69,38 @@ func TestInitFailureIsClear(t *testing.T) {
 
 func TestWritePrometheus(t *testing.T) {
 	samples := []Sample{
-		{Index: 0, UUID: "GPU-a", Name: "NVIDIA H100 80GB HBM3", MemoryUsedBytes: 10, MemoryTotalBytes: 80, HasPower: true, PowerMilliwatts: 300000},
-		{Index: 1, UUID: "GPU-b", Name: "NVIDIA H100 80GB HBM3", MemoryUsedBytes: 20, MemoryTotalBytes: 80},
+		{Index: 0, UUID: "GPU-a", Name: "NVIDIA H100 80GB HBM3", MemoryUsedBytes: 10 << 20, MemoryTotalBytes: 80 << 20, HasPower: true, PowerMilliwatts: 300250},
+		{Index: 1, UUID: "GPU-b", Name: "NVIDIA H100 80GB HBM3", MemoryUsedBytes: 20 << 20, MemoryTotalBytes: 80 << 20},
+		{Index: 2, UUID: "GPU-c", Err: "GPU 2 is lost"},
 	}
 	var buf bytes.Buffer
-	if err := WritePrometheus(&buf, samples); err != nil {
+	if err := WritePrometheus(&buf, samples, Reading{GPUs: []GPUTotals{{Index: 0, UUID: "GPU-a", EnergyMillijoules: 1234}}}, ""); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
 	for _, line := range []string{
-		`repot_gpu_memory_used_bytes{gpu="0",uuid="GPU-a",name="NVIDIA H100 80GB HBM3"} 10`,
-		`repot_gpu_memory_used_bytes{gpu="1",uuid="GPU-b",name="NVIDIA H100 80GB HBM3"} 20`,
-		`repot_gpu_power_milliwatts{gpu="0",uuid="GPU-a",name="NVIDIA H100 80GB HBM3"} 300000`,
+		`DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-a",modelName="NVIDIA H100 80GB HBM3"} 10`,
+		`DCGM_FI_DEV_FB_USED{gpu="1",UUID="GPU-b",modelName="NVIDIA H100 80GB HBM3"} 20`,
+		`DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-a",modelName="NVIDIA H100 80GB HBM3"} 300.250`,
+		`repot_gpu_lost{gpu="2",UUID="GPU-c",modelName=""} 1`,
+		`repot_gpu_energy_millijoules_total{gpu="0",UUID="GPU-a",modelName=""} 1234`,
+		`repot_gpu_up 1`,
 	} {
 		if !strings.Contains(out, line+"\n") {
 			t.Errorf("missing %q in:\n%s", line, out)
 		}
 	}
-	if strings.Contains(out, `repot_gpu_power_milliwatts{gpu="1"`) {
-		t.Errorf("device 1 has no power reading, yet one was written:\n%s", out)
+	for _, absent := range []string{`DCGM_FI_DEV_POWER_USAGE{gpu="1"`, `DCGM_FI_DEV_FB_USED{gpu="2"`, "SIMULATED"} {
+		if strings.Contains(out, absent) {
+			t.Errorf("%q written, yet that reading does not exist:\n%s", absent, out)
+		}
+	}
+	buf.Reset()
+	if err := WritePrometheus(&buf, nil, Reading{Simulated: true}, "NVML sees no GPU"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "repot_gpu_simulated 1\n") || !strings.Contains(buf.String(), "repot_gpu_up 0\n") || !strings.Contains(buf.String(), "# SIMULATED GPU") {
+		t.Errorf("simulated page without the marks:\n%s", buf.String())
 	}
 }
 
@@ -140,11 +153,11 @@ func TestCloseShutsDownOnlyWhatReadStarted(t *testing.T) {
 
 func TestWritePrometheusEscapesLabels(t *testing.T) {
 	var buf bytes.Buffer
-	s := Sample{UUID: "GPU-é", Name: "a \"quoted\\\" name\nx", MemoryTotalBytes: 1}
-	if err := WritePrometheus(&buf, []Sample{s}); err != nil {
+	s := Sample{UUID: "GPU-é", Name: "a \"quoted\\\" name\nx", MemoryTotalBytes: 1 << 20}
+	if err := WritePrometheus(&buf, []Sample{s}, Reading{}, ""); err != nil {
 		t.Fatal(err)
 	}
-	want := `repot_gpu_memory_total_bytes{gpu="0",uuid="GPU-é",name="a \"quoted\\\" name\nx"} 1` + "\n"
+	want := `DCGM_FI_DEV_FB_FREE{gpu="0",UUID="GPU-é",modelName="a \"quoted\\\" name\nx"} 1` + "\n"
 	if !strings.Contains(buf.String(), want) {
 		t.Errorf("missing %q in:\n%s", want, buf.String())
 	}
@@ -168,7 +181,7 @@ func TestReadRealNVML(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := WritePrometheus(&buf, samples); err != nil {
+	if err := WritePrometheus(&buf, samples, Reading{}, ""); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%s", buf.String())

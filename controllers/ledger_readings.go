@@ -1,0 +1,15 @@
+package controllers
+
+// readingsFile is where `repot run --gpu-telemetry-url` writes the GPU
+// readings in a runner pod.
+const readingsFile = workOutPath + "/gpu.jsonl"
+
+// ledgerArgs are the arguments of a runner pod's ledger container; the
+// sync sidecar also copies the GPU readings.
+func ledgerArgs(verb, ledgerName string) []string {
+	args := []string{"ledger", verb, "--namespace=$(POD_NAMESPACE)", "--configmap=" + ledgerName, "--file=" + recordsFile}
+	if verb == "sync" {
+		args = append(args, "--readings-file="+readingsFile)
+	}
+	return args
+}

@@ -1,0 +1,143 @@
+package controllers
+
+import (
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+)
+
+// GPU telemetry inside server pods: the operator copies the repot binary
+// into an emptyDir (the pattern of Argo Workflows' emissary executor) and
+// runs vLLM as the child of `repot gpu-telemetry --exec`, because only the
+// container that requests the GPUs can see them.
+const (
+	telemetryPort     = 9400
+	toolsVolume       = "repot-tools"
+	toolsPath         = "/repot-tools"
+	toolsBinary       = toolsPath + "/repot"
+	projectBinaryPath = "/usr/local/bin/repot"
+)
+
+// Volume sizes of vLLM pods.
+var (
+	defaultShmSizeLimit   = resource.MustParse("8Gi")
+	defaultCacheSizeLimit = resource.MustParse("200Gi")
+	// writableLayerRequest is ephemeral storage for the container's own
+	// writes (logs, compiled kernels in ~/.cache outside the model cache).
+	writableLayerRequest = resource.MustParse("10Gi")
+)
+
+// vllmServeCommand is `vllm serve MODEL` with the arguments the operator
+// owns, then spec args. It binds 0.0.0.0 so that both the pod IP (the
+// Service, the ready-check) and loopback (kubectl port-forward) reach it.
+func vllmServeCommand(m *repotv1.ModelSpec) []string {
+	v := m.VLLM
+	cmd := []string{"vllm", "serve", v.Model, "--host", "0.0.0.0", "--port", strconv.Itoa(serverPort)}
+	if v.Revision != "" {
+		cmd = append(cmd, "--revision", v.Revision)
+	}
+	if gpus := v.GPUsOrDefault(); gpus > 1 {
+		cmd = append(cmd, "--tensor-parallel-size", strconv.Itoa(int(gpus)))
+	}
+	if v.ServedModelName != "" {
+		cmd = append(cmd, "--served-model-name", v.ServedModelName)
+	}
+	if v.MaxModelLen != nil {
+		cmd = append(cmd, "--max-model-len", strconv.Itoa(int(*v.MaxModelLen)))
+	}
+	if p := v.GPUMemoryUtilizationPermille; p != nil {
+		cmd = append(cmd, "--gpu-memory-utilization", repotv1.GPUMemoryUtilizationArg(*p))
+	}
+	return append(cmd, v.Args...)
+}
+
+// vllmVolumeSizes returns the /dev/shm and model cache size limits.
+func vllmVolumeSizes(v *repotv1.VLLMModel) (shm, cache resource.Quantity) {
+	shm, cache = defaultShmSizeLimit, defaultCacheSizeLimit
+	if v.ShmSizeLimit != nil {
+		shm = *v.ShmSizeLimit
+	}
+	if v.CacheSizeLimit != nil {
+		cache = *v.CacheSizeLimit
+	}
+	return shm, cache
+}
+
+// vllmEphemeralRequest is the server container's ephemeral-storage request:
+// the model cache when it is an emptyDir, plus the writable layer. A
+// request set in spec resources wins.
+func vllmEphemeralRequest(v *repotv1.VLLMModel, res *corev1.ResourceRequirements) {
+	if _, set := res.Requests[corev1.ResourceEphemeralStorage]; set {
+		return
+	}
+	q := writableLayerRequest.DeepCopy()
+	if v.ModelCachePVC == "" {
+		_, cache := vllmVolumeSizes(v)
+		q.Add(cache)
+	}
+	res.Requests[corev1.ResourceEphemeralStorage] = q
+}
+
+// withGPUTelemetry wraps the server container of pod in `repot
+// gpu-telemetry --exec`: an init container copies the repot binary from the
+// project image into a shared emptyDir, and the server's command becomes
+// the wrapper followed by its own command. The wrapper serves /metrics and
+// /telemetry on telemetryPort, forwards signals to vLLM and exits with its
+// code.
+func withGPUTelemetry(pod corev1.PodSpec, image string) corev1.PodSpec {
+	pod.Volumes = append(pod.Volumes, corev1.Volume{Name: toolsVolume, VolumeSource: corev1.VolumeSource{
+		EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptrTo(resource.MustParse("256Mi"))},
+	}})
+	pod.InitContainers = append(pod.InitContainers, corev1.Container{
+		Name:    "repot-tools",
+		Image:   image,
+		Command: []string{"cp", projectBinaryPath, toolsBinary},
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+		},
+		VolumeMounts:    []corev1.VolumeMount{{Name: toolsVolume, MountPath: toolsPath}},
+		SecurityContext: restrictedContainerSecurity(),
+	})
+	for i := range pod.Containers {
+		c := &pod.Containers[i]
+		if c.Name != "server" {
+			continue
+		}
+		wrapped := append([]string{toolsBinary, "gpu-telemetry", "--exec", "--listen=:" + strconv.Itoa(telemetryPort), "--"}, c.Command...)
+		c.Command = append(wrapped, c.Args...)
+		c.Args = nil
+		c.Ports = append(c.Ports, corev1.ContainerPort{Name: "telemetry", ContainerPort: telemetryPort, Protocol: corev1.ProtocolTCP})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: toolsVolume, MountPath: toolsPath, ReadOnly: true})
+	}
+	return pod
+}
+
+// telemetryServicePort is the Service port runners read /telemetry on.
+func telemetryServicePort() corev1.ServicePort {
+	return corev1.ServicePort{Name: "telemetry", Port: telemetryPort, TargetPort: intstr.FromInt32(telemetryPort), Protocol: corev1.ProtocolTCP}
+}
+
+// previousGPU is the model's GPU status in the evaluation's last status.
+func previousGPU(e *repotv1.RepotEvaluation, model string) *repotv1.ModelGPUStatus {
+	for i := range e.Status.Models {
+		if e.Status.Models[i].Name == model {
+			return e.Status.Models[i].GPU
+		}
+	}
+	return nil
+}
+
+// simulatedGPU gives a simulated server with fakeGPU its SIMULATED GPU
+// telemetry, served like gpu-telemetry's on telemetryPort.
+func simulatedGPU(server *corev1.Container, s *repotv1.SimulatedModel) {
+	if s.FakeGPU == "" {
+		return
+	}
+	server.Args = append(server.Args, "--fake-gpu", s.FakeGPU, "--telemetry-listen=$(POD_IP):"+strconv.Itoa(telemetryPort))
+	server.Ports = append(server.Ports, corev1.ContainerPort{Name: "telemetry", ContainerPort: telemetryPort, Protocol: corev1.ProtocolTCP})
+}
