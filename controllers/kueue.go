@@ -9,6 +9,8 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -61,6 +63,28 @@ func KueueInstalled(m apimeta.RESTMapper) (bool, error) {
 	default:
 		return false, err
 	}
+}
+
+// KueueServed asks the API server's discovery whether it serves Kueue's
+// Workload API, before a manager (and its RESTMapper) exists.
+func KueueServed(cfg *rest.Config) (bool, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return false, fmt.Errorf("discovery client: %w", err)
+	}
+	list, err := dc.ServerResourcesForGroupVersion(WorkloadGVK.GroupVersion().String())
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("looking for Kueue's %s: %w", WorkloadGVK.GroupVersion(), err)
+	}
+	for _, r := range list.APIResources {
+		if r.Kind == WorkloadGVK.Kind {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // kueueQueue is the Queue of a cluster with Kueue installed.

@@ -23,8 +23,10 @@ import (
 // CacheOptions restrict the manager's informers to what the controller
 // made (label app.kubernetes.io/managed-by=repot-operator) and to the watch
 // namespace when one is given, so the operator does not cache every Job,
-// ConfigMap and Pod of the cluster.
-func CacheOptions(namespace string) cache.Options {
+// ConfigMap and Pod of the cluster. withKueue adds Kueue's Workloads; pass
+// KueueServed's answer, since a cache for a kind the API server does not
+// serve fails the manager's start.
+func CacheOptions(namespace string, withKueue bool) cache.Options {
 	managed := labels.SelectorFromSet(labels.Set{LabelManagedBy: managerName})
 	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Pod{}: {Label: managed},
@@ -32,7 +34,9 @@ func CacheOptions(namespace string) cache.Options {
 	for _, k := range childObjects() {
 		opts.ByObject[k] = cache.ByObject{Label: managed}
 	}
-	opts.ByObject[&kueue.Workload{}] = cache.ByObject{Label: managed}
+	if withKueue {
+		opts.ByObject[&kueue.Workload{}] = cache.ByObject{Label: managed}
+	}
 	if namespace != "" {
 		opts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
 	}

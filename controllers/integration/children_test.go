@@ -25,7 +25,7 @@ var _ = Describe("children of each model kind", func() {
 
 		var d appsv1.Deployment
 		Eventually(exists(&d, ns, "ev-strong-server")).Should(BeTrue())
-		Expect(exists(&corev1.Service{}, ns, "ev-strong-server")()).To(BeTrue())
+		Eventually(exists(&corev1.Service{}, ns, "ev-strong-server")).Should(BeTrue())
 		server := d.Spec.Template.Spec.Containers[0]
 		Expect(server.Image).To(Equal(testImage))
 		Expect(server.Command).To(Equal([]string{"repot"}))
@@ -36,7 +36,7 @@ var _ = Describe("children of each model kind", func() {
 		Expect(sidecar.ReadinessProbe.HTTPGet.Path).To(Equal("/readyz"))
 		Expect(sidecar.ReadinessProbe.HTTPGet.Port.IntValue()).To(Equal(8081))
 		for i := range 2 {
-			Expect(exists(&corev1.ConfigMap{}, ns, controllers.LedgerName("ev", "strong", i))()).To(BeTrue())
+			Eventually(exists(&corev1.ConfigMap{}, ns, controllers.LedgerName("ev", "strong", i))).Should(BeTrue())
 		}
 
 		By("gating the runner on readiness")

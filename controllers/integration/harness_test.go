@@ -115,7 +115,7 @@ func startManager(cfg *rest.Config, clk *clocktesting.FakeClock, wrap func(contr
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Cache:                  controllers.CacheOptions(""),
+		Cache:                  controllers.CacheOptions("", true),
 		Controller:             ctrlConfigSkipNameValidation(),
 	})
 	if err != nil {

@@ -37,13 +37,19 @@ func newManagerCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("kubeconfig: %w", err)
 			}
+			// The Workload cache needs Kueue's API; without Kueue a queued
+			// evaluation says so in its status (install Kueue, restart).
+			withKueue, err := controllers.KueueServed(cfg)
+			if err != nil {
+				return err
+			}
 			mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 				Scheme:                 scheme,
 				Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 				HealthProbeBindAddress: probeAddr,
 				LeaderElection:         leaderElect,
 				LeaderElectionID:       "repot-operator.repot.dev",
-				Cache:                  controllers.CacheOptions(namespace),
+				Cache:                  controllers.CacheOptions(namespace, withKueue),
 			})
 			if err != nil {
 				return fmt.Errorf("create manager: %w", err)
