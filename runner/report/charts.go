@@ -120,6 +120,10 @@ type heatGrid struct {
 
 type timeTicks struct{}
 
+// percentTicks label 0 to 100 only, whatever room the legend takes above.
+var percentTicks = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 20, Label: "20"}, {Value: 40, Label: "40"},
+	{Value: 60, Label: "60"}, {Value: 80, Label: "80"}, {Value: 100, Label: "100"}}
+
 // legendOnly is a legend entry without data.
 type legendOnly struct {
 	c     color.Color
@@ -133,6 +137,7 @@ func rateChart(title, xLabel string, categories, groups []string, rate func(cat,
 	p := newPlot(title, xLabel, "success rate (%)")
 	p.NominalX(categories...)
 	p.Y.Min, p.Y.Max = 0, 100+6*float64(len(groups)) // room for the legend
+	p.Y.Tick.Marker = percentTicks
 	width := 0.6
 	for g := range groups {
 		var pts intervalPoints
@@ -253,8 +258,17 @@ func scatterChart(title, xLabel, yLabel string, pts []scatterPoint, legend func(
 		p.Add(lb)
 	}
 	var all plotter.XYs
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, pt := range pts {
 		all = append(all, pt.xy)
+		lo, hi = math.Min(lo, pt.xy.Y), math.Max(hi, pt.xy.Y)
+	}
+	if len(pts) > 0 { // room above the points for the legend
+		span := hi - lo
+		if span == 0 {
+			span = 10
+		}
+		p.Y.Min, p.Y.Max = lo-0.05*span, hi+(0.15+0.08*float64(len(order)+1))*span
 	}
 	if line != nil && len(all) > 0 {
 		pts := all
@@ -330,6 +344,7 @@ func timeChart(title, yLabel string, series []timeSeries) (*plot.Plot, error) {
 	p := newPlot(title, "time (UTC)", yLabel)
 	p.X.Tick.Marker = timeTicks{}
 	p.Y.Min, p.Y.Max = 0, 100+6*float64(len(series)+1)
+	p.Y.Tick.Marker = percentTicks
 	anyMarked := false
 	for i, s := range series {
 		l, sc, err := plotter.NewLinePoints(s.pts)

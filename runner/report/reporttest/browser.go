@@ -184,3 +184,28 @@ func (r Result) String() string {
 	return fmt.Sprintf("%d charts, %d console errors, %d requests, screenshot %s", len(r.Charts), len(r.ConsoleErrors), len(r.Requests), r.Screenshot)
 }
 
+// SectionShot saves a PNG of one element of page (a CSS selector such as
+// "#schedule-history"), for a person to look at.
+func SectionShot(t testing.TB, page, selector, png string) {
+	t.Helper()
+	abs, err := filepath.Abs(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(Browser(t)), chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.WindowSize(1280, 900), chromedp.UserDataDir(t.TempDir()))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelA()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate((&url.URL{Scheme: "file", Path: abs}).String())); err != nil {
+		t.Fatal(err)
+	}
+	b, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(selector)))
+	if err != nil {
+		t.Fatalf("screenshot of %s in %s: %v", selector, page, err)
+	}
+	if err := os.WriteFile(png, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
