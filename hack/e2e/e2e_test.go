@@ -229,6 +229,10 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 		}
 	})
 
+	It("exports the demo's records with the status's numbers, and reports it in a page chromium renders", func() {
+		expectExportMatchesStatus(tc, "demo")
+	})
+
 	It("solves the same problems when the server fails 10% of requests, and reports the infra errors", func() {
 		Eventually(func(g Gomega) {
 			operatorAlive()

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	cdplog "github.com/chromedp/cdproto/log"
@@ -22,13 +21,24 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
+// TB is the part of testing.TB the checks use; *testing.T and Ginkgo's
+// GinkgoT() both satisfy it.
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Skip(args ...any)
+	TempDir() string
+}
+
 // browsers are the executables tried, in order.
 var browsers = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
 
 // Browser returns the path of a Chromium-family browser. Without one it
 // skips the test, except in CI (CI=true), where a missing browser fails it:
 // .ci/run installs chromium.
-func Browser(t testing.TB) string {
+func Browser(t TB) string {
 	t.Helper()
 	for _, b := range browsers {
 		if p, err := exec.LookPath(b); err == nil {
@@ -66,7 +76,7 @@ type Result struct {
 
 // Open loads the HTML file page in a fresh headless browser, waits for it
 // to load, and reports what it saw; the screenshot goes to screenshot.
-func Open(t testing.TB, page, screenshot string) Result {
+func Open(t TB, page, screenshot string) Result {
 	t.Helper()
 	exe := Browser(t)
 	abs, err := filepath.Abs(page)
@@ -156,7 +166,7 @@ func argsText(args []*runtime.RemoteObject) string {
 // Check opens page and fails the test unless it shows at least minCharts
 // charts, each laid out with a non-zero size and followed by a table, with
 // no console error and no network request. It returns the result.
-func Check(t testing.TB, page, screenshot string, minCharts int) Result {
+func Check(t TB, page, screenshot string, minCharts int) Result {
 	t.Helper()
 	res := Open(t, page, screenshot)
 	if len(res.Charts) < minCharts {
@@ -186,7 +196,7 @@ func (r Result) String() string {
 
 // SectionShot saves a PNG of one element of page (a CSS selector such as
 // "#schedule-history"), for a person to look at.
-func SectionShot(t testing.TB, page, selector, png string) {
+func SectionShot(t TB, page, selector, png string) {
 	t.Helper()
 	abs, err := filepath.Abs(page)
 	if err != nil {
