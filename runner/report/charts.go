@@ -54,15 +54,31 @@ func svgOf(p *plot.Plot, w, h vg.Length, label string) (template.HTML, error) {
 	if i < 0 {
 		return "", fmt.Errorf("plot output has no <svg> element")
 	}
-	s = s[i:]
+	s = xmlSafe(s[i:])
 	s = strings.Replace(s, "\n\txmlns=\"http://www.w3.org/2000/svg\"", "", 1)
 	s = strings.Replace(s, "\n\txmlns:xlink=\"http://www.w3.org/1999/xlink\"", "", 1)
 	if strings.Contains(s, "xmlns") {
 		return "", fmt.Errorf("plot output declares an unexpected namespace")
 	}
-	attrs := fmt.Sprintf(`<svg role="img" aria-label="%s" class="chart" `, template.HTMLEscapeString(label))
+	attrs := fmt.Sprintf(`<svg role="img" aria-label="%s" class="chart" `, template.HTMLEscapeString(xmlSafe(label)))
 	s = attrs + strings.TrimPrefix(s, "<svg ")
 	return template.HTML(s), nil // the SVG is gonum's output with escaped text
+}
+
+// xmlSafe replaces what XML does not allow (invalid UTF-8, control
+// characters other than tab, newline and carriage return, U+FFFE, U+FFFF)
+// with U+FFFD. Names on a chart come from records, which may hold anything.
+func xmlSafe(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			return r
+		case r < 0x20, r == 0xFFFE, r == 0xFFFF, r >= 0xD800 && r <= 0xDFFF:
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 }
 
 // newPlot is a plot with the report's common styling.

@@ -43,7 +43,41 @@ func FromRecords(name string, origin Origin, recs []summary.Record) Source {
 		sc := summary.Scaling(recs)
 		s.Scaling = &sc
 	}
+	s.Derail = derailResults(s.Summary)
 	return s
+}
+
+// derailConditions are the Derail-550 conditions in report order; a
+// derail-550 run records each condition as the run's method.
+var derailConditions = []string{"no_feedback", "error_only", "state_feedback", "state_plus_legal_actions", "repot-full", "repot-no-prefix", "repot-restart"}
+
+// derailResults are the recovery rates per model and condition when the
+// records are a Derail-550 run: some method is a condition only Derail has
+// (repot-no-prefix and repot-restart alone are also ablations of the
+// ordinary suites).
+func derailResults(sum summary.Summary) []DerailResult {
+	isDerail := false
+	for _, m := range sum.Models {
+		for _, ms := range m.Methods {
+			for _, c := range derailConditions[:5] {
+				isDerail = isDerail || ms.Method == c
+			}
+		}
+	}
+	if !isDerail {
+		return nil
+	}
+	var out []DerailResult
+	for _, c := range derailConditions {
+		for _, m := range sum.Models {
+			for _, ms := range m.Methods {
+				if ms.Method == c && ms.Total > 0 {
+					out = append(out, DerailResult{Model: m.Model, Condition: c, Rate: ms.Rate})
+				}
+			}
+		}
+	}
+	return out
 }
 
 // LoadDir reads a `repot run` output directory (one with records.jsonl),

@@ -132,6 +132,35 @@ func TestSimulationStatement(t *testing.T) {
 	}
 }
 
+// TestDerailFromRecords: records whose methods are Derail conditions give
+// the Derail section; ordinary methods (with the two shared ablations) do
+// not.
+func TestDerailFromRecords(t *testing.T) {
+	tests := []struct {
+		name    string
+		methods []string
+		want    []string
+	}{
+		{"ordinary", []string{"pot", "repot", "repot-restart"}, nil},
+		{"derail", []string{"repot-restart", "no_feedback", "state_feedback"}, []string{"no_feedback", "state_feedback", "repot-restart"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var recs []summary.Record
+			for _, m := range tc.methods {
+				recs = append(recs, rec("m", "blocksworld", 3, "p", m, true, summary.RouteInitialSuccess, 0))
+			}
+			var got []string
+			for _, d := range FromRecords("s", OriginRunDir, recs).Derail {
+				got = append(got, d.Condition)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("conditions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestLoadDirErrors(t *testing.T) {
 	empty := t.TempDir()
 	if _, _, err := LoadDir(empty, nil); err == nil || !strings.Contains(err.Error(), "records.jsonl") {
