@@ -65,7 +65,7 @@ DIR/<evaluation>/ and the schedule's history to DIR/schedule.json.`,
 				if err != nil {
 					return err
 				}
-				if err := exportEvaluation(o.out, res); err != nil {
+				if err := ExportEvaluation(o.out, res); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "exported %d records of %s/%s to %s\n", len(res.Records), ns, o.evaluation, o.out)
@@ -91,9 +91,9 @@ DIR/<evaluation>/ and the schedule's history to DIR/schedule.json.`,
 	return cmd
 }
 
-// exportEvaluation writes records.jsonl, summary.json and source.json into
+// ExportEvaluation writes records.jsonl, summary.json and source.json into
 // dir. It refuses a directory that already holds records, as repot run does.
-func exportEvaluation(dir string, res *EvaluationResults) error {
+func ExportEvaluation(dir string, res *EvaluationResults) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func exportSchedule(dir string, sched *report.Schedule, runs []*EvaluationResult
 		return err
 	}
 	for _, r := range runs {
-		if err := exportEvaluation(filepath.Join(dir, r.Evaluation.Name), r); err != nil {
+		if err := ExportEvaluation(filepath.Join(dir, r.Evaluation.Name), r); err != nil {
 			return err
 		}
 	}

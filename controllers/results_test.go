@@ -61,7 +61,7 @@ func TestExportEvaluation(t *testing.T) {
 		resultRecord("a", "p1", "pot", true, ""), resultRecord("a", "p2", "pot", false, ""),
 	}}
 	dir := t.TempDir()
-	if err := exportEvaluation(dir, res); err != nil {
+	if err := ExportEvaluation(dir, res); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(filepath.Join(dir, runner.RecordsFile))
@@ -92,7 +92,7 @@ func TestExportEvaluation(t *testing.T) {
 		len(srcs[0].Models) != 1 || srcs[0].Models[0].ServedBy != report.ServedSimulated {
 		t.Errorf("the export read back as %+v", srcs)
 	}
-	if err := exportEvaluation(dir, res); err == nil || !strings.Contains(err.Error(), "already holds records") {
+	if err := ExportEvaluation(dir, res); err == nil || !strings.Contains(err.Error(), "already holds records") {
 		t.Errorf("a second export into the same directory: %v", err)
 	}
 }
