@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -305,6 +304,24 @@ func scatterChart(title, xLabel, yLabel string, pts []scatterPoint, legend func(
 	return p, nil
 }
 
+// ramp is a palette of given colors.
+type ramp []color.Color
+
+func (r ramp) Colors() []color.Color { return r }
+
+// blues is a sequential palette from near white (0%) to a medium blue
+// (100%), light enough everywhere for black cell labels.
+func blues(n int) ramp {
+	lo, hi := [3]float64{247, 251, 255}, [3]float64{66, 146, 198}
+	out := make(ramp, n)
+	for i := range out {
+		f := float64(i) / float64(n-1)
+		c := func(k int) uint8 { return uint8(math.Round(lo[k] + f*(hi[k]-lo[k]))) }
+		out[i] = color.RGBA{c(0), c(1), c(2), 255}
+	}
+	return out
+}
+
 // heatChart plots a rows x cols grid of values in [0, 100]; NaN cells (no
 // problems) are drawn light grey.
 func heatChart(title, xLabel, yLabel string, g heatGrid) (*plot.Plot, error) {
@@ -312,12 +329,9 @@ func heatChart(title, xLabel, yLabel string, g heatGrid) (*plot.Plot, error) {
 	p.Title.Text = title
 	p.X.Label.Text = xLabel
 	p.Y.Label.Text = yLabel
-	pal := moreland.SmoothBlueRed()
-	pal.SetMin(0)
-	pal.SetMax(100)
-	hm := plotter.NewHeatMap(g, pal.Palette(50))
+	hm := plotter.NewHeatMap(g, blues(51))
 	hm.Min, hm.Max = 0, 100
-	hm.NaN = color.RGBA{230, 230, 230, 255}
+	hm.NaN = color.RGBA{200, 200, 200, 255}
 	p.Add(hm)
 	p.NominalX(g.cols...)
 	p.NominalY(g.rows...)
