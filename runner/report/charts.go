@@ -114,9 +114,6 @@ func (g heatGrid) Dims() (int, int)             { return len(g.cols), len(g.rows
 func (g heatGrid) X(c int) float64              { return float64(c) }
 func (g heatGrid) Y(r int) float64              { return float64(r) }
 func (g heatGrid) Z(c, r int) float64           { return g.z[r][c] }
-func (t timeTicks) Ticks(min, max float64) []plot.Tick {
-	return plot.TimeTicks{Format: "Jan 2 15:04"}.Ticks(min, max)
-}
 func (l legendOnly) Thumbnail(c *draw.Canvas) {
 	c.DrawGlyph(draw.GlyphStyle{Color: l.c, Radius: vg.Points(4), Shape: l.shape}, c.Center())
 }
@@ -133,7 +130,32 @@ type heatGrid struct {
 	z          [][]float64
 }
 
+// timeTicks put ticks on whole minutes, hours or days (UTC), at most about
+// seven.
 type timeTicks struct{}
+
+func (timeTicks) Ticks(lo, hi float64) []plot.Tick {
+	steps := []float64{60, 600, 3600, 6 * 3600, 86400, 7 * 86400, 30 * 86400}
+	step := steps[len(steps)-1]
+	for _, s := range steps {
+		if (hi-lo)/s <= 6 {
+			step = s
+			break
+		}
+	}
+	format := "Jan 2 15:04"
+	if step >= 86400 {
+		format = "Jan 2"
+	}
+	var ticks []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi; v += step {
+		ticks = append(ticks, plot.Tick{Value: v, Label: time.Unix(int64(v), 0).UTC().Format(format)})
+	}
+	if len(ticks) < 2 {
+		return plot.TimeTicks{Format: "Jan 2 15:04", Time: func(v float64) time.Time { return time.Unix(int64(v), 0).UTC() }}.Ticks(lo, hi)
+	}
+	return ticks
+}
 
 // percentTicks label 0 to 100 only, whatever room the legend takes above.
 var percentTicks = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 20, Label: "20"}, {Value: 40, Label: "40"},

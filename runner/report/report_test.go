@@ -248,3 +248,26 @@ func writePage(t *testing.T, path string, r Report) {
 		t.Fatal(err)
 	}
 }
+
+func TestTimeTicks(t *testing.T) {
+	day := func(d, h int) float64 { return float64(time.Date(2026, 11, d, h, 0, 0, 0, time.UTC).Unix()) }
+	tests := []struct {
+		name   string
+		lo, hi float64
+		want   []string
+	}{
+		{"days", day(1, 3), day(3, 3), []string{"Nov 2", "Nov 3"}},
+		{"hours", day(1, 3), day(1, 9), []string{"Nov 1 03:00", "Nov 1 04:00", "Nov 1 05:00", "Nov 1 06:00", "Nov 1 07:00", "Nov 1 08:00", "Nov 1 09:00"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, tk := range (timeTicks{}).Ticks(tc.lo, tc.hi) {
+				got = append(got, tk.Label)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ticks (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
