@@ -230,6 +230,11 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 	})
 
 	It("exports the demo's records with the status's numbers, and reports it in a page chromium renders", func() {
+		Eventually(func(g Gomega) {
+			operatorAlive()
+			e := get(g, "demo")
+			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeTrue(), "progress %v", e.Status.Progress)
+		}).WithTimeout(30 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
 		expectExportMatchesStatus(tc, "demo")
 	})
 
