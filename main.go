@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"repot.dev/repot-operator/controllers"
 	"repot.dev/repot-operator/runner/cli"
 )
 
@@ -20,7 +19,6 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(cli.Commands()...)
-	root.AddCommand(controllers.Commands()...)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "repot:", err)
 		os.Exit(1)

@@ -28,7 +28,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 
-	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/runner/cli"
 )
 
 const chartDir = "repot-operator"
@@ -244,10 +244,10 @@ func parseRepotArgs(args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("no subcommand")
 	}
-	for _, c := range controllers.Commands() {
+	for _, c := range cli.Commands() {
 		if c.Name() == args[0] {
 			return c.ParseFlags(args[1:])
 		}
 	}
-	return fmt.Errorf("repot has no subcommand %q in package controllers", args[0])
+	return fmt.Errorf("repot has no subcommand %q in package cli", args[0])
 }

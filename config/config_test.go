@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "repot.dev/repot-operator/api/v1alpha1"
-	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/runner/cli"
 )
 
 func docs(t *testing.T, path string) []string {
@@ -120,10 +120,10 @@ func parseRepotArgs(args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("no subcommand")
 	}
-	for _, c := range controllers.Commands() {
+	for _, c := range cli.Commands() {
 		if c.Name() == args[0] {
 			return c.ParseFlags(args[1:])
 		}
 	}
-	return fmt.Errorf("repot has no subcommand %q in package controllers", args[0])
+	return fmt.Errorf("repot has no subcommand %q in package cli", args[0])
 }

@@ -5,16 +5,16 @@ import (
 	"fmt"
 
 	"golang.org/x/sync/errgroup"
-	batchv1 "k8s.io/api/batch/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// createParallelism bounds the concurrent writes of one reconcile.
-const createParallelism = 8
+// createParallelism bounds the concurrent writes of one reconcile. It is
+// large enough that the first wave of a 16-model evaluation (ledgers,
+// servers, access objects) is one round of requests, not several.
+const createParallelism = 32
 
 // applyChildren carries out a plan's child changes: creations (a child that
 // already exists is fine: the cache was behind), then updates (optimistic:
@@ -26,18 +26,15 @@ const createParallelism = 8
 // never created when its ledgers or identity could not be. The first error
 // ends the pass and requeues it.
 func (r *EvaluationReconciler) applyChildren(ctx context.Context, p *plan) error {
-	waves := make([][]client.Object, 3)
+	byWave := make([][]client.Object, waves)
 	for _, o := range p.Create {
-		switch o.(type) {
-		case *rbacv1.RoleBinding:
-			waves[1] = append(waves[1], o)
-		case *batchv1.Job:
-			waves[2] = append(waves[2], o)
-		default:
-			waves[0] = append(waves[0], o)
+		w := waveFirst
+		if k := kindOf(o); k != nil {
+			w = k.wave()
 		}
+		byWave[w] = append(byWave[w], o)
 	}
-	for _, wave := range waves {
+	for _, wave := range byWave {
 		if err := r.parallel(ctx, wave, func(ctx context.Context, obj client.Object) error {
 			err := r.client.Create(ctx, obj)
 			switch {

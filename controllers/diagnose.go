@@ -13,9 +13,13 @@ import (
 // serverDiagnosis is why a model's server is not ready yet.
 type serverDiagnosis struct {
 	// Cause is a ServersReady reason (Unschedulable, ImagePullFailed,
-	// CrashLoop, ProbeTimeout), or "" while the server is still
-	// starting normally.
+	// CrashLoop, ProbeTimeout, WaitingForCapacity), or "" while the server
+	// is still starting normally.
 	Cause string
+	// Waiting is set with cause WaitingForCapacity: no node has room yet,
+	// which is not a failure until stalledAfter passed (an autoscaler may
+	// add one).
+	Waiting bool
 	// Message says what is wrong in words a user can act on.
 	Message string
 	// RecheckAfter is set when nothing is wrong yet but the probe budget will
@@ -27,9 +31,11 @@ type serverDiagnosis struct {
 // diagnoseServer reads the pods of one model's server as a kubelet and a
 // scheduler leave them and names the first cause that keeps it from becoming
 // ready. readyBudget is how long a running pod may stay unready (its startup
-// and readiness probe budget) before it counts as a probe timeout. It is a
+// and readiness probe budget) before it counts as a probe timeout;
+// stalledAfter is how long a pod may wait for a node with room
+// (spec.stalledAfterSeconds) before that counts as Unschedulable. It is a
 // pure function of its inputs.
-func diagnoseServer(model string, pods []corev1.Pod, now time.Time, readyBudget time.Duration) serverDiagnosis {
+func diagnoseServer(model string, pods []corev1.Pod, now time.Time, readyBudget, stalledAfter time.Duration) serverDiagnosis {
 	pods = append([]corev1.Pod(nil), pods...)
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
 	var recheck time.Duration
@@ -39,9 +45,15 @@ func diagnoseServer(model string, pods []corev1.Pod, now time.Time, readyBudget 
 			continue
 		}
 		if c := podCondition(p, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			waited := now.Sub(unschedulableSince(p, c, now))
+			if waited < stalledAfter {
+				return serverDiagnosis{Cause: repotv1.ReasonWaitingForCapacity, Waiting: true, RecheckAfter: stalledAfter - waited, Message: fmt.Sprintf(
+					"server of model %s waits for a node with room (%s of spec.stalledAfterSeconds %s); the scheduler says (pod %s): %s",
+					model, waited.Round(time.Second), stalledAfter, p.Name, c.Message)}
+			}
 			return serverDiagnosis{Cause: repotv1.ReasonUnschedulable, Message: fmt.Sprintf(
-				"server of model %s cannot be scheduled: no node has a free GPU of the requested product or matches its node selector and tolerations (pod %s: %s)",
-				model, p.Name, c.Message)}
+				"server of model %s could not be scheduled for %s (past spec.stalledAfterSeconds): no node has a free GPU of the requested product or matches its node selector and tolerations; add capacity or fix the placement (pod %s: %s)",
+				model, waited.Round(time.Second), p.Name, c.Message)}
 		}
 		for _, cs := range allContainerStatuses(p) {
 			w := cs.State.Waiting
@@ -80,6 +92,18 @@ func diagnoseServer(model string, pods []corev1.Pod, now time.Time, readyBudget 
 		}
 	}
 	return serverDiagnosis{RecheckAfter: recheck}
+}
+
+// unschedulableSince is when the scheduler first found no node for the pod:
+// the condition's transition, else the pod's creation, else now.
+func unschedulableSince(p *corev1.Pod, c *corev1.PodCondition, now time.Time) time.Time {
+	switch {
+	case !c.LastTransitionTime.IsZero():
+		return c.LastTransitionTime.Time
+	case !p.CreationTimestamp.IsZero():
+		return p.CreationTimestamp.Time
+	}
+	return now
 }
 
 func podCondition(p *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {

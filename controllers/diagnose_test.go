@@ -48,7 +48,8 @@ func TestDiagnoseServer(t *testing.T) {
 		wantInMsg   string
 	}{
 		{name: "no pods yet", pods: nil},
-		{name: "unschedulable", pods: []corev1.Pod{unschedulablePod("ev", "m")}, wantCause: repotv1.ReasonUnschedulable, wantInMsg: "Insufficient nvidia.com/gpu"},
+		{name: "unschedulable past stalledAfter", pods: []corev1.Pod{unschedulablePod("ev", "m")}, wantCause: repotv1.ReasonUnschedulable, wantInMsg: "Insufficient nvidia.com/gpu"},
+		{name: "unschedulable within stalledAfter waits for capacity", pods: []corev1.Pod{unschedulableFor("ev", "m", 4*time.Minute)}, wantCause: repotv1.ReasonWaitingForCapacity, wantRecheck: 6 * time.Minute, wantInMsg: "Insufficient nvidia.com/gpu"},
 		{name: "a deleted unschedulable pod is ignored", pods: []corev1.Pod{deleting}},
 		{name: "image pull back-off", pods: []corev1.Pod{waiting("ImagePullBackOff")}, wantCause: repotv1.ReasonImagePullFailed},
 		{name: "image pull error", pods: []corev1.Pod{waiting("ErrImagePull")}, wantCause: repotv1.ReasonImagePullFailed},
@@ -60,7 +61,7 @@ func TestDiagnoseServer(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := diagnoseServer("m", tc.pods, t0, budget)
+			got := diagnoseServer("m", tc.pods, t0, budget, 10*time.Minute)
 			if diff := cmp.Diff(tc.wantCause, got.Cause); diff != "" {
 				t.Errorf("cause (-want +got): %s (message %q)", diff, got.Message)
 			}

@@ -18,12 +18,14 @@ var evaluationGVK = repotv1.GroupVersion.WithKind("RepotEvaluation")
 // evaluation's namespace, labels, and a controller owner reference that
 // blocks the owner's foreground deletion until the child is gone.
 func childMeta(e *repotv1.RepotEvaluation, name, model, component string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{
+	meta := metav1.ObjectMeta{
 		Name:            name,
 		Namespace:       e.Namespace,
 		Labels:          childLabels(e.Name, model, component),
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(e, evaluationGVK)},
 	}
+	placeMeta(e, &meta)
+	return meta
 }
 
 // controllerName returns the name of the RepotEvaluation that controls obj,

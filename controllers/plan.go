@@ -47,14 +47,26 @@ func planEvaluation(e *repotv1.RepotEvaluation, w *world, o Options) plan {
 	var p plan
 	out := decideOutcome(e, w)
 	ended := out.Phase != phaseActive
-	views := observeServers(e, w, o, ended)
-	if ended {
+	res := w.results(e)
+	models := decideModels(e, w, res, ended)
+	views := observeServers(e, w, o, ended, models)
+	switch {
+	case w.Rejected != nil:
+		// Nothing of this pass was applied for sure: describe the world as
+		// observed and say why it cannot go on.
+	case ended:
 		p.planEnded(e, w, out)
-	} else if e.Status.StartTime != nil || !e.Spec.IsSuspended() {
-		p.planChildren(e, w, o, views)
+	case e.Status.StartTime != nil || !e.Spec.IsSuspended():
+		p.planChildren(e, w, o, views, models)
 	}
 	after := project(w, &p)
-	p.Status = buildStatus(e, after, out, observeServers(e, after, o, ended))
+	afterModels := decideModels(e, after, res, ended)
+	runners := diagnoseModelsRunners(e, w, afterModels)
+	p.Status = buildStatus(e, after, out, observeServers(e, after, o, ended, afterModels), afterModels, res, runners)
+	if w.Rejected != nil {
+		p.planRejected(e, w.Rejected, w.Now)
+		return p
+	}
 	p.Events = transitionEvents(e.Status.Conditions, p.Status.Conditions)
 
 	due, ttlIn := ttlExpiry(e, out, w.Now)
@@ -64,6 +76,9 @@ func planEvaluation(e *repotv1.RepotEvaluation, w *world, o Options) plan {
 	if !ended {
 		for _, v := range views {
 			p.requeueIn(v.RecheckAfter)
+		}
+		for _, d := range runners {
+			p.requeueIn(d.RecheckAfter)
 		}
 		if w.Problems.Unavailable != "" {
 			p.requeueIn(problemsRecheck)
@@ -79,10 +94,12 @@ func (p *plan) requeueIn(d time.Duration) {
 }
 
 // planChildren ensures the children of a running (or suspended) evaluation:
-// the runner's identity and network policy, the ledgers, the servers
-// (scaled to zero while suspended) and, for each model whose server is
-// ready, its runner Job.
-func (p *plan) planChildren(e *repotv1.RepotEvaluation, w *world, o Options, views []serverView) {
+// the runner's identity and network policy, and per model as its lifecycle
+// state says (decideModels): for an active model its ledgers, its server
+// (scaled to zero while suspended) and, once the server is ready, its runner
+// Job; for a Done model the deletion of its server; for an evicted model the
+// deletion of its server and runners.
+func (p *plan) planChildren(e *repotv1.RepotEvaluation, w *world, o Options, views []serverView, models []modelState) {
 	suspend := e.Spec.IsSuspended()
 	access := RunnerAccessName(e.Name)
 	if !hasNamed(w.ServiceAccounts, access) {
@@ -100,6 +117,16 @@ func (p *plan) planChildren(e *repotv1.RepotEvaluation, w *world, o Options, vie
 	var jobs []client.Object
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]
+		switch {
+		case models[i].Done:
+			p.deleteServer(e, m, w)
+			continue
+		case models[i].Evicted:
+			p.evict(e, m, w)
+			continue
+		case !models[i].Active:
+			continue
+		}
 		for _, cm := range ledgerConfigMaps(e, m) {
 			if !w.hasLedger(cm.Name) {
 				p.Create = append(p.Create, cm)
@@ -169,31 +196,11 @@ func (p *plan) planJob(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *worl
 func (p *plan) planEnded(e *repotv1.RepotEvaluation, w *world, out outcome) {
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]
-		name := ServerName(e.Name, m.Name)
-		if d := w.deployment(name); d != nil && d.DeletionTimestamp == nil {
-			p.Delete = append(p.Delete, d.DeepCopy())
-		}
-		if s := w.service(name); s != nil && s.DeletionTimestamp == nil {
-			p.Delete = append(p.Delete, s.DeepCopy())
-		}
+		p.deleteServer(e, m, w)
 		if j := w.job(RunnerJobName(e.Name, m.Name)); out.Phase == phaseFailed && j != nil && !jobFinished(j) && !ptr.Deref(j.Spec.Suspend, false) {
 			u := j.DeepCopy()
 			u.Spec.Suspend = ptr.To(true)
 			p.Update = append(p.Update, u)
 		}
 	}
-}
-
-type named interface{ GetName() string }
-
-func hasNamed[T any, PT interface {
-	*T
-	named
-}](items []T, name string) bool {
-	for i := range items {
-		if PT(&items[i]).GetName() == name {
-			return true
-		}
-	}
-	return false
 }

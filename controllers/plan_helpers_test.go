@@ -111,13 +111,21 @@ func finishJob(w *world, name string, t batchv1.JobConditionType, reason string)
 	j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{Type: t, Status: corev1.ConditionTrue, Reason: reason, Message: "test"})
 }
 
-// unschedulablePod is a server pod the scheduler could not place.
+// unschedulablePod is a server pod the scheduler could not place for 20
+// minutes, past the default stalledAfterSeconds.
 func unschedulablePod(eval, model string) corev1.Pod {
+	return unschedulableFor(eval, model, 20*time.Minute)
+}
+
+// unschedulableFor is a server pod the scheduler could not place for d
+// before t0.
+func unschedulableFor(eval, model string, d time.Duration) corev1.Pod {
 	return corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: ServerName(eval, model) + "-abc", Labels: childLabels(eval, model, ComponentServer)},
 		Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
 			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
-			Message: "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.",
+			Message:            "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.",
+			LastTransitionTime: metav1.NewTime(t0.Add(-d)),
 		}}},
 	}
 }

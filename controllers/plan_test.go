@@ -251,6 +251,18 @@ func TestPlanEvaluation(t *testing.T) {
 			Events:     []string{"ServerStalled"},
 		},
 	}, {
+		name: "an unschedulable server within spec.stalledAfterSeconds is Reconciling, WaitingForCapacity",
+		eval: revtesting.MakeEvaluation("ev", "ns").VLLM("qwen", "Qwen/Qwen3-8B").Shards(1).StalledAfter(1800).Obj(),
+		setup: func(e *repotv1.RepotEvaluation, w *world) {
+			step(e, w, t0)
+			w.ServerPods = append(w.ServerPods, unschedulablePod("ev", "qwen"))
+		},
+		want: planDigest{
+			State: repotv1.StatePending, Started: true, Servers: []string{"qwen=Starting/WaitingForCapacity"},
+			Conditions:   conds("False/WaitingForCapacity", "False/WaitingForServers", "False/InProgress", "False/InProgress", "False/InProgress", "True/WaitingForCapacity", "False/WaitingForCapacity"),
+			RequeueAfter: 10 * time.Minute,
+		},
+	}, {
 		name: "an endpoint model starts its runner at once",
 		eval: revtesting.MakeEvaluation("ev", "ns").Endpoint("api", "https://api.example.com/v1", "gpt-x").Shards(1).Obj(),
 		want: planDigest{

@@ -20,15 +20,17 @@ type serverView struct {
 
 // observeServers reads each model's server from the world, in spec order.
 // ended means the evaluation finished; servers are then being deleted.
-func observeServers(e *repotv1.RepotEvaluation, w *world, o Options, ended bool) []serverView {
+func observeServers(e *repotv1.RepotEvaluation, w *world, o Options, ended bool, models []modelState) []serverView {
 	out := make([]serverView, 0, len(e.Spec.Models))
 	for i := range e.Spec.Models {
-		out = append(out, observeServer(e, &e.Spec.Models[i], w, o, ended))
+		out = append(out, observeServer(e, &e.Spec.Models[i], w, o, ended || models[i].Done))
 	}
 	return out
 }
 
-func observeServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *world, o Options, ended bool) serverView {
+// observeServer reads one model's server; stopped means the evaluation
+// ended or the model is Done, and its server is being deleted.
+func observeServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *world, o Options, stopped bool) serverView {
 	v := serverView{Model: m.Name, Endpoint: serverURL(e, m)}
 	if !hasServer(m) {
 		v.State, v.Ready = repotv1.ServerExternal, true
@@ -36,7 +38,7 @@ func observeServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *world, o
 	}
 	d := w.deployment(ServerName(e.Name, m.Name))
 	switch {
-	case ended:
+	case stopped:
 		v.State = repotv1.ServerStopped
 		return v
 	case d == nil:
@@ -52,8 +54,13 @@ func observeServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *world, o
 		v.State, v.Ready = repotv1.ServerReady, true
 		return v
 	}
-	diag := diagnoseServer(m.Name, w.serverPods(e.Name, m.Name), w.Now, serverReadyBudget(m, o))
+	stalledAfter := time.Duration(e.Spec.StalledAfterSecondsOrDefault()) * time.Second
+	diag := diagnoseServer(m.Name, w.serverPods(e.Name, m.Name), w.Now, serverReadyBudget(m, o), stalledAfter)
 	v.RecheckAfter = diag.RecheckAfter
+	if diag.Waiting {
+		v.State, v.Reason, v.Message = repotv1.ServerStarting, diag.Cause, truncate(diag.Message, 1024)
+		return v
+	}
 	if diag.Cause != "" {
 		v.State, v.Reason, v.Message = repotv1.ServerStalled, diag.Cause, truncate(diag.Message, 1024)
 		return v

@@ -38,7 +38,7 @@ type EvaluationReconciler struct {
 // +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations/status,verbs=get;update
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;delete
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
@@ -46,6 +46,7 @@ type EvaluationReconciler struct {
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=list
 
 // Reconcile brings one evaluation one step closer to its spec. Each step
 // below is small; the decisions live in planEvaluation, a pure function, and
@@ -71,14 +72,16 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	p := planEvaluation(e, w, r.opts)
 	// 5. Create, update and delete children; an error requeues with backoff,
 	//    except a child the API server rejects as invalid: retrying cannot
-	//    help, so the status says why (Stalled before the start, Failed
+	//    help. The rejection becomes part of the world and the planner
+	//    decides again (no child changes; Stalled before the start, Failed
 	//    after it, when the spec can no longer change).
 	rejected := r.applyChildren(ctx, &p)
 	if rejected != nil && !errors.Is(rejected, reconcile.TerminalError(nil)) {
 		return ctrl.Result{}, rejected
 	}
 	if rejected != nil {
-		p.markRejected(e, rejected, w.Now)
+		w.Rejected = rejected
+		p = planEvaluation(e, w, r.opts)
 	}
 	// 6. Write the status once, if it changed.
 	if err := r.writeStatus(ctx, e, p.Status); err != nil {

@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"strconv"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +17,14 @@ import (
 type recordCache struct {
 	mu    sync.Mutex
 	evals map[types.NamespacedName]map[string]parsedLedger
+	// memo holds each evaluation's last aggregated results with the key
+	// (generation and ledger resourceVersions) they were computed for.
+	memo map[types.NamespacedName]memoResults
+}
+
+type memoResults struct {
+	key     string
+	results evaluationResults
 }
 
 type parsedLedger struct {
@@ -31,7 +41,7 @@ func namespacedName(e interface {
 }
 
 func newRecordCache() *recordCache {
-	return &recordCache{evals: map[types.NamespacedName]map[string]parsedLedger{}}
+	return &recordCache{evals: map[types.NamespacedName]map[string]parsedLedger{}, memo: map[types.NamespacedName]memoResults{}}
 }
 
 // read returns the records of the ledgers in readLedgers' order.
@@ -65,5 +75,44 @@ func (c *recordCache) read(eval types.NamespacedName, ledgers []corev1.ConfigMap
 func (c *recordCache) forget(eval types.NamespacedName) {
 	c.mu.Lock()
 	delete(c.evals, eval)
+	delete(c.memo, eval)
 	c.mu.Unlock()
+}
+
+// results returns compute(), recomputed only when key changed since the
+// evaluation's last call. Aggregating the records is most of a reconcile's
+// CPU, and most reconciles (a server became ready, a Job started) change no
+// ledger. The results are shared between passes and must not be modified.
+// An empty key (a ledger without resourceVersion) is never memoized.
+func (c *recordCache) results(eval types.NamespacedName, key string, compute func() evaluationResults) evaluationResults {
+	c.mu.Lock()
+	m, ok := c.memo[eval]
+	c.mu.Unlock()
+	if ok && key != "" && m.key == key {
+		return m.results
+	}
+	res := compute()
+	if key != "" {
+		c.mu.Lock()
+		c.memo[eval] = memoResults{key: key, results: res}
+		c.mu.Unlock()
+	}
+	return res
+}
+
+// resultsKey identifies what the results of an evaluation depend on: its
+// generation (models and methods) and each ledger's resourceVersion; ""
+// when a ledger has none.
+func resultsKey(generation int64, ledgers []corev1.ConfigMap) string {
+	var b strings.Builder
+	b.WriteString(strconv.FormatInt(generation, 10))
+	ordered := append([]corev1.ConfigMap(nil), ledgers...)
+	sortLedgers(ordered)
+	for i := range ordered {
+		if ordered[i].ResourceVersion == "" {
+			return ""
+		}
+		b.WriteString("/" + ordered[i].Name + "@" + ordered[i].ResourceVersion)
+	}
+	return b.String()
 }

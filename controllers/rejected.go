@@ -8,14 +8,15 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 )
 
-// markRejected rewrites the plan of a pass whose children the API server
-// rejected as invalid: retrying the same object cannot succeed. Before the evaluation started, its spec can still be fixed:
+// planRejected is the planner's decision for a pass whose children the API
+// server rejected as invalid (world.Rejected): retrying the same object
+// cannot succeed. The plan has no child changes. Before the evaluation started, its spec can still be fixed:
 // the status says Stalled with the cause, and no start time is set. Once it
 // started, the spec cannot change: the evaluation fails with reason
 // ChildRejected, and the plan asks for one more pass, which sees it ended and
 // deletes its servers, releasing their GPUs (it creates nothing). The events
 // are recomputed from the new conditions.
-func (p *plan) markRejected(e *repotv1.RepotEvaluation, cause error, now time.Time) {
+func (p *plan) planRejected(e *repotv1.RepotEvaluation, cause error, now time.Time) {
 	p.RequeueAfter, p.DeleteEvaluation = 0, false
 	started := e.Status.StartTime != nil
 	cs := newConditionSet(e.Status.Conditions, e.Generation, metav1.NewTime(now))

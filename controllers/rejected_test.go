@@ -14,17 +14,17 @@ import (
 
 // An evaluation not yet started stalls on a rejected child, with its spec
 // left editable; the same rejection again changes nothing.
-func TestMarkRejectedBeforeStart(t *testing.T) {
+func TestPlanRejectedBeforeStart(t *testing.T) {
 	cause := errors.New(`create *v1.Deployment ev-big-server: Deployment.apps "ev-big-server" is invalid: spec.template.spec.nodeSelector: Invalid value: "not a key!"`)
 	e := revtesting.MakeEvaluation("ev", "ns").VLLM("big", "org/model").ActiveDeadline(600).Obj()
 	w := newWorld()
+	w.Rejected = cause
 	p := planEvaluation(e, w, testOpts)
-	p.markRejected(e, cause, w.Now)
+	// No child changes: the planner describes the world as observed.
 	want := planDigest{
-		Create:     cat(accessCreates, ledgers("big", 4), []string{"Service/ev-big-server", "Deployment/ev-big-server"}),
 		State:      repotv1.StateStalled,
 		Conditions: conds("False/ServersStarting", "False/WaitingForServers", "False/InProgress", "False/InProgress", "False/InProgress", "False/ChildRejected", "True/ChildRejected"),
-		Servers:    []string{"big=Starting"},
+		Servers:    []string{"big=Pending"},
 		Events:     []string{"ChildRejected"},
 	}
 	if diff := cmp.Diff(want, digest(p)); diff != "" {
@@ -41,7 +41,6 @@ func TestMarkRejectedBeforeStart(t *testing.T) {
 	applyToWorld(e, w, plan{Status: p.Status})
 	w.Now = w.Now.Add(time.Minute)
 	again := planEvaluation(e, w, testOpts)
-	again.markRejected(e, cause, w.Now)
 	if len(again.Events) != 0 {
 		t.Errorf("a repeated rejection emits events %v", digest(again).Events)
 	}
@@ -53,17 +52,16 @@ func TestMarkRejectedBeforeStart(t *testing.T) {
 
 // A started evaluation cannot change its spec, so a rejected child fails
 // it, and the next pass tears its servers down.
-func TestMarkRejectedAfterStart(t *testing.T) {
+func TestPlanRejectedAfterStart(t *testing.T) {
 	cause := errors.New(`create *v1.Job ev-sim-run: Job.batch "ev-sim-run" is invalid: spec.template.spec.containers[0].resources.requests: Invalid value: "8": must be less than or equal to cpu limit of 1`)
 	e := revtesting.MakeEvaluation("ev", "ns").Simulated("sim", "strong", 1).Shards(2).Obj()
 	w := newWorld()
 	step(e, w, t0)
 	setServerReady(w, "ev", "sim", true)
 	w.Now = t0.Add(time.Minute)
+	w.Rejected = cause
 	p := planEvaluation(e, w, testOpts)
-	p.markRejected(e, cause, w.Now)
 	want := planDigest{
-		Create:     []string{"Job/" + RunnerJobName("ev", "sim")},
 		State:      repotv1.StateFailed,
 		Conditions: conds("True/ServersAnswered", "False/RunnersFinished", "False/Failed", "True/ChildRejected", "False/Failed", "False/Reconciled", "True/Failed"),
 		Servers:    []string{"sim=Ready"},
@@ -81,7 +79,7 @@ func TestMarkRejectedAfterStart(t *testing.T) {
 	}
 
 	// The Job was never created; the next pass sees a failed evaluation.
-	p.Create = nil
+	w.Rejected = nil
 	applyToWorld(e, w, p)
 	next := planEvaluation(e, w, testOpts)
 	want = planDigest{

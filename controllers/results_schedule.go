@@ -85,9 +85,9 @@ func scheduleHistory(v *scheduleView) *report.Schedule {
 	return s
 }
 
-// readSchedule reads a RepotSchedule's history and the evaluations it
+// ReadSchedule reads a RepotSchedule's history and the evaluations it
 // created that still exist.
-func readSchedule(ctx context.Context, c client.Reader, namespace, name string) (*report.Schedule, []*EvaluationResults, error) {
+func ReadSchedule(ctx context.Context, c client.Reader, namespace, name string) (*report.Schedule, []*EvaluationResults, error) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(scheduleGVK)
 	if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, u); err != nil {
@@ -113,9 +113,10 @@ func readSchedule(ctx context.Context, c client.Reader, namespace, name string) 
 	return scheduleHistory(&v), runs, nil
 }
 
-// readScheduleReport is readSchedule as report parts.
-func readScheduleReport(ctx context.Context, c client.Reader, namespace, name string) (*report.Schedule, []report.Source, error) {
-	sched, runs, err := readSchedule(ctx, c, namespace, name)
+// ReadScheduleReport is ReadSchedule as report parts: the history and one
+// source per run.
+func ReadScheduleReport(ctx context.Context, c client.Reader, namespace, name string) (*report.Schedule, []report.Source, error) {
+	sched, runs, err := ReadSchedule(ctx, c, namespace, name)
 	if err != nil {
 		return nil, nil, err
 	}

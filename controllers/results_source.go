@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
@@ -123,36 +122,4 @@ func (r *EvaluationResults) Source(origin report.Origin) report.Source {
 // is the one place to map them once it does.
 func evaluationEnergy(_ *repotv1.RepotEvaluation, _ summary.Summary) []report.ModelEnergy {
 	return nil
-}
-
-// clusterFlags are the flags of commands that read from a cluster.
-type clusterFlags struct {
-	kubeconfig, namespace string
-}
-
-func (f *clusterFlags) client() (client.Client, string, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if f.kubeconfig != "" {
-		rules.ExplicitPath = f.kubeconfig
-	}
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
-	cfg, err := cc.ClientConfig()
-	if err != nil {
-		return nil, "", fmt.Errorf("kubeconfig: %w", err)
-	}
-	ns := f.namespace
-	if ns == "" {
-		if ns, _, err = cc.Namespace(); err != nil {
-			return nil, "", err
-		}
-	}
-	scheme, err := NewScheme()
-	if err != nil {
-		return nil, "", err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return nil, "", err
-	}
-	return c, ns, nil
 }

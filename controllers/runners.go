@@ -40,7 +40,7 @@ func serverURL(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) string {
 // pods).
 func runnerJob(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, suspend bool) *batchv1.Job {
 	shards := e.Spec.ShardsPerModelOrDefault()
-	return &batchv1.Job{
+	j := &batchv1.Job{
 		ObjectMeta: childMeta(e, RunnerJobName(e.Name, m.Name), m.Name, ComponentRunner),
 		Spec: batchv1.JobSpec{
 			CompletionMode:       ptr.To(batchv1.IndexedCompletion),
@@ -60,6 +60,8 @@ func runnerJob(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, susp
 			},
 		},
 	}
+	placeRunnerPod(e, &j.Spec.Template)
+	return j
 }
 
 // runnerPod is the pod of one shard. Only the two ledger containers see the

@@ -84,6 +84,7 @@ func serverDeployment(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Option
 			},
 		},
 	}
+	placeServerPod(e, &d.Spec.Template)
 	return d
 }
 
@@ -207,8 +208,17 @@ func simulatedPod(m *repotv1.ModelSpec, image string) corev1.PodSpec {
 		},
 		SecurityContext: restrictedContainerSecurity(),
 	}
+	var tol []corev1.Toleration
+	if g := m.ServerGPUs(); g > 0 {
+		// Rehearse a GPU server: request (and tolerate) GPUs it never uses.
+		q := *resource.NewQuantity(int64(g), resource.DecimalSI)
+		server.Resources.Requests[gpuResource] = q
+		server.Resources.Limits[gpuResource] = q
+		tol = []corev1.Toleration{{Key: string(gpuResource), Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	}
 	return corev1.PodSpec{
 		Containers:                    []corev1.Container{server, readyCheckContainer(image, servedModel(m))},
+		Tolerations:                   tol,
 		SecurityContext:               restrictedPodSecurity(),
 		AutomountServiceAccountToken:  ptr.To(false),
 		EnableServiceLinks:            ptr.To(false),

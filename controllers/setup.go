@@ -4,11 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -23,14 +19,6 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 )
 
-// childKinds are the kinds the controller creates and owns.
-func childKinds() []client.Object {
-	return []client.Object{
-		&appsv1.Deployment{}, &corev1.Service{}, &batchv1.Job{}, &corev1.ConfigMap{},
-		&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}, &networkingv1.NetworkPolicy{},
-	}
-}
-
 // CacheOptions restrict the manager's informers to what the controller
 // made (label app.kubernetes.io/managed-by=repot-operator) and to the watch
 // namespace when one is given, so the operator does not cache every Job,
@@ -40,7 +28,7 @@ func CacheOptions(namespace string) cache.Options {
 	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Pod{}: {Label: managed},
 	}}
-	for _, k := range childKinds() {
+	for _, k := range childObjects() {
 		opts.ByObject[k] = cache.ByObject{Label: managed}
 	}
 	if namespace != "" {
@@ -53,7 +41,7 @@ func CacheOptions(namespace string) cache.Options {
 // The manager's cache should use CacheOptions.
 func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	opts = opts.withDefaults()
-	for _, k := range childKinds() {
+	for _, k := range childObjects() {
 		if err := mgr.GetFieldIndexer().IndexField(ctx, k, ownerKey, func(o client.Object) []string {
 			if n := controllerName(o); n != "" {
 				return []string{n}
@@ -81,19 +69,20 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		// annotation changes do.
 		For(&repotv1.RepotEvaluation{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(serverPodToEvaluation)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToEvaluation)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles})
-	for _, k := range childKinds() {
+	for _, k := range childObjects() {
 		b = b.Owns(k)
 	}
 	return b.Complete(rec)
 }
 
-// serverPodToEvaluation maps a server pod (owned by a ReplicaSet, not by the
-// evaluation) to its evaluation through its labels.
-func serverPodToEvaluation(_ context.Context, o client.Object) []reconcile.Request {
+// podToEvaluation maps a server pod (owned by a ReplicaSet) or a runner pod
+// (owned by a Job), neither owned by the evaluation, to its evaluation
+// through its labels.
+func podToEvaluation(_ context.Context, o client.Object) []reconcile.Request {
 	l := o.GetLabels()
-	if l[LabelComponent] != ComponentServer || l[LabelEvaluation] == "" {
+	if (l[LabelComponent] != ComponentServer && l[LabelComponent] != ComponentRunner) || l[LabelEvaluation] == "" {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: l[LabelEvaluation]}}}

@@ -3,12 +3,9 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,45 +20,34 @@ import (
 func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEvaluation) (*world, error) {
 	w := &world{Now: r.opts.Clock.Now()}
 	owned := []client.ListOption{client.InNamespace(e.Namespace), client.MatchingFields{ownerKey: e.Name}}
-	lists := []struct {
-		list client.ObjectList
-		name string
-	}{
-		{&appsv1.DeploymentList{}, "deployments"},
-		{&corev1.ServiceList{}, "services"},
-		{&batchv1.JobList{}, "jobs"},
-		{&corev1.ConfigMapList{}, "configmaps"},
-		{&corev1.ServiceAccountList{}, "serviceaccounts"},
-		{&rbacv1.RoleList{}, "roles"},
-		{&rbacv1.RoleBindingList{}, "rolebindings"},
-		{&networkingv1.NetworkPolicyList{}, "networkpolicies"},
-	}
-	for _, l := range lists {
-		if err := r.client.List(ctx, l.list, owned...); err != nil {
-			return nil, fmt.Errorf("list owned %s: %w", l.name, err)
+	for _, k := range childKinds {
+		if err := k.load(ctx, r.client, w, owned...); err != nil {
+			return nil, err
 		}
 	}
-	w.Deployments = lists[0].list.(*appsv1.DeploymentList).Items
-	w.Services = lists[1].list.(*corev1.ServiceList).Items
-	w.Jobs = lists[2].list.(*batchv1.JobList).Items
-	for _, cm := range lists[3].list.(*corev1.ConfigMapList).Items {
-		if cm.Labels[LabelComponent] == ComponentLedger {
-			w.Ledgers = append(w.Ledgers, cm)
-		}
-	}
-	w.ServiceAccounts = lists[4].list.(*corev1.ServiceAccountList).Items
-	w.Roles = lists[5].list.(*rbacv1.RoleList).Items
-	w.RoleBindings = lists[6].list.(*rbacv1.RoleBindingList).Items
-	w.NetworkPolicies = lists[7].list.(*networkingv1.NetworkPolicyList).Items
 
 	var pods corev1.PodList
 	if err := r.client.List(ctx, &pods, client.InNamespace(e.Namespace),
-		client.MatchingLabels{LabelEvaluation: e.Name, LabelComponent: ComponentServer}); err != nil {
-		return nil, fmt.Errorf("list server pods: %w", err)
+		client.MatchingLabels{LabelEvaluation: e.Name}); err != nil {
+		return nil, fmt.Errorf("list pods: %w", err)
 	}
-	w.ServerPods = pods.Items
+	for _, p := range pods.Items {
+		switch p.Labels[LabelComponent] {
+		case ComponentServer:
+			w.ServerPods = append(w.ServerPods, p)
+		case ComponentRunner:
+			w.RunnerPods = append(w.RunnerPods, p)
+		}
+	}
+	if err := r.readMountFailures(ctx, e, w); err != nil {
+		return nil, err
+	}
 
 	w.Records, w.LedgerProblems = r.ledgers.read(namespacedName(e), w.Ledgers)
+	res := r.ledgers.results(namespacedName(e), resultsKey(e.Generation, w.Ledgers), func() evaluationResults {
+		return computeResults(e, w.Records)
+	})
+	w.Results = &res
 	if n := len(w.LedgerProblems); n > 0 {
 		log.FromContext(ctx).Info("skipping ledger lines that are not records", "count", n, "first", w.LedgerProblems[0].String())
 	}
@@ -80,4 +66,31 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 		}
 	}
 	return w, nil
+}
+
+// readMountFailures reads the FailedMount events of the runner pods that
+// are Pending past their grace period (usually none, so usually no call):
+// the kubelet reports a volume that does not mount only as an event.
+func (r *EvaluationReconciler) readMountFailures(ctx context.Context, e *repotv1.RepotEvaluation, w *world) error {
+	grace := time.Duration(e.Spec.StalledAfterSecondsOrDefault()) * time.Second
+	for _, name := range pendingPastGrace(w.RunnerPods, w.Now, grace) {
+		var evs corev1.EventList
+		if err := r.apiReader.List(ctx, &evs, client.InNamespace(e.Namespace),
+			client.MatchingFields{"involvedObject.name": name, "reason": "FailedMount"}); err != nil {
+			return fmt.Errorf("list events of runner pod %s: %w", name, err)
+		}
+		var last *corev1.Event
+		for i := range evs.Items {
+			if last == nil || evs.Items[i].LastTimestamp.After(last.LastTimestamp.Time) {
+				last = &evs.Items[i]
+			}
+		}
+		if last != nil {
+			if w.MountFailures == nil {
+				w.MountFailures = map[string]string{}
+			}
+			w.MountFailures[name] = truncate(last.Message, 512)
+		}
+	}
+	return nil
 }

@@ -14,7 +14,7 @@ import (
 // ledgers, server states from the children and pods, and conditions from
 // both. Only startTime and completionTime carry over from the previous
 // status (they are moments, not observations).
-func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serverView) repotv1.RepotEvaluationStatus {
+func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serverView, models []modelState, res evaluationResults, runners []runnerDiagnosis) repotv1.RepotEvaluationStatus {
 	now := metav1.NewTime(w.Now)
 	st := repotv1.RepotEvaluationStatus{
 		ObservedGeneration: e.Generation,
@@ -25,7 +25,6 @@ func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serv
 		st.StartTime = &now
 	}
 
-	res := computeResults(e, w.Records)
 	perModelTotal := int32(w.Problems.Count * len(e.Spec.MethodsOrDefault()))
 	var done, total int32
 	ready := 0
@@ -46,7 +45,12 @@ func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serv
 			Methods:                  methodResults(e, ms),
 			FailedPrefixPermille:     failedPrefix(e, ms),
 			RepotMinusPotRetryPoints: repotMinusPotRetry(ms),
+			Phase:                    models[i].Phase,
 		}
+		t := nextModelTimes(e, w, m, models[i], v, out.Phase != phaseActive)
+		mst.StartTime, mst.RunningTime, mst.CompletionTime = t.Start, t.Running, t.Completion
+		mst.ServerCreatedTime, mst.ServerReadyTime, mst.ServerDeletedTime = t.ServerCreated, t.ServerReady, t.ServerDeleted
+		mst.GPUSecondsHeld, mst.GPUSecondsIdle = gpuSeconds(t, m.ServerGPUs(), w.Records, m.Name, w.Now)
 		done += mst.RunsDone
 		total += perModelTotal
 		st.Models = append(st.Models, mst)
@@ -59,8 +63,9 @@ func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serv
 		out.Message += fmt.Sprintf("; but %d of %d runs are missing from the ledgers: a runner's ledger writes failed (see the ledger-sync container logs) or problem ids repeat; the status counts only what the ledgers hold", total-done, total)
 	}
 	st.Scaling = scalingStatus(res.Scaling)
+	st.SandboxMode = sandboxModes(w.Ledgers)
 
-	state, conds := evaluationConditions(e, w, out, views, ready)
+	state, conds := evaluationConditions(e, w, out, views, models, runners)
 	st.Conditions = conds
 	st.Summary = &repotv1.Summary{
 		State:    state,
@@ -80,28 +85,48 @@ func progressText(done, total int32) string {
 }
 
 // evaluationConditions derives the one-word state and every condition.
-func evaluationConditions(e *repotv1.RepotEvaluation, w *world, out outcome, views []serverView, ready int) (repotv1.EvaluationState, []metav1.Condition) {
+func evaluationConditions(e *repotv1.RepotEvaluation, w *world, out outcome, views []serverView, models []modelState, runners []runnerDiagnosis) (repotv1.EvaluationState, []metav1.Condition) {
 	cs := newConditionSet(e.Status.Conditions, e.Generation, metav1.NewTime(w.Now))
 	suspend := e.Spec.IsSuspended()
-	n := len(e.Spec.Models)
+	// The servers that should be up are those of the active models.
+	n, ready, queued := 0, 0, 0
+	for i := range models {
+		switch {
+		case models[i].Active:
+			n++
+			if views[i].Ready {
+				ready++
+			}
+		case !models[i].Done:
+			queued++
+		}
+	}
 
 	// ServersReady.
-	var stalled *serverView
+	var stalled, waiting *serverView
 	for i := range views {
-		if views[i].State == repotv1.ServerStalled {
+		if views[i].State == repotv1.ServerStalled && stalled == nil {
 			stalled = &views[i]
-			break
+		}
+		if views[i].Reason == repotv1.ReasonWaitingForCapacity && waiting == nil {
+			waiting = &views[i]
 		}
 	}
 	switch {
 	case out.Phase != phaseActive || suspend:
 		cs.set(repotv1.ConditionServersReady, false, repotv1.ReasonServersStopped, "the model servers are stopped")
+	case n == 0 && queued > 0:
+		cs.set(repotv1.ConditionServersReady, false, repotv1.ReasonModelsQueued, fmt.Sprintf("%d model(s) wait in Queued for a slot of spec.maxParallelModels or for admission", queued))
+	case n == 0:
+		cs.set(repotv1.ConditionServersReady, false, repotv1.ReasonServersStopped, "every model's runs are recorded and its server deleted")
 	case ready == n:
-		cs.set(repotv1.ConditionServersReady, true, repotv1.ReasonServersAnswered, fmt.Sprintf("all %d model(s) answered a completion", n))
+		cs.set(repotv1.ConditionServersReady, true, repotv1.ReasonServersAnswered, fmt.Sprintf("all %d running model(s) answered a completion", n))
 	case stalled != nil:
 		cs.set(repotv1.ConditionServersReady, false, stalled.Reason, stalled.Message)
+	case waiting != nil:
+		cs.set(repotv1.ConditionServersReady, false, waiting.Reason, waiting.Message)
 	default:
-		cs.set(repotv1.ConditionServersReady, false, repotv1.ReasonServersStarting, fmt.Sprintf("%d of %d model(s) answered a completion; waiting for %s", ready, n, strings.Join(notReady(views), ", ")))
+		cs.set(repotv1.ConditionServersReady, false, repotv1.ReasonServersStarting, fmt.Sprintf("%d of %d model(s) answered a completion; waiting for %s", ready, n, strings.Join(notReady(views, models), ", ")))
 	}
 
 	// Running.
@@ -124,6 +149,13 @@ func evaluationConditions(e *repotv1.RepotEvaluation, w *world, out outcome, vie
 		stallReason, stallMsg = repotv1.ReasonProblemsUnavailable, w.Problems.Unavailable
 	case stalled != nil:
 		stallReason, stallMsg = repotv1.ReasonServerStalled, stalled.Message
+	default:
+		for _, d := range runners {
+			if d.Cause != "" {
+				stallReason, stallMsg = d.Cause, d.Message
+				break
+			}
+		}
 	}
 	switch out.Phase {
 	case phaseComplete:
@@ -155,18 +187,24 @@ func evaluationConditions(e *repotv1.RepotEvaluation, w *world, out outcome, vie
 		cs.set(repotv1.ConditionStalled, true, stallReason, stallMsg)
 		return repotv1.StateStalled, cs.out
 	}
-	cs.set(repotv1.ConditionReconciling, true, repotv1.ReasonInProgress, inProgress)
-	cs.set(repotv1.ConditionStalled, false, repotv1.ReasonInProgress, "no known obstacle")
+	if waiting != nil {
+		// Capacity, not failure: GitOps tools read Reconciling as progress.
+		cs.set(repotv1.ConditionReconciling, true, repotv1.ReasonWaitingForCapacity, waiting.Message)
+		cs.set(repotv1.ConditionStalled, false, repotv1.ReasonWaitingForCapacity, "waiting for capacity is not stalled until spec.stalledAfterSeconds passed")
+	} else {
+		cs.set(repotv1.ConditionReconciling, true, repotv1.ReasonInProgress, inProgress)
+		cs.set(repotv1.ConditionStalled, false, repotv1.ReasonInProgress, "no known obstacle")
+	}
 	if active > 0 {
 		return repotv1.StateRunning, cs.out
 	}
 	return repotv1.StatePending, cs.out
 }
 
-func notReady(views []serverView) []string {
+func notReady(views []serverView, models []modelState) []string {
 	var out []string
-	for _, v := range views {
-		if !v.Ready {
+	for i, v := range views {
+		if models[i].Active && !v.Ready {
 			out = append(out, v.Model)
 		}
 	}

@@ -9,11 +9,13 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/runner/summary"
 )
 
 // world is everything the controller observed about one evaluation: its
-// children (found through the owner index), its server pods, the records of
+// children (found through the owner index; one slice per kind of the
+// childKinds registry), its server pods, the records of
 // its ledgers and the clock. Planning is a pure function of the evaluation
 // and its world.
 type world struct {
@@ -33,11 +35,31 @@ type world struct {
 
 	// Records are the records of all ledgers in a fixed order (readLedgers).
 	Records []summary.Record
+	// Results, when set, are computeResults of Records for this
+	// evaluation, memoized by the snapshot; the planner computes them when
+	// nil. Shared between passes: read only.
+	Results *evaluationResults
 	// LedgerProblems are unreadable ledger lines (logged, never counted).
 	LedgerProblems []ledgerProblem
 
 	// Problems is what is known about spec.problems.
 	Problems problemsInfo
+
+	// Rejected, when set, is the API server's refusal of a child built from
+	// the spec in this pass (an Invalid error): retrying the same object
+	// cannot succeed, and the planner decides what that means (planRejected).
+	Rejected error
+
+	// Admitted, when not nil, is what an admission system (Kueue) admitted:
+	// only the models set true may have children (world.admitted). nil means
+	// no admission system: every model is admitted.
+	Admitted map[string]bool
+
+	// RunnerPods are the pods of the evaluation's runner Jobs (by label).
+	RunnerPods []corev1.Pod
+	// MountFailures are the latest FailedMount event messages of runner
+	// pods Pending past their grace period, by pod name.
+	MountFailures map[string]string
 }
 
 // problemsInfo describes the evaluation's problem set.
@@ -51,40 +73,16 @@ type problemsInfo struct {
 }
 
 func (w *world) deployment(name string) *appsv1.Deployment {
-	for i := range w.Deployments {
-		if w.Deployments[i].Name == name {
-			return &w.Deployments[i]
-		}
-	}
-	return nil
+	return byName[appsv1.Deployment](w.Deployments, name)
 }
 
 func (w *world) service(name string) *corev1.Service {
-	for i := range w.Services {
-		if w.Services[i].Name == name {
-			return &w.Services[i]
-		}
-	}
-	return nil
+	return byName[corev1.Service](w.Services, name)
 }
 
-func (w *world) job(name string) *batchv1.Job {
-	for i := range w.Jobs {
-		if w.Jobs[i].Name == name {
-			return &w.Jobs[i]
-		}
-	}
-	return nil
-}
+func (w *world) job(name string) *batchv1.Job { return byName[batchv1.Job](w.Jobs, name) }
 
-func (w *world) hasLedger(name string) bool {
-	for i := range w.Ledgers {
-		if w.Ledgers[i].Name == name {
-			return true
-		}
-	}
-	return false
-}
+func (w *world) hasLedger(name string) bool { return hasNamed[corev1.ConfigMap](w.Ledgers, name) }
 
 // serverPods returns the pods of one model's server.
 func (w *world) serverPods(eval, model string) []corev1.Pod {
@@ -106,6 +104,16 @@ func jobCondition(j *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondit
 	return nil
 }
 
+func jobCompleted(j *batchv1.Job) bool { return jobCondition(j, batchv1.JobComplete) != nil }
+
 func jobFinished(j *batchv1.Job) bool {
 	return jobCondition(j, batchv1.JobComplete) != nil || jobCondition(j, batchv1.JobFailed) != nil
+}
+
+// results are the aggregated records: memoized by the snapshot, or computed.
+func (w *world) results(e *repotv1.RepotEvaluation) evaluationResults {
+	if w.Results != nil {
+		return *w.Results
+	}
+	return computeResults(e, w.Records)
 }

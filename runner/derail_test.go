@@ -85,6 +85,7 @@ func TestRunDerail(t *testing.T) {
 				Success: tc.success, StoppedReason: tc.stop, Route: summary.RouteSuffixRepair, RepairUsed: true,
 				Calls: 1, PromptTokens: 100, CompletionTokens: 20, CachedTokens: 5, ReasoningTokens: 1,
 				InitialPlanLen: 3, InitialPrefixPermille: tc.prefixPM, WallMillis: rec.WallMillis,
+				StartedUnixMilli: fakeClockStart.UnixMilli() + 1000, // the clock reading after the start
 			}
 			if diff := cmp.Diff(want, rec); diff != "" {
 				t.Errorf("record (-want +got):\n%s", diff)

@@ -85,6 +85,9 @@ func (c *fakeClock) Now() time.Time {
 	return c.t
 }
 
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
+// fakeClockStart is the first time of newFakeClock.
+var fakeClockStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func newFakeClock() *fakeClock { return &fakeClock{t: fakeClockStart} }
 
 var errInfra = &model.InfraError{Cause: fmt.Errorf("connection reset"), Attempts: 4, Retryable: true}

@@ -38,6 +38,9 @@ type Options struct {
 	// AdaptiveThresholdPermille is repot-adaptive's prefix-fraction threshold
 	// below which a failed first plan gets a fresh retry (default 150).
 	AdaptiveThresholdPermille int
+	// SandboxMode is the sandbox confinement in force (sandbox.Python.Mode),
+	// recorded in every trace.
+	SandboxMode string
 }
 
 // DefaultOptions are the paper's settings.
@@ -284,6 +287,9 @@ func (r *run) finish(method, route string, repairUsed bool, first, final ReplayR
 		InitialPlanLen: first.PlanLen, InitialPrefixPermille: first.PrefixPermille(), InitialSuccess: first.ReachedGoal,
 		InfraRetries: r.retries, WallMillis: wall.Milliseconds(),
 	}
+	if r.started {
+		rec.StartedUnixMilli = r.start.UnixMilli()
+	}
 	if ie != nil {
 		rec.Success, rec.StoppedReason, rec.InfraError = false, StopInfraError, ie.msg
 	}
@@ -295,7 +301,7 @@ func (r *run) finish(method, route string, repairUsed bool, first, final ReplayR
 		Route: route, RepairUsed: repairUsed, Calls: rec.Calls, CachedTokens: rec.CachedTokens, ReasoningTokens: rec.ReasoningTokens,
 		InitialPlanLen: rec.InitialPlanLen, InitialPrefixPermille: rec.InitialPrefixPermille, InitialSuccess: rec.InitialSuccess,
 		FinalPrefixLen: len(final.Prefix), InfraError: rec.InfraError, InfraRetries: rec.InfraRetries, Problem: r.p.Metadata,
-		Derail: r.derail,
+		Derail: r.derail, SandboxMode: r.opts.SandboxMode,
 	}
 	return rec, t, nil
 }

@@ -190,6 +190,9 @@ func TestRunProblem(t *testing.T) {
 				}
 			}
 			want.WallMillis = rec.WallMillis
+			// The run starts at the fake clock's first reading (each reading
+			// advances it by a second).
+			want.StartedUnixMilli = fakeClockStart.UnixMilli() + 1000
 			if diff := cmp.Diff(want, rec); diff != "" {
 				t.Errorf("record mismatch (-want +got):\n%s", diff)
 			}

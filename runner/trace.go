@@ -52,6 +52,9 @@ type TraceMetadata struct {
 	Problem json.RawMessage `json:"problem,omitempty"`
 	// Derail is the checkpoint of a Derail-550 run.
 	Derail *DerailInfo `json:"derail,omitempty"`
+	// SandboxMode is the confinement the programs ran under, for example
+	// "none, seccomp, landlock ABI 6".
+	SandboxMode string `json:"sandbox_mode,omitempty"`
 }
 
 // CallTrace is one model call and everything done with its reply.

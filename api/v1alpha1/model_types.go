@@ -187,4 +187,12 @@ type SimulatedModel struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000
 	FaultPermille *int32 `json:"faultPermille,omitempty"`
+
+	// gpus is the number of nvidia.com/gpu the simulated server requests,
+	// to rehearse GPU scheduling, capacity and GPU-second accounting where
+	// no model can run: 0 to 8, default 0. The server uses none of them.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=8
+	GPUs *int32 `json:"gpus,omitempty"`
 }

@@ -130,6 +130,32 @@ type RepotEvaluationSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=31536000
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+
+	// maxParallelModels caps how many models run at once: a model holds a
+	// slot from its server's creation until its runs are recorded and its
+	// server deleted; the others wait in Queued and start in spec order as
+	// slots free. 1 to 16; unset means all models at once. May change while
+	// the evaluation runs: a lower value stops no running model.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=16
+	MaxParallelModels *int32 `json:"maxParallelModels,omitempty"`
+
+	// stalledAfterSeconds is how long a server that no node can take yet
+	// (the scheduler says Unschedulable) reads Reconciling with reason
+	// WaitingForCapacity, with the scheduler's message, before the
+	// evaluation reads Stalled: an autoscaler may still add a node. 0 to
+	// 86400, default 600. May change while the evaluation runs.
+	// +optional
+	// +kubebuilder:default=600
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	StalledAfterSeconds *int32 `json:"stalledAfterSeconds,omitempty"`
+
+	// placement passes priority, image pull secrets, labels, annotations and
+	// node placement to every child. Immutable once started.
+	// +optional
+	Placement *PlacementSpec `json:"placement,omitempty"`
 }
 
 // ProblemSource is where problem JSONL comes from: exactly one of configMap

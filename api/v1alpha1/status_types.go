@@ -50,6 +50,15 @@ type RepotEvaluationStatus struct {
 	// cells; set when at least two models have results.
 	// +optional
 	Scaling *ScalingStatus `json:"scaling,omitempty"`
+
+	// sandboxMode is the confinement the runners' model programs ran under,
+	// as the runners report it, for example "none, seccomp, landlock ABI 6"
+	// (namespaces, the seccomp filter, Landlock; see docs/sandbox.md).
+	// Distinct modes of different runners are joined by "; ". Empty until a
+	// runner has started. Set by the operator.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	SandboxMode string `json:"sandboxMode,omitempty"`
 }
 
 // Progress counts runs; a run is one (model, problem, method).
@@ -172,6 +181,51 @@ type ModelStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=16
 	RepotMinusPotRetryPoints string `json:"repotMinusPotRetryPoints,omitempty"`
+
+	// phase is Queued (waiting for a slot of spec.maxParallelModels),
+	// Starting (its server is starting), Running (its runners run) or Done
+	// (its runs are recorded and its server deleted; the results stay).
+	// +optional
+	// +kubebuilder:validation:Enum=Queued;Starting;Running;Done
+	Phase ModelPhase `json:"phase,omitempty"`
+
+	// startTime is when the model left Queued (its children were created).
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// runningTime is when its runner Job first ran.
+	// +optional
+	RunningTime *metav1.Time `json:"runningTime,omitempty"`
+
+	// completionTime is when its runs were all recorded and its server was
+	// deleted.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// serverCreatedTime is when its first server pod was created: from then
+	// on the server holds its GPUs.
+	// +optional
+	ServerCreatedTime *metav1.Time `json:"serverCreatedTime,omitempty"`
+
+	// serverReadyTime is when its server first answered a completion.
+	// +optional
+	ServerReadyTime *metav1.Time `json:"serverReadyTime,omitempty"`
+
+	// serverDeletedTime is when its server was deleted.
+	// +optional
+	ServerDeletedTime *metav1.Time `json:"serverDeletedTime,omitempty"`
+
+	// gpuSecondsHeld is GPU-seconds the model's server held: GPUs times the
+	// seconds from serverCreatedTime to serverDeletedTime (or now).
+	// +optional
+	GPUSecondsHeld int64 `json:"gpuSecondsHeld,omitempty"`
+
+	// gpuSecondsIdle is the part of gpuSecondsHeld during which the server
+	// was ready with no request in flight: GPUs times the ready seconds not
+	// covered by any run of the model's ledgers (a run is in flight from its
+	// start to its end).
+	// +optional
+	GPUSecondsIdle int64 `json:"gpuSecondsIdle,omitempty"`
 }
 
 // ServerStatus is the state of one model's server.

@@ -199,7 +199,8 @@ func TestDefaultsAreApplied(t *testing.T) {
 				GPUs: i32(1), GPUProduct: "NVIDIA-H100-80GB-HBM3",
 			}},
 		},
-		Runner: &v1alpha1.RunnerSpec{ShardsPerModel: i32(4), InFlightPerShard: i32(16)},
+		Runner:              &v1alpha1.RunnerSpec{ShardsPerModel: i32(4), InFlightPerShard: i32(16)},
+		StalledAfterSeconds: i32(v1alpha1.DefaultStalledAfterSeconds),
 	}
 	if diff := cmp.Diff(want, got.Spec); diff != "" {
 		t.Errorf("defaulted spec (-want +got):\n%s", diff)
@@ -209,12 +210,14 @@ func TestDefaultsAreApplied(t *testing.T) {
 	gotGetters := []any{raw.SuiteOrDefault(), raw.MethodsOrDefault(), raw.RepairBudgetOrDefault(),
 		raw.ShortPrefixPermilleOrDefault(), raw.TemperatureOrDefault(), raw.MaxTokensOrDefault(),
 		raw.DisableThinkingFor(&raw.Models[0]), raw.ShardsPerModelOrDefault(), raw.InFlightPerShardOrDefault(),
-		raw.Models[1].VLLM.GPUsOrDefault(), raw.Models[1].VLLM.GPUProductOrDefault(), raw.Models[1].VLLM.ImageOrDefault()}
+		raw.Models[1].VLLM.GPUsOrDefault(), raw.Models[1].VLLM.GPUProductOrDefault(), raw.Models[1].VLLM.ImageOrDefault(),
+		raw.StalledAfterSecondsOrDefault()}
 	s := got.Spec
 	wantGetters := []any{s.Suite, s.Methods, *s.RepairBudget, *s.Adaptive.ShortPrefixPermille,
 		s.Sampling.Temperature, *s.Sampling.MaxTokens, *s.Sampling.DisableThinking,
 		*s.Runner.ShardsPerModel, *s.Runner.InFlightPerShard,
-		*s.Models[1].VLLM.GPUs, s.Models[1].VLLM.GPUProduct, s.Models[1].VLLM.Image}
+		*s.Models[1].VLLM.GPUs, s.Models[1].VLLM.GPUProduct, s.Models[1].VLLM.Image,
+		*s.StalledAfterSeconds}
 	if diff := cmp.Diff(wantGetters, gotGetters); diff != "" {
 		t.Errorf("...OrDefault getters disagree with the CRD defaults (-crd +getters):\n%s", diff)
 	}
@@ -265,6 +268,11 @@ func TestSpecImmutableOnceStarted(t *testing.T) {
 			"spec.runner, spec.artifacts, spec.activeDeadlineSeconds and spec.ttlSecondsAfterFinished cannot change"},
 		{"add deadline", func(e *v1alpha1.RepotEvaluation) { n := int64(3600); e.Spec.ActiveDeadlineSeconds = &n },
 			"spec.runner, spec.artifacts, spec.activeDeadlineSeconds and spec.ttlSecondsAfterFinished cannot change"},
+		{"maxParallelModels", func(e *v1alpha1.RepotEvaluation) { n := int32(1); e.Spec.MaxParallelModels = &n }, ""},
+		{"stalledAfterSeconds", func(e *v1alpha1.RepotEvaluation) { n := int32(60); e.Spec.StalledAfterSeconds = &n }, ""},
+		{"add placement", func(e *v1alpha1.RepotEvaluation) {
+			e.Spec.Placement = &v1alpha1.PlacementSpec{PriorityClassName: "batch-low"}
+		}, "spec.placement cannot change once the evaluation has started"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

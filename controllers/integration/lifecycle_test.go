@@ -173,7 +173,7 @@ var _ = Describe("lifecycle", func() {
 		}).Should(BeTrue(), "nothing holds the evaluation back; the garbage collector removes the children")
 	})
 
-	It("stalls with the cause when a server cannot be scheduled or its image cannot be pulled", func() {
+	It("waits for capacity, then stalls with the cause when a server cannot be scheduled or its image cannot be pulled", func() {
 		ns := createNamespace("stall")
 		ev := revtesting.MakeEvaluation("ev", ns).VLLM("big", "meta-llama/Llama-3.1-405B").GPUs(8).
 			Simulated("sim", "strong", 1).Shards(1).Obj()
@@ -183,8 +183,24 @@ var _ = Describe("lifecycle", func() {
 		createServerPod(ns, "ev", "big", corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
 			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
 			Message:            "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",
-			LastTransitionTime: metav1.Now(),
+			LastTransitionTime: metav1.NewTime(clk.Now()),
 		}}})
+		// Capacity, not failure: Reconciling with the scheduler's message
+		// until spec.stalledAfterSeconds (default 600) passed.
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(condition(e, repotv1.ConditionReconciling).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(e, repotv1.ConditionReconciling).Reason).To(Equal(repotv1.ReasonWaitingForCapacity))
+			g.Expect(condition(e, repotv1.ConditionReconciling).Message).To(ContainSubstring("Insufficient nvidia.com/gpu"))
+			g.Expect(condition(e, repotv1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(e.Status.Models[0].Server.Reason).To(Equal(repotv1.ReasonWaitingForCapacity))
+		})
+		clk.Step(599 * time.Second)
+		poke(ns, "ev")
+		Consistently(func(g Gomega) {
+			g.Expect(condition(getEval(ns, "ev"), repotv1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
+		}).Should(Succeed())
+		clk.Step(2 * time.Second)
+		poke(ns, "ev")
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(condition(e, repotv1.ConditionStalled).Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(condition(e, repotv1.ConditionStalled).Reason).To(Equal(repotv1.ReasonServerStalled))

@@ -113,9 +113,20 @@ func TestLedgerAgainstAPIServer(t *testing.T) {
 	appendFile(t, path, jsonl(t, c, d))
 	sctx, stop := context.WithCancel(ctx)
 	stop()
-	syncer := &Syncer{Store: store, Tail: &Tail{Path: path}}
+	modeFile := filepath.Join(filepath.Dir(path), SandboxModeFile)
+	if err := os.WriteFile(modeFile, []byte("none, seccomp, landlock off\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	syncer := &Syncer{Store: store, Tail: &Tail{Path: path}, ModeFile: modeFile}
 	if _, err := syncer.Run(sctx); err != nil {
 		t.Fatal(err)
+	}
+	cm, err = admin.CoreV1().ConfigMaps(ns).Get(ctx, "led-0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cm.Annotations[SandboxModeAnnotation]; got != "none, seccomp, landlock off" {
+		t.Errorf("sandbox mode annotation = %q, want the runner's mode", got)
 	}
 	cm, err = admin.CoreV1().ConfigMaps(ns).Get(ctx, "led-0", metav1.GetOptions{})
 	if err != nil {

@@ -36,6 +36,11 @@ type Syncer struct {
 	// polled, when set (tests), runs after each poll has been handled.
 	polled func()
 
+	// ModeFile, when set, is the runner's sandbox mode file; its content
+	// is copied once onto the ledger (SandboxModeAnnotation).
+	ModeFile string
+	modeDone bool
+
 	pending []summary.Record
 	since   time.Time // when the oldest pending record was read
 	written int
@@ -79,6 +84,7 @@ func (s *Syncer) Run(ctx context.Context) (written int, err error) {
 		case <-ctx.Done():
 			return s.final()
 		case <-t.C():
+			s.syncMode(ctx)
 			s.read()
 			if len(s.pending) >= s.Batch || (len(s.pending) > 0 && s.Clock.Since(s.since) >= s.MaxDelay) {
 				if err := s.flush(ctx); err != nil && ctx.Err() == nil {
@@ -100,6 +106,7 @@ func (s *Syncer) final() (int, error) {
 	s.read()
 	ctx, cancel := context.WithTimeout(context.Background(), s.FinalTimeout)
 	defer cancel()
+	s.syncMode(ctx)
 	err := s.flush(ctx)
 	if err == nil && s.dropped > 0 {
 		err = fmt.Errorf("%w: %d records could not be stored in the ledger (they are only in %s)", ErrLedgerFull, s.dropped, s.Tail.Path)

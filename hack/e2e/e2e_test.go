@@ -229,6 +229,20 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 		}
 	})
 
+	It("runs the whole evaluation in restricted runner pods with the seccomp filter in force, and says so in status", func() {
+		// The runner pods ask for seccompProfile RuntimeDefault; the process
+		// nodes then run them under no_new_privs and a RuntimeDefault-like
+		// filter that refuses user namespaces (repot sandbox restrict-pod),
+		// the weakest setting a real runner pod gives. The runners must
+		// still have installed their own filter, and report it.
+		e := get(Default, "demo")
+		Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeTrue())
+		Expect(e.Status.Progress.RunsDone).To(Equal(e.Status.Progress.RunsTotal))
+		Eventually(func(g Gomega) {
+			g.Expect(get(g, "demo").Status.SandboxMode).To(HavePrefix("none, seccomp"))
+		}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	})
+
 	It("exports the demo's records with the status's numbers, and reports it in a page chromium renders", func() {
 		Eventually(func(g Gomega) {
 			operatorAlive()

@@ -1,5 +1,6 @@
-// Package cli holds the subcommands of the repot binary that need no
-// Kubernetes machinery: suite, verify, run, sim-server, ready-check.
+// Package cli holds the subcommands of the repot binary: suite, verify, run,
+// sim-server, ready-check, and the Kubernetes ones, manager (the operator)
+// and ledger (the runner pod's ledger tools).
 package cli
 
 import "github.com/spf13/cobra"

@@ -9,12 +9,14 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"repot.dev/repot-operator/controllers/ledger"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/model"
@@ -40,6 +42,7 @@ type runFlags struct {
 	disableThinking       bool
 	programTimeout        time.Duration
 	programConcurrency    int
+	sandboxMin            string
 }
 
 // newRunCommand is `repot run`: evaluate the methods on a suite against a
@@ -77,6 +80,7 @@ func newRunCommand() *cobra.Command {
 	fl.BoolVar(&f.disableThinking, "disable-thinking", true, "turn extended thinking off (/no_think system prefix and chat_template_kwargs.enable_thinking=false)")
 	fl.DurationVar(&f.programTimeout, "program-timeout", 10*time.Second, "wall-clock limit per model program in the sandbox")
 	fl.IntVar(&f.programConcurrency, "program-concurrency", 0, "programs running at once (default: number of CPUs)")
+	fl.StringVar(&f.sandboxMin, "sandbox-min", string(sandbox.MinSeccomp), "least sandbox confinement to start with: seccomp, seccomp+landlock, seccomp+namespaces or none (see docs/sandbox.md)")
 	return cmd
 }
 
@@ -116,10 +120,18 @@ func (f *runFlags) run(c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	sb, err := sandbox.NewPython(sandbox.Options{Timeout: f.programTimeout, Concurrency: f.programConcurrency})
+	minimum, err := sandbox.ParseMinimum(f.sandboxMin)
+	if err != nil {
+		return fmt.Errorf("--sandbox-min: %w", err)
+	}
+	if err := sandbox.ProtectRunner(); err != nil {
+		return fmt.Errorf("sandbox: protect the runner (prctl PR_SET_DUMPABLE): %w", err)
+	}
+	sb, err := sandbox.NewPython(sandbox.Options{Timeout: f.programTimeout, Concurrency: f.programConcurrency, Min: minimum})
 	if err != nil {
 		return err
 	}
+	defer sb.Close()
 	out, err := runner.OpenOutput(f.out, f.traces, f.resume)
 	if err != nil {
 		return err
@@ -132,6 +144,12 @@ func (f *runFlags) run(c *cobra.Command) error {
 	opts := runner.DefaultOptions()
 	opts.Model, opts.Temperature, opts.MaxTokens = f.modelLabel, f.temperature, f.maxTokens
 	opts.RepairBudget, opts.AdaptiveThresholdPermille = f.repairBudget, f.thresholdPermille
+	opts.SandboxMode = sb.Mode()
+	// The ledger-sync sidecar copies this file onto the ledger; the operator
+	// shows it in the evaluation's status.
+	if err := os.WriteFile(filepath.Join(out.Dir, ledger.SandboxModeFile), []byte(sb.Mode()+"\n"), 0o644); err != nil {
+		return fmt.Errorf("writing the sandbox mode: %w", err)
+	}
 	pp := &runner.ProgressPrinter{W: errw, TTY: isTerminal(errw), Clock: model.SystemClock}
 	cfg := runner.Config{
 		Problems: problems, Derail: derail, Methods: f.methods, Options: opts,

@@ -3,19 +3,19 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 	"unicode/utf8"
 )
 
-// wrapperStatus is what the trusted wrapper reported on its status pipe.
-// Lines are "key" or "key<TAB>value": ready, rejected, syntax, exit,
-// exception, memory, done.
+// wrapperStatus is what the child reported on its status pipe before the
+// program's first instruction (the pipe is closed then, so a program cannot
+// write to it). Lines are "key" or "key<TAB>value": ready (with the
+// confinement), then rejected, syntax or start.
 type wrapperStatus struct {
 	ready     bool
-	readyInfo string // the "ready" line's value: the Landlock confinement
+	readyInfo string // the "ready" line's value: seccomp and Landlock
 	key       string // the last line's key other than "ready"
 	value     string
 }
@@ -56,7 +56,7 @@ type runFacts struct {
 
 // errNotStarted means the wrapper never reported that it was ready: python3
 // itself failed, which is an infrastructure failure.
-var errNotStarted = errors.New("sandbox: python wrapper did not start")
+var errNotStarted = errors.New("sandbox: sandboxed child did not start")
 
 // classify turns the facts of a run into Result.Failure, or an error when
 // the run says nothing about the program (the wrapper never started).
@@ -77,29 +77,59 @@ func classify(f runFacts) (string, error) {
 		return PrefixRejected + f.status.value, nil
 	case "syntax":
 		return PrefixSyntax + f.status.value, nil
-	case "memory":
-		return FailureMemory, nil
-	case "exception":
-		if f.status.value == "MemoryError" {
-			return FailureMemory, nil
-		}
-		return PrefixCrash + f.status.value, nil
-	case "exit":
-		if n, err := strconv.Atoi(f.status.value); err == nil && n == 0 && f.exit.exitCode == 0 {
-			return "", nil
-		}
-	case "done":
-		if f.exit.exitCode == 0 {
-			return "", nil
-		}
+	case "start":
+	default:
+		// Ready but neither rejected nor started: the child failed between
+		// the two, in trusted code.
+		return "", fmt.Errorf("%w: no verdict on the program: %s: %s", errNotStarted, describeExit(f.exit), lastLine(f.stderr))
+	}
+	// From here on only what the program could do itself counts: its exit
+	// status and its stderr (an uncaught exception ends it with status 1
+	// and a traceback whose last line names the exception).
+	if f.exit.signal == 0 && f.exit.exitCode == 0 {
+		return "", nil
 	}
 	if f.exit.signal == syscall.SIGXCPU || (f.exit.signal == syscall.SIGKILL && f.cpuLimit > 0 && f.exit.cpu >= f.cpuLimit) {
 		return FailureTimeout, nil
+	}
+	if f.exit.signal == 0 && f.exit.exitCode == 1 {
+		if name := exceptionName(f.stderr); name == "MemoryError" {
+			return FailureMemory, nil
+		} else if name != "" {
+			return PrefixCrash + name, nil
+		}
 	}
 	if f.exit.signal != 0 && strings.Contains(f.stderr, "MemoryError") {
 		return FailureMemory, nil
 	}
 	return PrefixCrash + describeExit(f.exit), nil
+}
+
+// exceptionName returns the exception named by the last line of a Python
+// traceback ("ValueError: boom", "json.decoder.JSONDecodeError: ..."), or
+// "" when the last line does not look like one.
+func exceptionName(stderr string) string {
+	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+	last := lines[len(lines)-1]
+	name, _, _ := strings.Cut(last, ":")
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
+	}
+	if name == "" || len(name) > 100 {
+		return ""
+	}
+	for i, r := range name {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return ""
+		}
+	}
+	switch {
+	case strings.HasSuffix(name, "Error"), strings.HasSuffix(name, "Exception"), strings.HasSuffix(name, "Warning"),
+		name == "StopIteration", name == "StopAsyncIteration", name == "GeneratorExit", name == "KeyboardInterrupt",
+		name == "ExceptionGroup", name == "BaseExceptionGroup":
+		return name
+	}
+	return ""
 }
 
 func describeExit(e exitInfo) string {

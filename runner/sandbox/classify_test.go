@@ -21,23 +21,22 @@ func TestClassify(t *testing.T) {
 		f    runFacts
 		want string
 	}{
-		{"done", runFacts{status: ready("done", ""), exit: exited(0)}, ""},
-		{"exit zero", runFacts{status: ready("exit", "0"), exit: exited(0)}, ""},
-		{"exit non-zero", runFacts{status: ready("exit", "3"), exit: exited(3)}, "crash: exit status 3"},
+		{"exit zero", runFacts{status: ready("start", ""), exit: exited(0)}, ""},
+		{"exit non-zero", runFacts{status: ready("start", ""), exit: exited(3)}, "crash: exit status 3"},
 		{"rejected", runFacts{status: ready("rejected", "import of 'os' is not allowed"), exit: exited(0)}, "rejected: import of 'os' is not allowed"},
 		{"syntax", runFacts{status: ready("syntax", "line 1: invalid syntax"), exit: exited(0)}, "syntax_error: line 1: invalid syntax"},
-		{"memory status", runFacts{status: ready("memory", ""), exit: exited(1)}, FailureMemory},
-		{"memory exception", runFacts{status: ready("exception", "MemoryError"), exit: exited(1)}, FailureMemory},
-		{"exception", runFacts{status: ready("exception", "KeyError"), exit: exited(1)}, "crash: KeyError"},
-		{"wall timeout wins over status", runFacts{status: ready("", ""), timedOut: true, exit: killed(syscall.SIGKILL, 0)}, FailureTimeout},
-		{"output limit wins", runFacts{status: ready("", ""), timedOut: true, outputLimit: true, exit: killed(syscall.SIGKILL, 0)}, FailureOutputLimit},
-		{"cpu soft limit", runFacts{status: ready("", ""), exit: killed(syscall.SIGXCPU, time.Second)}, FailureTimeout},
-		{"cpu hard limit", runFacts{status: ready("", ""), cpuLimit: time.Second, exit: killed(syscall.SIGKILL, 2*time.Second)}, FailureTimeout},
-		{"killed otherwise", runFacts{status: ready("", ""), cpuLimit: time.Second, exit: killed(syscall.SIGKILL, 0)}, "crash: signal: killed"},
-		{"segfault", runFacts{status: ready("", ""), exit: killed(syscall.SIGSEGV, 0)}, "crash: signal: segmentation fault"},
-		{"abort on memory", runFacts{status: ready("", ""), exit: killed(syscall.SIGABRT, 0), stderr: "Fatal Python error: MemoryError"}, FailureMemory},
-		{"no status", runFacts{status: ready("", ""), exit: exited(2)}, "crash: exit status 2"},
-		{"done but non-zero", runFacts{status: ready("done", ""), exit: exited(120)}, "crash: exit status 120"},
+		{"memory exception", runFacts{status: ready("start", ""), exit: exited(1), stderr: "Traceback...\nMemoryError\n"}, FailureMemory},
+		{"exception", runFacts{status: ready("start", ""), exit: exited(1), stderr: "Traceback:\n  x\nKeyError: 'a'\n"}, "crash: KeyError"},
+		{"dotted exception", runFacts{status: ready("start", ""), exit: exited(1), stderr: "json.decoder.JSONDecodeError: Expecting value"}, "crash: JSONDecodeError"},
+		{"exit 1 with other stderr", runFacts{status: ready("start", ""), exit: exited(1), stderr: "bad input: 3"}, "crash: exit status 1"},
+		{"exception name only on exit 1", runFacts{status: ready("start", ""), exit: exited(2), stderr: "KeyError: 'a'"}, "crash: exit status 2"},
+		{"wall timeout wins over status", runFacts{status: ready("start", ""), timedOut: true, exit: killed(syscall.SIGKILL, 0)}, FailureTimeout},
+		{"output limit wins", runFacts{status: ready("start", ""), timedOut: true, outputLimit: true, exit: killed(syscall.SIGKILL, 0)}, FailureOutputLimit},
+		{"cpu soft limit", runFacts{status: ready("start", ""), exit: killed(syscall.SIGXCPU, time.Second)}, FailureTimeout},
+		{"cpu hard limit", runFacts{status: ready("start", ""), cpuLimit: time.Second, exit: killed(syscall.SIGKILL, 2*time.Second)}, FailureTimeout},
+		{"killed otherwise", runFacts{status: ready("start", ""), cpuLimit: time.Second, exit: killed(syscall.SIGKILL, 0)}, "crash: signal: killed"},
+		{"segfault", runFacts{status: ready("start", ""), exit: killed(syscall.SIGSEGV, 0)}, "crash: signal: segmentation fault"},
+		{"abort on memory", runFacts{status: ready("start", ""), exit: killed(syscall.SIGABRT, 0), stderr: "Fatal Python error: MemoryError"}, FailureMemory},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,6 +54,7 @@ func TestClassify(t *testing.T) {
 func TestClassifyNotStartedIsInfra(t *testing.T) {
 	for _, f := range []runFacts{
 		{exit: exitInfo{exitCode: 1}, stderr: "python3: can't open file"},
+		{status: wrapperStatus{ready: true}, exit: exitInfo{exitCode: 1}, stderr: "OSError in confine"},
 		{timedOut: true, exit: exitInfo{exitCode: -1, signal: syscall.SIGKILL}},
 	} {
 		if _, err := classify(f); !errors.Is(err, errNotStarted) {

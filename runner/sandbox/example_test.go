@@ -18,6 +18,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer sb.Close()
 	log.Printf("sandbox isolation: %s", sb.Mode())
 
 	reply := "Here you go:\n```python\nprint('moves =', [(0, 2), (0, 1)])\n```"

@@ -5,7 +5,6 @@ package sandbox
 import (
 	"os"
 	"syscall"
-	"unsafe"
 )
 
 // nobody is the unprivileged uid/gid programs run as when the runner is
@@ -13,44 +12,49 @@ import (
 // anywhere.
 const nobody = 65534
 
-// isolation is one way of starting the sandboxed process.
+// isolation is one way of starting the zygote, and with it every program.
 type isolation struct {
 	// name is reported by Python.Mode.
 	name string
-	// attr returns fresh process attributes for one run.
+	// attr returns fresh process attributes for the zygote.
 	attr func() *syscall.SysProcAttr
 	// owner is the host uid/gid that must own the run's directory, or -1
 	// when the runner's own uid is used.
 	owner int
 }
 
-// isolations lists the modes to try for want, strongest first.
+// isolations lists the modes to try for want, strongest first. There is no
+// PID namespace: the runner kills each program by its (host) pid and
+// process group, and the seccomp filter forbids new processes.
 func isolations(want Isolation) []isolation {
 	root := os.Geteuid() == 0
-	hostID, owner := os.Getuid(), -1
-	hostGID := os.Getgid()
+	uid, gid, owner := os.Getuid(), os.Getgid(), -1
 	if root {
-		hostID, hostGID, owner = nobody, nobody, nobody
+		uid, gid, owner = nobody, nobody, nobody
 	}
 	ns := func(name string, flags uintptr) isolation {
 		return isolation{name: name, owner: owner, attr: func() *syscall.SysProcAttr {
+			// The namespace maps the program's uid to itself, so it holds
+			// no capability once python3 starts (execve as a non-zero uid).
 			a := &syscall.SysProcAttr{
 				Setpgid:     true,
-				Pdeathsig:   syscall.SIGKILL, // the runner died: so does the program
+				Pdeathsig:   syscall.SIGKILL, // the runner died: so does the zygote
 				Cloneflags:  flags,
-				UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: hostID, Size: 1}},
-				GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: hostGID, Size: 1}},
+				UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+				GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+				Credential:  &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true},
 			}
 			if root {
-				// Drop root's supplementary groups inside the namespace.
+				// Drop root's supplementary groups too.
 				a.GidMappingsEnableSetgroups = true
-				a.Credential = &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}}
+				a.Credential.NoSetGroups = false
+				a.Credential.Groups = []uint32{}
 			}
 			return a
 		}}
 	}
-	full := ns("user+net+pid+ipc+uts namespaces",
-		syscall.CLONE_NEWUSER|syscall.CLONE_NEWNET|syscall.CLONE_NEWPID|syscall.CLONE_NEWIPC|syscall.CLONE_NEWUTS)
+	full := ns("user+net+ipc+uts namespaces",
+		syscall.CLONE_NEWUSER|syscall.CLONE_NEWNET|syscall.CLONE_NEWIPC|syscall.CLONE_NEWUTS)
 	netOnly := ns("user+net namespaces", syscall.CLONE_NEWUSER|syscall.CLONE_NEWNET)
 	none := isolation{name: "none", owner: owner, attr: func() *syscall.SysProcAttr {
 		a := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -69,19 +73,9 @@ func isolations(want Isolation) []isolation {
 	}
 }
 
-// killGroup sends SIGKILL to the process group led by pid.
-func killGroup(pid int) { _ = syscall.Kill(-pid, syscall.SIGKILL) }
-
-// waitExited blocks until pid has exited without reaping it (waitid with
-// WNOWAIT), so that its pid, and with it the process-group id, cannot be
-// reused while leftovers of the group are killed.
-func waitExited(pid int) {
-	var info [128]byte // siginfo_t
-	for {
-		_, _, e := syscall.Syscall6(syscall.SYS_WAITID, 1 /* P_PID */, uintptr(pid),
-			uintptr(unsafe.Pointer(&info[0])), syscall.WEXITED|syscall.WNOWAIT, 0, 0)
-		if e != syscall.EINTR {
-			return
-		}
-	}
+// killProcess sends SIGKILL to pid and to the process group pid leads
+// (which the program cannot leave: setpgid and setsid are filtered).
+func killProcess(pid int) {
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
 }

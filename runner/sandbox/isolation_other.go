@@ -4,8 +4,9 @@ package sandbox
 
 import "syscall"
 
-// isolation is one way of starting the sandboxed process. Outside Linux
-// only a process group is available.
+// isolation is one way of starting the zygote. Outside Linux only a process
+// group is available (and no seccomp filter, so NewPython fails unless
+// Options.Min is MinNone).
 type isolation struct {
 	name  string
 	attr  func() *syscall.SysProcAttr
@@ -21,7 +22,7 @@ func isolations(want Isolation) []isolation {
 	}}}
 }
 
-func killGroup(pid int) { _ = syscall.Kill(-pid, syscall.SIGKILL) }
-
-// waitExited is a no-op outside Linux; the group is killed after reaping.
-func waitExited(pid int) {}
+func killProcess(pid int) {
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 	"time"
@@ -22,6 +23,43 @@ const (
 	// unprivileged uid 65534 still apply).
 	IsolationNone Isolation = "none"
 )
+
+// Landlock selects whether programs are confined with Landlock.
+type Landlock string
+
+const (
+	// LandlockAuto (the default) applies Landlock where the kernel has it.
+	LandlockAuto Landlock = ""
+	// LandlockOff never applies it (to test the weakest setting).
+	LandlockOff Landlock = "off"
+)
+
+// Minimum is the least confinement NewPython accepts; it fails, saying what
+// to change, when the system cannot give it.
+type Minimum string
+
+const (
+	// MinSeccomp (the default) requires the seccomp filter.
+	MinSeccomp Minimum = "seccomp"
+	// MinSeccompLandlock requires the filter and Landlock.
+	MinSeccompLandlock Minimum = "seccomp+landlock"
+	// MinSeccompNamespaces requires the filter and user+net namespaces.
+	MinSeccompNamespaces Minimum = "seccomp+namespaces"
+	// MinNone accepts a sandbox without the filter. Only for development on
+	// systems without seccomp: programs can then open files and sockets.
+	MinNone Minimum = "none"
+)
+
+// ParseMinimum checks a --sandbox-min value ("" is MinSeccomp).
+func ParseMinimum(s string) (Minimum, error) {
+	switch m := Minimum(s); m {
+	case "":
+		return MinSeccomp, nil
+	case MinSeccomp, MinSeccompLandlock, MinSeccompNamespaces, MinNone:
+		return m, nil
+	}
+	return "", fmt.Errorf("sandbox minimum %q: want one of seccomp, seccomp+landlock, seccomp+namespaces, none", s)
+}
 
 // Options configure NewPython. Zero values take the defaults listed.
 type Options struct {
@@ -61,6 +99,10 @@ type Options struct {
 	Isolation Isolation
 	// Now is the clock used for Result.Duration. Default time.Now.
 	Now func() time.Time
+	// Landlock selects Landlock. Default LandlockAuto.
+	Landlock Landlock
+	// Min is the least confinement accepted. Default MinSeccomp.
+	Min Minimum
 }
 
 func (o Options) withDefaults() Options {
@@ -96,6 +138,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TempDir == "" {
 		o.TempDir = os.TempDir()
+	}
+	if o.Min == "" {
+		o.Min = MinSeccomp
 	}
 	if o.Now == nil {
 		o.Now = time.Now

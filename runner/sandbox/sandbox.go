@@ -1,55 +1,40 @@
 // Package sandbox runs untrusted model-written Python programs.
 //
-// The real implementation, NewPython, starts one python3 process per
-// program (python3 -I -S -B -c <wrapper>), and no model code ever runs in
-// the Go process. The layers, outermost first:
+// The real implementation, NewPython, keeps warm python3 "zygote" processes
+// (zygote.py, started with an empty environment, one per concurrency slot)
+// that have imported every module a program may use. Per program, a zygote
+// forks a fresh child; no model code ever runs in the Go process or in the
+// zygote. The layers, outermost first (docs/sandbox.md has the attack
+// classes and the layer that stops each):
 //
-//   - Operating system. An empty environment; a fresh temporary directory
-//     as the working directory, removed afterwards; its own user, network,
-//     PID, IPC and UTS namespaces where the kernel allows it (Python.Mode
-//     says which; where a container runtime forbids namespaces, the pod's
-//     NetworkPolicy is the remaining network barrier); uid 65534 when the runner is
-//     root; its own process group, killed (SIGKILL) on the wall-clock limit,
-//     on the stdout cap, when ctx ends and after the program exits; the PID
-//     namespace takes down anything that escaped the group; Pdeathsig kills
-//     the program if the runner dies.
-//   - Resource limits, set by the trusted wrapper (wrapper.py) before it
-//     reads the program: RLIMIT_CPU, RLIMIT_AS, RLIMIT_FSIZE, RLIMIT_NOFILE,
-//     RLIMIT_NPROC (default 1: no fork at all), RLIMIT_CORE 0.
-//   - Landlock, where the kernel has it (the wrapper applies it, with
-//     no_new_privs, before reading the program): files may be read only
-//     beneath the interpreter's library directories and written only
-//     beneath the run's directory; with ABI >= 4 no TCP bind or connect;
-//     with ABI >= 6 no signals to processes outside the sandbox. This
-//     holds even without namespaces (Options.Isolation none).
-//   - Static check (Python's own parser, in the sandboxed process). It
-//     rejects: imports outside the allowlist (abc, array, bisect, cmath,
-//     collections, collections.abc, copy, dataclasses, decimal, enum,
-//     fractions, functools, heapq, itertools, json, math, numbers, operator,
-//     queue, random, re, statistics, string, sys, time, typing) and
-//     relative imports; the names open, eval, exec, compile, __import__,
-//     globals, locals, vars, breakpoint, input, help, memoryview; getattr,
-//     setattr, delattr and hasattr except as a direct call with a constant
-//     name not starting with '_'; any dunder name other than __name__ (and
-//     assigning __slots__); any dunder attribute other than __init__ and
-//     __name__; frame, code and traceback attributes (f_globals, gi_frame,
-//     tb_frame, ...) and format_map; string constants (docstrings aside)
-//     that mention a dunder other than __main__, __init__, __name__, or
-//     combine '{' with "__" (str.format field access); match-class
-//     patterns on '_' attributes.
-//   - Restricted execution. The program runs as module __main__ with
-//     builtins lacking the banned names, attribute builtins that refuse
-//     names starting with '_', and an import function that hands out
-//     proxies of the allowed modules holding only their public, non-module
-//     attributes (operator.attrgetter/methodcaller, string.Formatter,
-//     typing.get_type_hints/ForwardRef and random.SystemRandom are left
-//     out); `sys` is a proxy with setrecursionlimit, getrecursionlimit,
-//     stdout, stderr, an empty stdin, exit, argv, maxsize, version_info and
-//     a few constants. exit() and quit() raise SystemExit.
+//   - seccomp-bpf (FilterProgram, assembled with go-seccomp-bpf), installed
+//     with no_new_privs in the child before it reads the program, in every
+//     mode: no open of any file, no socket of any family, no new process or
+//     thread, no exec, no signal to any process, no ptrace or
+//     process_vm_*, no setpgid/setsid, no namespace, mount, key, BPF,
+//     io_uring or perf calls. NewPython fails (Options.Min) when it cannot
+//     be installed.
+//   - Process control by the runner: each child leads its own process group
+//     (which it cannot leave) and is killed by pid and by group on the wall
+//     clock, the stdout cap and ctx; the zygote reaps it only after the
+//     runner killed the group, so neither id is reused in between.
+//   - Landlock where the kernel has it (Options.Landlock): reads only beneath
+//     the interpreter's libraries, no writes, no TCP, no abstract sockets or
+//     signals outside.
+//   - Namespaces where allowed (Options.Isolation): user, network, IPC, UTS.
+//     uid 65534 when the runner is root. An empty environment, a fresh
+//     temporary working directory, rlimits (CPU, address space, file size,
+//     open files, processes, no core), only fds 1 and 2 open.
+//   - Static check (Python's own parser, in the child): an import allowlist
+//     and no dunder, frame, traceback, generator or code attributes by any
+//     spelling (attribute, getattr with a constant, match class patterns,
+//     format templates).
+//   - Restricted execution: restricted builtins, module proxies, a safe
+//     functools.wraps, and a stack whose frames hold nothing useful.
 //
-// The program reaches the process on stdin and the wrapper reports its
-// progress on file descriptor 3, so neither argv nor the environment ever
-// carries model text.
+// The child reports "ready", then "rejected", "syntax" or "start" on a
+// status pipe it closes before the program's first instruction; after that
+// only the exit status and the output count.
 package sandbox
 
 import (

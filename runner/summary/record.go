@@ -70,6 +70,12 @@ type Record struct {
 	InfraRetries int `json:"infra_retries,omitempty"`
 
 	WallMillis int64 `json:"wall_ms"`
+
+	// StartedUnixMilli is when the run started (Unix milliseconds); with
+	// WallMillis it is the span during which the run had a request in flight
+	// or about to be, from which the operator derives a server's idle time.
+	// 0 in records written before it existed.
+	StartedUnixMilli int64 `json:"started_unix_ms,omitempty"`
 }
 
 // Key identifies a run for exactly-once counting.

@@ -30,6 +30,7 @@ func (w *worker) startCtr(ctx context.Context, c *ctrState, now time.Time) {
 		w.recordStartError(c, now, err.Error())
 		return
 	}
+	argv = restrictArgv(w.pod, c.spec, w.a.o.RepotBinary, argv)
 	p, err := startProcess(argv, env, dir, filepath.Join(w.dir, "logs", c.name+".log"), now)
 	if err != nil {
 		w.recordStartError(c, now, err.Error())

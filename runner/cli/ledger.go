@@ -1,4 +1,4 @@
-package controllers
+package cli
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"repot.dev/repot-operator/controllers/ledger"
 )
 
-func init() { registerCommand(newLedgerCommand) }
+func init() { register(newLedgerCommand) }
 
 // ledgerFlags are the flags every ledger subcommand takes.
 type ledgerFlags struct {

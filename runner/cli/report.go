@@ -1,4 +1,4 @@
-package controllers
+package cli
 
 import (
 	"fmt"
@@ -8,10 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"repot.dev/repot-operator/controllers"
 	"repot.dev/repot-operator/runner/report"
 )
 
-func init() { registerCommand(newReportCommand) }
+func init() { register(newReportCommand) }
 
 // reportOptions are the flags of repot report.
 type reportOptions struct {
@@ -99,14 +100,14 @@ func buildReport(cmd *cobra.Command, o reportOptions, dirs []string) (report.Rep
 		return r, err
 	}
 	for _, name := range o.evaluations {
-		res, err := ReadEvaluationResults(cmd.Context(), c, ns, name)
+		res, err := controllers.ReadEvaluationResults(cmd.Context(), c, ns, name)
 		if err != nil {
 			return r, err
 		}
 		r.Sources = append(r.Sources, res.Source(report.OriginEvaluation))
 	}
 	if o.schedule != "" {
-		sched, srcs, err := readScheduleReport(cmd.Context(), c, ns, o.schedule)
+		sched, srcs, err := controllers.ReadScheduleReport(cmd.Context(), c, ns, o.schedule)
 		if err != nil {
 			return r, err
 		}

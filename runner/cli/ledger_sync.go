@@ -1,9 +1,10 @@
-package controllers
+package cli
 
 import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -28,6 +29,7 @@ func newLedgerSyncCommand() *cobra.Command {
 			defer stop()
 			s.Store = st
 			s.Tail = &ledger.Tail{Path: f.file}
+			s.ModeFile = filepath.Join(filepath.Dir(f.file), ledger.SandboxModeFile)
 			s.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 			n, err := s.Run(ctx)
 			if err != nil {

@@ -1,4 +1,4 @@
-package controllers
+package cli
 
 import (
 	"fmt"
@@ -6,29 +6,15 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/controllers"
 )
 
-func init() { registerCommand(newManagerCommand) }
-
-// NewScheme returns a scheme with the built-in kinds and RepotEvaluation.
-func NewScheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	if err := repotv1.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
+func init() { register(newManagerCommand) }
 
 func newManagerCommand() *cobra.Command {
 	var (
@@ -42,7 +28,7 @@ func newManagerCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(zap.New(zap.UseDevMode(devLog)))
-			scheme, err := NewScheme()
+			scheme, err := controllers.NewScheme()
 			if err != nil {
 				return err
 			}
@@ -56,17 +42,17 @@ func newManagerCommand() *cobra.Command {
 				HealthProbeBindAddress: probeAddr,
 				LeaderElection:         leaderElect,
 				LeaderElectionID:       "repot-operator.repot.dev",
-				Cache:                  CacheOptions(namespace),
+				Cache:                  controllers.CacheOptions(namespace),
 			})
 			if err != nil {
 				return fmt.Errorf("create manager: %w", err)
 			}
 			ctx := ctrl.SetupSignalHandler()
-			opts := Options{Image: image, MaxConcurrentReconciles: concurrency}
+			opts := controllers.Options{Image: image, MaxConcurrentReconciles: concurrency}
 			if opts.APIServerCIDRs, err = parseCIDRs(apiCIDRs); err != nil {
 				return fmt.Errorf("--apiserver-cidrs: %w", err)
 			}
-			if err := SetupWithManager(ctx, mgr, opts); err != nil {
+			if err := controllers.SetupWithManager(ctx, mgr, opts); err != nil {
 				return err
 			}
 			if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -82,7 +68,7 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
 	f.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	f.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
-	f.StringVar(&image, "runner-image", DefaultImage, "the project's image for runner pods, simulated servers and readiness sidecars")
+	f.StringVar(&image, "runner-image", controllers.DefaultImage, "the project's image for runner pods, simulated servers and readiness sidecars")
 	f.StringVar(&namespace, "namespace", "", "watch only this namespace (default: all namespaces)")
 	f.StringVar(&apiCIDRs, "apiserver-cidrs", "", "comma-separated CIDRs of the API server that runner NetworkPolicies allow the ledger sidecar to reach (default: any address on 443 and 6443)")
 	f.IntVar(&concurrency, "max-concurrent-reconciles", 4, "evaluations reconciled in parallel")

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package sandbox
+
+// ProtectRunner does nothing outside Linux.
+func ProtectRunner() error { return nil }
