@@ -16,6 +16,8 @@ type evaluationResults struct {
 	// Scaling is the capability-scaling sweep; nil unless two or more models
 	// have records.
 	Scaling *summary.ScalingReport
+	// Derail maps a model name to its Derail-550 figures (derail-550 only).
+	Derail map[string]*summary.DerailModelSummary
 }
 
 // computeResults aggregates the records of the evaluation's own models and
@@ -32,7 +34,7 @@ func computeResults(e *repotv1.RepotEvaluation, records []summary.Record) evalua
 	}
 	kept := make([]summary.Record, 0, len(records))
 	for _, r := range records {
-		if models[r.Model] && methods[r.Method] {
+		if models[r.Model] && methods[r.Method] && derailFits(e, r) {
 			kept = append(kept, r)
 		}
 	}
@@ -45,6 +47,7 @@ func computeResults(e *repotv1.RepotEvaluation, records []summary.Record) evalua
 	for i := range agg.Models {
 		res.Models[agg.Models[i].Model] = &agg.Models[i]
 	}
+	res.Derail = derailSummaries(e, agg.Derail)
 	if len(agg.Models) >= 2 {
 		s := summary.Scaling(kept)
 		res.Scaling = &s
@@ -56,6 +59,9 @@ func computeResults(e *repotv1.RepotEvaluation, records []summary.Record) evalua
 // of spec.methods in spec order (zeros for a method without records).
 func methodResults(e *repotv1.RepotEvaluation, ms *summary.ModelSummary) []repotv1.MethodResult {
 	var out []repotv1.MethodResult
+	if e.Spec.IsDerail() {
+		return nil // conditions, not methods: see derailResults
+	}
 	for _, m := range e.Spec.MethodsOrDefault() {
 		r := repotv1.MethodResult{Method: m}
 		if s := methodSummary(ms, string(m)); s != nil {

@@ -192,7 +192,7 @@ func runArgs(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []string {
 		}
 	}
 	args = append(args,
-		"--methods", strings.Join(methods, ","),
+		methodsFlag(e), strings.Join(methods, ","),
 		"--base-url", serverURL(e, m),
 		"--model", servedModel(m),
 		"--model-label", m.Name,
@@ -207,6 +207,7 @@ func runArgs(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []string {
 		"--out", workOutPath,
 		"--resume",
 	)
+	args = append(args, derailArgs(e)...)
 	if m.Endpoint != nil && m.Endpoint.APIKeySecret != nil {
 		args = append(args, "--api-key-env", apiKeyEnv)
 	}

@@ -46,6 +46,7 @@ func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serv
 			FailedPrefixPermille:     failedPrefix(e, ms),
 			RepotMinusPotRetryPoints: repotMinusPotRetry(ms),
 			Phase:                    models[i].Phase,
+			Derail:                   derailResults(e, res.Derail[m.Name]),
 		}
 		t := nextModelTimes(e, w, m, models[i], v, out.Phase != phaseActive)
 		mst.StartTime, mst.RunningTime, mst.CompletionTime = t.Start, t.Running, t.Completion
@@ -73,6 +74,7 @@ func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serv
 		PoT:      rateColumn(e, res, string(repotv1.MethodPoT)),
 		RePoT:    rateColumn(e, res, string(repotv1.MethodRePoT)),
 		Adaptive: rateColumn(e, res, string(repotv1.MethodAdaptive)),
+		Derail:   derailColumn(e, res),
 	}
 	return st
 }

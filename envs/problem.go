@@ -19,6 +19,11 @@ type Problem struct {
 	MinSteps              int               `json:"min_steps"`
 	MaxSteps              int               `json:"max_steps"`
 	Metadata              json.RawMessage   `json:"metadata,omitempty"`
+	// HideInitialState, set only on a Derail-550 checkpoint problem stated
+	// the paper's way, keeps the initial state out of every prompt (the
+	// paper's one-sentence checkpoint statement shows none). Never read from
+	// or written to JSON.
+	HideInitialState bool `json:"-"`
 }
 
 // Env returns the problem's environment.

@@ -44,16 +44,33 @@ type plan struct {
 // call's trace to r.trace.Calls and adds its usage to the run's totals. The
 // returned error is an *infraError, or ErrAborted when ctx ended.
 func (r *run) call(ctx context.Context, purpose string, msgs []model.Message) (plan, int, error) {
+	ct, resp, err := r.complete(ctx, purpose, msgs)
+	if err != nil {
+		return plan{}, -1, err
+	}
+	pl, err := r.execute(ctx, ct, resp)
+	r.trace.Calls = append(r.trace.Calls, *ct)
+	if err != nil {
+		return plan{}, -1, err
+	}
+	return pl, len(r.trace.Calls) - 1, nil
+}
+
+// complete makes one model call and accounts for it: usage and retries go
+// to the run's totals. On failure the call's trace is appended and the
+// error is an *infraError or ErrAborted; on success the caller appends ct
+// once it has done its work with the reply.
+func (r *run) complete(ctx context.Context, purpose string, msgs []model.Message) (*CallTrace, model.Response, error) {
 	ct := &CallTrace{Index: len(r.trace.Calls), Purpose: purpose, Prompt: msgs}
 	if err := r.deps.Gate.Acquire(ctx, purpose != PurposeInitial); err != nil {
-		return plan{}, -1, ErrAborted
+		return nil, model.Response{}, ErrAborted
 	}
 	r.markStart()
 	resp, err := r.deps.Client.Complete(ctx, model.Request{Messages: msgs, Temperature: r.opts.Temperature, MaxTokens: r.opts.MaxTokens})
 	r.deps.Gate.Release()
 	if err != nil {
 		if ctx.Err() != nil {
-			return plan{}, -1, ErrAborted
+			return nil, model.Response{}, ErrAborted
 		}
 		retries := 0
 		var ie *model.InfraError
@@ -63,7 +80,7 @@ func (r *run) call(ctx context.Context, purpose string, msgs []model.Message) (p
 		r.retries += retries
 		ct.Retries, ct.InfraError = retries, err.Error()
 		r.trace.Calls = append(r.trace.Calls, *ct)
-		return plan{}, -1, &infraError{msg: err.Error(), retries: retries}
+		return nil, model.Response{}, &infraError{msg: err.Error(), retries: retries}
 	}
 	r.calls++
 	r.usage.Prompt += resp.Usage.Prompt
@@ -73,13 +90,7 @@ func (r *run) call(ctx context.Context, purpose string, msgs []model.Message) (p
 	r.retries += resp.Retries
 	ct.Completion, ct.FinishReason, ct.Usage = resp.Content, resp.FinishReason, resp.Usage
 	ct.LatencyMS, ct.Retries = resp.Latency.Milliseconds(), resp.Retries
-
-	pl, err := r.execute(ctx, ct, resp)
-	r.trace.Calls = append(r.trace.Calls, *ct)
-	if err != nil {
-		return plan{}, -1, err
-	}
-	return pl, len(r.trace.Calls) - 1, nil
+	return ct, resp, nil
 }
 
 // execute runs the reply's program and parses its moves.

@@ -12,9 +12,15 @@ import (
 	"repot.dev/repot-operator/runner/summary"
 )
 
-// DerailMethods are the methods a Derail-550 case can be run with: the
-// standard suffix repair and its two ablations.
-var DerailMethods = []string{summary.MethodRePoT, summary.MethodRePoTNoPrefix, summary.MethodRePoTRestart}
+// DerailConditions are the conditions a Derail-550 case can be run with
+// (REPOT.md section 7), in summary order.
+var DerailConditions = summary.DerailConditions
+
+// ValidCondition reports whether name is a Derail-550 condition.
+func ValidCondition(name string) bool { return slices.Contains(DerailConditions, name) }
+
+// PurposeRecovery is the trace purpose of a prompted condition's one call.
+const PurposeRecovery = "recovery"
 
 // DerailTask is one Derail-550 recovery case with the PuzzleZoo problem it
 // derails.
@@ -40,65 +46,128 @@ func DerailTasks(cases []envs.DerailCase, problems []envs.Problem) ([]DerailTask
 	return out, nil
 }
 
-// DerailInfo is the derailed checkpoint a Derail run repaired from, as the
-// trace records it.
+// DerailInfo is what a Derail run's trace records about the case.
 type DerailInfo struct {
-	CaseID        string `json:"case_id"`
-	InjectionStep int    `json:"injection_step"`
-	InjectionType string `json:"injection_type"`
-	// Verified is the number of verified moves of the checkpoint.
-	Verified int    `json:"verified"`
-	Message  string `json:"message"`
+	CaseID              string `json:"case_id"`
+	ProblemID           string `json:"problem_id"`
+	InjectionStep       int    `json:"injection_step"`
+	InjectionType       string `json:"injection_type"`
+	Condition           string `json:"condition"`
+	CheckpointStatement string `json:"checkpoint_statement"`
+	// Candidates are the judged candidates of a prompted run; Chosen
+	// indexes them (-1: none).
+	Candidates []JudgedCandidate `json:"candidates,omitempty"`
+	Chosen     *int              `json:"chosen,omitempty"`
 }
 
-// derailCheckpoint rebuilds the derailed trajectory of a case: the first
-// InjectionStep oracle moves (which must lead to last_valid_state), then the
-// injected action. A legal injected action is part of the verified prefix
-// (the run must recover from injected_state); an invalid one stops the
-// prefix at last_valid_state with the verifier's message, as a replay
-// would. The result is the "first attempt" a repair starts from.
-func derailCheckpoint(e envs.Env, t DerailTask, init envs.State) (ReplayResult, error) {
+// checkStatement returns the statement or its default.
+func checkStatement(s string) (string, error) {
+	switch s {
+	case "":
+		return summary.StatementPaper, nil
+	case summary.StatementPaper, summary.StatementFull:
+		return s, nil
+	}
+	return "", fmt.Errorf("checkpoint statement %q: use %q (the paper's one sentence) or %q", s, summary.StatementPaper, summary.StatementFull)
+}
+
+// derailPrefix checks a case against its problem: the first InjectionStep
+// oracle moves are valid and lead to last_valid_state, and a decodable
+// injected action applied there leads to injected_state (for an
+// invalid_action case injected_state must equal last_valid_state). It
+// returns the oracle moves as actions.
+func derailPrefix(e envs.Env, t DerailTask) ([]envs.Action, envs.State, error) {
 	c, p := t.Case, t.Problem
 	if c.Environment != p.Environment {
-		return ReplayResult{}, fmt.Errorf("derail case %s: environment %s, but problem %s is %s", c.CaseID, c.Environment, p.ProblemID, p.Environment)
+		return nil, nil, fmt.Errorf("derail case %s: environment %s, but problem %s is %s", c.CaseID, c.Environment, p.ProblemID, p.Environment)
 	}
 	if c.InjectionStep > len(p.OracleSolution) {
-		return ReplayResult{}, fmt.Errorf("derail case %s: injection step %d beyond the %d-move oracle plan", c.CaseID, c.InjectionStep, len(p.OracleSolution))
+		return nil, nil, fmt.Errorf("derail case %s: injection step %d beyond the %d-move oracle plan", c.CaseID, c.InjectionStep, len(p.OracleSolution))
 	}
-	res := ReplayResult{Prefix: []envs.Action{}, State: init, K: -1, PlanLen: c.InjectionStep + 1}
+	s, err := p.Initial()
+	if err != nil {
+		return nil, nil, fmt.Errorf("derail case %s: problem %s: %w", c.CaseID, p.ProblemID, err)
+	}
+	var prefix []envs.Action
 	for i, raw := range p.OracleSolution[:c.InjectionStep] {
 		a, err := e.DecodeAction(raw)
 		if err != nil {
-			return ReplayResult{}, fmt.Errorf("derail case %s: oracle move %d: %v", c.CaseID, i+1, err)
+			return nil, nil, fmt.Errorf("derail case %s: oracle move %d: %v", c.CaseID, i+1, err)
 		}
-		st := e.Step(res.State, a)
+		st := e.Step(s, a)
 		if !st.Valid {
-			return ReplayResult{}, fmt.Errorf("derail case %s: oracle move %d is invalid: %s", c.CaseID, i+1, st.Message)
+			return nil, nil, fmt.Errorf("derail case %s: oracle move %d is invalid: %s", c.CaseID, i+1, st.Message)
 		}
-		res.Prefix, res.State = append(res.Prefix, a), st.Next
+		prefix, s = append(prefix, a), st.Next
 	}
-	if err := sameState(e, res.State, c.LastValidState); err != nil {
-		return ReplayResult{}, fmt.Errorf("derail case %s: the oracle prefix does not reach last_valid_state: %v", c.CaseID, err)
+	if err := sameState(e, s, c.LastValidState); err != nil {
+		return nil, nil, fmt.Errorf("derail case %s: the oracle prefix does not reach last_valid_state: %v", c.CaseID, err)
 	}
-	k := c.InjectionStep + 1
 	if a, err := e.DecodeAction(c.InjectedAction); err == nil {
-		st := e.Step(res.State, a)
-		if st.Valid {
+		if st := e.Step(s, a); st.Valid {
 			if err := sameState(e, st.Next, c.InjectedState); err != nil {
-				return ReplayResult{}, fmt.Errorf("derail case %s: the injected action does not reach injected_state: %v", c.CaseID, err)
+				return nil, nil, fmt.Errorf("derail case %s: the injected action does not reach injected_state: %v", c.CaseID, err)
 			}
-			res.Prefix, res.State = append(res.Prefix, a), st.Next
-			res.StopReason = StopPlanExhausted
-			res.Error = fmt.Sprintf("Move %d (%s) is valid but took the plan off course; the plan ends there without reaching the goal.", k, compact(e.RawMove(a)))
-			return res, nil
+			return prefix, s, nil
 		}
-		res.K, res.StopReason, res.Kind = k-1, StopInvalidMove, string(st.Kind)
-		res.Error = fmt.Sprintf("Move %d (%s) is invalid: %s", k, compact(e.RawMove(a)), st.Message)
-		return res, nil
 	}
-	res.K, res.StopReason, res.Kind = k-1, StopFormatError, KindFormatError
-	res.Error = fmt.Sprintf("Move %d (%s) is not a valid action.", k, compact(c.InjectedAction))
-	return res, nil
+	if err := sameState(e, s, c.InjectedState); err != nil {
+		return nil, nil, fmt.Errorf("derail case %s: the injected action is not legal, yet injected_state is not last_valid_state: %v", c.CaseID, err)
+	}
+	return prefix, s, nil
+}
+
+// CheckpointProblem is the case's checkpoint problem (REPOT.md section 7):
+// the source problem starting at last_valid_state (the injected action is
+// NOT applied), the same goal, the oracle suffix from k, min_steps its
+// length and max_steps max(source max_steps, 3 x suffix). Its statement is
+// the paper's one sentence (statement "paper": no checkpoint state, no
+// rules, no move format, and no initial state in the prompt) or, with
+// "full", the source statement's rules and move format with the
+// checkpoint state as the start.
+func CheckpointProblem(t DerailTask, statement string) (*envs.Problem, error) {
+	statement, err := checkStatement(statement)
+	if err != nil {
+		return nil, err
+	}
+	e, err := t.Problem.Env()
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := derailPrefix(e, t); err != nil {
+		return nil, err
+	}
+	src, c := t.Problem, t.Case
+	suffix := src.OracleSolution[c.InjectionStep:]
+	cp := &envs.Problem{
+		ProblemID:      src.ProblemID + "@checkpoint",
+		Environment:    src.Environment,
+		Complexity:     src.Complexity,
+		InitialState:   compactRaw(c.LastValidState),
+		GoalState:      src.GoalState,
+		OracleSolution: suffix,
+		MinSteps:       len(suffix),
+		MaxSteps:       max(src.MaxSteps, 3*len(suffix)),
+		Metadata:       src.Metadata,
+	}
+	switch statement {
+	case summary.StatementPaper:
+		cp.NaturalLanguagePrompt = fmt.Sprintf("Continue this %s puzzle from the checkpoint state and reach the goal state %s.", src.Environment, compactRaw(src.GoalState))
+		cp.HideInitialState = true
+	default:
+		cp.NaturalLanguagePrompt = fmt.Sprintf("Continue this %s puzzle from a checkpoint. The rules and the answer format are those of the original puzzle below; "+
+			"only its starting arrangement is replaced: start from the checkpoint state %s, not from the original start.\n\nOriginal puzzle:\n%s",
+			src.Environment, compactRaw(c.LastValidState), src.NaturalLanguagePrompt)
+	}
+	return cp, nil
+}
+
+func compactRaw(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return raw
+	}
+	return json.RawMessage(b.Bytes())
 }
 
 // sameState compares a state with a published one, both canonicalised.
@@ -121,26 +190,168 @@ func sameState(e envs.Env, s envs.State, want json.RawMessage) error {
 	return nil
 }
 
-// RunDerail runs one Derail-550 case: no first call; the derailed
-// trajectory is the checkpoint, and the method's repair calls (repot: from
-// the verified state; repot-no-prefix: the same without the verified tail;
-// repot-restart: a whole plan from the initial state) try to reach the goal.
-// The record's problem_id is the case id. Errors are as for RunProblem.
-func RunDerail(ctx context.Context, deps Deps, opts Options, t DerailTask, method string) (summary.Record, Trace, error) {
-	if !slices.Contains(DerailMethods, method) {
-		return summary.Record{}, Trace{}, fmt.Errorf("method %q cannot run Derail cases (use %v)", method, DerailMethods)
-	}
-	r, err := newRun(deps, opts, t.Problem, method)
+// RunDerail runs one Derail-550 case under one condition and returns a
+// schema-2 record (Method is the condition, ProblemID the case id):
+//
+//   - no_feedback, error_only, state_feedback, state_plus_legal_actions: one
+//     call with the recovery prompt, judged by JudgeReply from
+//     last_valid_state;
+//   - repot-full: a whole repot run (first PoT call, then repair) on the
+//     checkpoint problem; repot-no-prefix: the same with the verified tail
+//     hidden from the repair prompt; repot-restart: a whole repot run on the
+//     source problem from its initial state.
+//
+// opts.CheckpointStatement selects the checkpoint problem's statement
+// ("paper" by default, or "full"). Errors are as for RunProblem.
+func RunDerail(ctx context.Context, deps Deps, opts Options, t DerailTask, condition string) (summary.Record, Trace, error) {
+	statement, err := checkStatement(opts.CheckpointStatement)
 	if err != nil {
 		return summary.Record{}, Trace{}, err
 	}
-	r.trace.ProblemID, r.trace.Environment, r.trace.Complexity = t.Case.CaseID, t.Case.Environment, t.Case.Complexity
-	cp, err := derailCheckpoint(r.env, t, r.init)
+	info := &DerailInfo{CaseID: t.Case.CaseID, ProblemID: t.Problem.ProblemID, InjectionStep: t.Case.InjectionStep,
+		InjectionType: t.Case.InjectionType, Condition: condition, CheckpointStatement: statement}
+	var rec summary.Record
+	var tr Trace
+	switch condition {
+	case summary.CondRePoTFull, summary.CondRePoTNoPrefix:
+		cp, err := CheckpointProblem(t, statement)
+		if err != nil {
+			return summary.Record{}, Trace{}, err
+		}
+		method := summary.MethodRePoT
+		if condition == summary.CondRePoTNoPrefix {
+			method = summary.MethodRePoTNoPrefix
+		}
+		rec, tr, err = RunProblem(ctx, deps, opts, cp, method)
+		if err != nil {
+			return rec, tr, err
+		}
+	case summary.CondRePoTRestart:
+		rec, tr, err = RunProblem(ctx, deps, opts, t.Problem, summary.MethodRePoT)
+		if err != nil {
+			return rec, tr, err
+		}
+	case summary.CondNoFeedback, summary.CondErrorOnly, summary.CondStateFeedback, summary.CondStateLegal:
+		rec, tr, err = runPrompted(ctx, deps, opts, t, condition, info)
+		if err != nil {
+			return rec, tr, err
+		}
+	default:
+		return summary.Record{}, Trace{}, fmt.Errorf("condition %q is not a Derail-550 condition (use %v)", condition, DerailConditions)
+	}
+	rec.ProblemID, rec.Method = t.Case.CaseID, condition
+	rec.Environment, rec.Complexity = t.Case.Environment, t.Case.Complexity
+	if rec.Derail == nil {
+		rec.Derail = &summary.DerailRecord{}
+	}
+	rec.Derail.Schema, rec.Derail.CheckpointStatement, rec.Derail.InjectionType = summary.DerailSchema, statement, t.Case.InjectionType
+	tr.ProblemID, tr.Method = t.Case.CaseID, condition
+	tr.Environment, tr.Complexity = t.Case.Environment, t.Case.Complexity
+	tr.Metadata.Derail = info
+	return rec, tr, nil
+}
+
+// recoveryFor is what the prompt of a prompted condition carries (REPOT.md
+// section 7): always the k verified oracle moves, the injected move as the
+// trace's next move and injected_state as its current state; error_only
+// adds that the move or state was flagged; state_feedback adds
+// last_valid_state as the checkpoint; state_plus_legal_actions adds the
+// legal moves from it.
+func recoveryFor(e envs.Env, t DerailTask, prefix []envs.Action, checkpoint envs.State, condition string) prompt.Recovery {
+	r := prompt.Recovery{Trace: make([]json.RawMessage, 0, len(prefix)), Current: compactRaw(t.Case.InjectedState)}
+	for _, a := range prefix {
+		r.Trace = append(r.Trace, e.RawMove(a))
+	}
+	r.Next = compactRaw(t.Case.InjectedAction)
+	if a, err := e.DecodeAction(t.Case.InjectedAction); err == nil {
+		r.Next = e.RawMove(a)
+	}
+	switch condition {
+	case summary.CondErrorOnly:
+		r.Flagged = true
+	case summary.CondStateFeedback, summary.CondStateLegal:
+		r.Flagged, r.Checkpoint = true, compactRaw(t.Case.LastValidState)
+		if condition == summary.CondStateLegal {
+			r.Legal = []json.RawMessage{}
+			for _, a := range e.Legal(checkpoint) {
+				r.Legal = append(r.Legal, e.RawMove(a))
+			}
+		}
+	}
+	return r
+}
+
+// runPrompted makes a prompted condition's one call and judges the reply.
+func runPrompted(ctx context.Context, deps Deps, opts Options, t DerailTask, condition string, info *DerailInfo) (summary.Record, Trace, error) {
+	r, err := newRun(deps, opts, t.Problem, condition)
 	if err != nil {
 		return summary.Record{}, Trace{}, err
 	}
-	r.derail = &DerailInfo{CaseID: t.Case.CaseID, InjectionStep: t.Case.InjectionStep, InjectionType: t.Case.InjectionType, Verified: len(cp.Prefix), Message: cp.Error}
-	variant := map[string]prompt.Variant{summary.MethodRePoT: prompt.Standard, summary.MethodRePoTNoPrefix: prompt.NoPrefix, summary.MethodRePoTRestart: prompt.Restart}[method]
-	final, err := r.repair(ctx, cp, variant, max(1, opts.RepairBudget))
-	return r.finish(method, summary.RouteSuffixRepair, true, cp, final, err)
+	prefix, checkpoint, err := derailPrefix(r.env, t)
+	if err != nil {
+		return summary.Record{}, Trace{}, err
+	}
+	msgs := prompt.RecoveryPrompt(t.Problem, recoveryFor(r.env, t, prefix, checkpoint, condition))
+	ct, resp, err := r.complete(ctx, PurposeRecovery, msgs)
+	if err != nil {
+		return r.finish(condition, summary.RouteNoExtraCall, false, ReplayResult{}, ReplayResult{}, err)
+	}
+	j := JudgeReply(r.env, r.p, checkpoint, r.goal, resp.Content)
+	info.Candidates, info.Chosen = j.Candidates, &j.Chosen
+	res := ReplayResult{Prefix: []envs.Action{}, State: checkpoint, K: -1}
+	if j.Chosen >= 0 {
+		c := j.Candidates[j.Chosen]
+		ct.Plan = c.raw
+		res.PlanLen, res.State, res.K, res.Kind, res.Error = c.Moves, c.state, c.k, c.kind, c.Error
+		res.Prefix = make([]envs.Action, c.Valid) // only its length is reported
+		res.ReachedGoal, res.StopReason = j.Success, c.StopReason
+	} else {
+		res.StopReason, res.Error = StopNoPlan, "The reply holds no move list."
+		if resp.FinishReason == "length" {
+			res.StopReason = StopTruncated
+		}
+		ct.ParseError = res.Error
+	}
+	if j.Success {
+		res.StopReason = StopGoal
+	}
+	ct.Replay, ct.Outcome = replayTrace(0, res), res.StopReason
+	r.trace.Calls = append(r.trace.Calls, *ct)
+	// The candidates and the chosen one are in the trace (info); the
+	// record stays small, as the ledgers hold thousands of them.
+	return r.finish(condition, summary.RouteNoExtraCall, false, res, res, nil)
+}
+
+// derailKey is the Derail part of the record keys of cfg's runs (nil when
+// cfg runs problems).
+func (cfg Config) derailKey() *summary.DerailRecord {
+	if len(cfg.Derail) == 0 {
+		return nil
+	}
+	st, _ := checkStatement(cfg.Options.CheckpointStatement)
+	return &summary.DerailRecord{Schema: summary.DerailSchema, CheckpointStatement: st}
+}
+
+// refuseLegacyDerail fails a Derail run whose output already holds records
+// of these cases without the current protocol's schema (written by the
+// earlier reading of the experiment): they would share a records file, and
+// a summary, with runs that mean something else.
+func refuseLegacyDerail(cfg Config, existing []summary.Record) error {
+	if len(cfg.Derail) == 0 {
+		return nil
+	}
+	cases := make(map[string]bool, len(cfg.Derail))
+	for _, t := range cfg.Derail {
+		cases[t.Case.CaseID] = true
+	}
+	n := 0
+	for _, r := range existing {
+		if cases[r.ProblemID] && (r.Derail == nil || r.Derail.Schema != summary.DerailSchema) {
+			n++
+		}
+	}
+	if n > 0 {
+		return fmt.Errorf("the output directory holds %d Derail-550 records of the earlier protocol (before record schema %d: repair from the injected trajectory); they mean something else: write this run to a new --out directory", n, summary.DerailSchema)
+	}
+	return nil
 }

@@ -10,7 +10,7 @@ import (
 
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/envs/shareddata"
-	"repot.dev/repot-operator/runner/model"
+	"repot.dev/repot-operator/runner/prompt"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -52,50 +52,171 @@ func derailTask(t *testing.T, injected, injectedState, lastValid string) DerailT
 	}
 }
 
-func TestRunDerail(t *testing.T) {
-	fromWrong := movesCode("[1,0,1]", "[3,0,2]", "[1,1,0]", "[2,1,2]", "[1,0,2]")
+// rest is the oracle suffix from the checkpoint (after two moves).
+var rest = sol[2:]
+
+func jsonReply(moves ...string) string { return "[" + strings.Join(moves, ", ") + "]" }
+
+func TestCheckpointProblem(t *testing.T) {
+	task := derailTask(t, legalWrong, afterWrong, afterTwo)
+	for _, st := range []string{"", summary.StatementPaper, summary.StatementFull} {
+		cp, err := CheckpointProblem(task, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(cp.InitialState) != afterTwo || cp.MinSteps != 5 || cp.MaxSteps != max(task.Problem.MaxSteps, 15) || len(cp.OracleSolution) != 5 {
+			t.Errorf("%q: checkpoint problem %+v", st, cp)
+		}
+		msgs := prompt.Initial(cp)
+		shows := strings.Contains(msgs[1].Content, afterTwo)
+		if paper := st != summary.StatementFull; paper == shows || cp.HideInitialState != paper {
+			t.Errorf("%q: the first prompt shows the checkpoint state: %v (hide %v)\n%s", st, shows, cp.HideInitialState, msgs[1].Content)
+		}
+		if st == summary.StatementFull && !strings.Contains(msgs[1].Content, task.Problem.NaturalLanguagePrompt) {
+			t.Errorf("full statement lacks the source statement")
+		}
+	}
+	if _, err := CheckpointProblem(task, "short"); err == nil {
+		t.Error("unknown statement accepted")
+	}
+}
+
+// TestRecoveryPromptInformation pins what each prompted condition's prompt
+// carries.
+func TestRecoveryPromptInformation(t *testing.T) {
+	task := derailTask(t, legalWrong, afterWrong, afterTwo)
+	e, _ := task.Problem.Env()
+	prefix, cp, err := derailPrefix(e, task)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
-		name     string
-		task     DerailTask
-		method   string
-		reply    string
-		success  bool
-		stop     string
-		prefixPM int
-		verified int
-		from     int
-		message  string
+		cond                       string
+		flagged, checkpoint, legal bool
 	}{
-		{"legal wrong, repot repairs from the injected state", derailTask(t, legalWrong, afterWrong, afterTwo), summary.MethodRePoT, fromWrong, true, StopGoal, 1000, 3, 3, "Move 3 ([1,2,0]) is valid but took the plan off course"},
-		{"legal wrong, no-prefix too", derailTask(t, legalWrong, afterWrong, afterTwo), summary.MethodRePoTNoPrefix, fromWrong, true, StopGoal, 1000, 3, 3, "off course"},
-		{"legal wrong, restart replays from the start", derailTask(t, legalWrong, afterWrong, afterTwo), summary.MethodRePoTRestart, fromWrong, false, StopInvalidMove, 1000, 3, 0, "off course"},
-		{"restart with a whole plan", derailTask(t, legalWrong, afterWrong, afterTwo), summary.MethodRePoTRestart, movesCode(sol...), true, StopGoal, 1000, 3, 0, "off course"},
-		{"invalid injected move", derailTask(t, invalidMove, afterTwo, afterTwo), summary.MethodRePoT, movesCode(sol[2:]...), true, StopGoal, 667, 2, 2, "Move 3 ([3,0,2]) is invalid: "},
-		{"probe action", derailTask(t, probeAction, afterTwo, afterTwo), summary.MethodRePoT, movesCode(sol[2:]...), true, StopGoal, 667, 2, 2, "is not a valid action"},
+		{summary.CondNoFeedback, false, false, false},
+		{summary.CondErrorOnly, true, false, false},
+		{summary.CondStateFeedback, true, true, false},
+		{summary.CondStateLegal, true, true, true},
+	}
+	for _, tc := range tests {
+		msgs := prompt.RecoveryPrompt(task.Problem, recoveryFor(e, task, prefix, cp, tc.cond))
+		p, err := prompt.ParseRecovery(msgs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []bool{p.Flagged, p.Checkpoint != nil, p.Legal != nil}
+		if d := cmp.Diff([]bool{tc.flagged, tc.checkpoint, tc.legal}, got); d != "" {
+			t.Errorf("%s: flagged/checkpoint/legal (-want +got):\n%s", tc.cond, d)
+		}
+		if len(p.Trace) != 2 || string(p.Next) != "[1,2,0]" || string(p.Current) != afterWrong || !strings.Contains(msgs[1].Content, task.Problem.NaturalLanguagePrompt) {
+			t.Errorf("%s: trace %s next %s current %s", tc.cond, p.Trace, p.Next, p.Current)
+		}
+		if tc.checkpoint && string(p.Checkpoint) != afterTwo {
+			t.Errorf("%s: checkpoint %s", tc.cond, p.Checkpoint)
+		}
+		if tc.legal && len(p.Legal) != 3 {
+			t.Errorf("%s: legal %s", tc.cond, p.Legal)
+		}
+	}
+}
+
+func TestJudgeReply(t *testing.T) {
+	p := hanoi3WithOracle(t)
+	e, _ := p.Env()
+	cp, _ := e.DecodeState([]byte(afterTwo))
+	goal, _ := p.Goal()
+	good := jsonReply(rest...)
+	bad := jsonReply(rest[1:]...)
+	tests := []struct {
+		name       string
+		reply      string
+		success    bool
+		candidates int
+		chosen     int
+		stop       string
+	}{
+		{"one correct list", good, true, 1, 0, StopGoal},
+		{"no list", "I cannot tell.", false, 0, -1, ""},
+		{"an invalid list", bad, false, 1, 0, StopInvalidMove},
+		{"dedupe: JSON, span and tuple forms count once", good + "\nFinal answer: " + strings.ReplaceAll(strings.ReplaceAll(good, "[1", "(1"), "]", ")") + "]", true, 1, 0, StopGoal},
+		{"dedupe: pegs as letters normalise alike", good + " or " + `[[1,"C","B"],[3,"A","C"],[1,"B","A"],[2,"B","C"],[1,"A","C"]]`, true, 1, 0, StopGoal},
+		{"object moves keep their extra keys", `[{"disk":1,"from":"C","to":"B","type":"move","why":"x"},{"disk":3,"from":"A","to":"C","type":"move"},{"disk":1,"from":"B","to":"A","type":"move"},{"disk":2,"from":"B","to":"C","type":"move"},{"disk":1,"from":"A","to":"C","type":"move"}]` + " " + good, true, 2, 1, StopGoal},
+		{"any candidate succeeds; the final one is chosen when it fails? no: a goal one", good + " Final answer: " + bad, true, 2, 0, StopGoal},
+		{"the last to start is final: chosen among failures", bad + " and " + jsonReply(rest[:2]...), false, 2, 1, StopPlanExhausted},
+		{"final marker makes a later-starting list final too", "draft " + jsonReply(rest[:2]...) + " Therefore " + bad + " " + jsonReply(rest[:3]...), false, 3, 2, StopPlanExhausted},
+		{"first final goal candidate wins over an earlier goal one", good + " Final: " + jsonReply(append(append([]string{}, rest...), "[1,2,0]", "[1,0,2]")...) + " " + `[[1,"C","B"],[3,"A","C"],[1,"B","A"],[2,"B","C"],[1,"A","C"]]`, true, 2, 0, StopGoal},
+		{"a move past the goal fails", jsonReply(append(append([]string{}, rest...), "[1,2,0]")...), false, 1, 0, StopPastGoal},
+		{"past the goal and back is still a success", jsonReply(append(append([]string{}, rest...), "[1,2,0]", "[1,0,2]")...), true, 1, 0, StopGoal},
+		{"re-emitting the injected move is legal at the checkpoint", jsonReply(append([]string{"[1,2,0]", "[1,0,2]"}, rest...)...), true, 1, 0, StopGoal},
+		{"an unreadable move", `[["x"], [1,2,1]]`, false, 1, 0, StopFormatError},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			client := &scriptedClient{script: []reply{{code: tc.reply}}}
-			rec, tr, err := RunDerail(context.Background(), Deps{Client: client, Sandbox: fakeSandbox, Clock: newFakeClock()}, testOptions(), tc.task, tc.method)
+			j := JudgeReply(e, p, cp, goal, tc.reply)
+			stop := ""
+			if j.Chosen >= 0 {
+				stop = j.Candidates[j.Chosen].StopReason
+			}
+			got := []any{j.Success, len(j.Candidates), j.Chosen, stop}
+			if d := cmp.Diff([]any{tc.success, tc.candidates, tc.chosen, tc.stop}, got); d != "" {
+				t.Errorf("success/candidates/chosen/stop (-want +got):\n%s\ncandidates %+v", d, j.Candidates)
+			}
+		})
+	}
+}
+
+func TestRunDerailConditions(t *testing.T) {
+	legal := derailTask(t, legalWrong, afterWrong, afterTwo)
+	invalid := derailTask(t, invalidMove, afterTwo, afterTwo)
+	rawReply := func(s string) reply { return reply{code: s} }
+	tests := []struct {
+		name      string
+		task      DerailTask
+		cond      string
+		statement string
+		script    []reply
+		success   bool
+		stop      string
+		calls     int
+		firstHas  string
+		firstLack string
+	}{
+		{"prompted, rolled back", legal, summary.CondStateLegal, "", []reply{rawReply(jsonReply(rest...))}, true, StopGoal, 1, "Legal moves from the checkpoint", ""},
+		{"prompted no_feedback, answered from the checkpoint", legal, summary.CondNoFeedback, "", []reply{rawReply(jsonReply(rest...))}, true, StopGoal, 1, "Continue from the trace's current state", "flagged"},
+		{"prompted, invalid injection: current state is the checkpoint", invalid, summary.CondErrorOnly, "", []reply{rawReply(jsonReply(rest...))}, true, StopGoal, 1, "flagged as wrong", "Checkpoint to roll back"},
+		{"prompted, continued from the derailed state without undoing", legal, summary.CondErrorOnly, "", []reply{rawReply(jsonReply("[1,0,2]", "[2,1,2]", "[1,2,1]"))}, false, StopInvalidMove, 1, "flagged as wrong", "Checkpoint to roll back"},
+		{"prompted, no list", legal, summary.CondStateFeedback, "", []reply{rawReply("no idea")}, false, StopNoPlan, 1, "Checkpoint to roll back", "Legal moves from the checkpoint"},
+		{"repot-full, paper: first call sees no state, repair does", legal, summary.CondRePoTFull, "", []reply{{code: movesCode()}, {code: movesCode(rest...)}}, true, StopGoal, 2, "Continue this tower_of_hanoi puzzle", afterTwo},
+		{"repot-full, full statement: first call plans from the checkpoint", legal, summary.CondRePoTFull, summary.StatementFull, []reply{{code: movesCode(rest...)}}, true, StopGoal, 1, afterTwo, ""},
+		{"repot-no-prefix repairs without the tail", legal, summary.CondRePoTNoPrefix, summary.StatementFull, []reply{{code: movesCode(rest[:2]...)}, {code: movesCode(rest[2:]...)}}, true, StopGoal, 2, afterTwo, ""},
+		{"repot-restart plans from the source's initial state, then repairs there", legal, summary.CondRePoTRestart, "", []reply{{code: movesCode(rest...)}, {code: movesCode(sol...)}}, true, StopGoal, 2, `"A":[3,2,1]`, ""},
+		{"repot-restart solved first time", legal, summary.CondRePoTRestart, "", []reply{{code: movesCode(sol...)}}, true, StopGoal, 1, `"A":[3,2,1]`, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			client := &scriptedClient{script: tc.script}
+			opts := testOptions()
+			opts.CheckpointStatement = tc.statement
+			rec, tr, err := RunDerail(context.Background(), Deps{Client: client, Sandbox: fakeSandbox, Clock: newFakeClock()}, opts, tc.task, tc.cond)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := summary.Record{
-				Model: "test-model", ProblemID: derailCaseID, Environment: envs.HanoiName, Complexity: 3, Method: tc.method,
-				Success: tc.success, StoppedReason: tc.stop, Route: summary.RouteSuffixRepair, RepairUsed: true,
-				Calls: 1, PromptTokens: 100, CompletionTokens: 20, CachedTokens: 5, ReasoningTokens: 1,
-				InitialPlanLen: 3, InitialPrefixPermille: tc.prefixPM, WallMillis: rec.WallMillis,
-				StartedUnixMilli: fakeClockStart.UnixMilli() + 1000, // the clock reading after the start
+			st := tc.statement
+			if st == "" {
+				st = summary.StatementPaper
 			}
-			if diff := cmp.Diff(want, rec); diff != "" {
-				t.Errorf("record (-want +got):\n%s", diff)
+			got := []any{rec.Success, rec.StoppedReason, rec.Calls, rec.ProblemID, rec.Method, rec.Derail.Schema, rec.Derail.CheckpointStatement, rec.Derail.InjectionType}
+			want := []any{tc.success, tc.stop, tc.calls, derailCaseID, tc.cond, summary.DerailSchema, st, tc.task.Case.InjectionType}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("record (-want +got):\n%s", d)
 			}
-			d := tr.Metadata.Derail
-			if d == nil || d.Verified != tc.verified || !strings.Contains(d.Message, tc.message) {
-				t.Errorf("derail info %+v, want %d verified and message with %q", d, tc.verified, tc.message)
+			first := client.reqs[0].Messages[1].Content
+			if !strings.Contains(first, tc.firstHas) || (tc.firstLack != "" && strings.Contains(first, tc.firstLack)) {
+				t.Errorf("first prompt should hold %q and not %q:\n%s", tc.firstHas, tc.firstLack, first)
 			}
-			if len(tr.Calls) != 1 || tr.Calls[0].Purpose != PurposeRepair || tr.Calls[0].Replay.From != tc.from {
-				t.Errorf("calls %+v", tr.Calls)
+			if tr.Metadata.Derail == nil || tr.Metadata.Derail.Condition != tc.cond || tr.ProblemID != derailCaseID {
+				t.Errorf("trace derail info %+v", tr.Metadata.Derail)
 			}
 		})
 	}
@@ -108,9 +229,10 @@ func TestRunDerailRejects(t *testing.T) {
 		method string
 		want   string
 	}{
-		{"pot", derailTask(t, legalWrong, afterWrong, afterTwo), summary.MethodPoT, "cannot run Derail cases"},
-		{"wrong last valid state", derailTask(t, legalWrong, afterWrong, afterWrong), summary.MethodRePoT, "does not reach last_valid_state"},
-		{"wrong injected state", derailTask(t, legalWrong, afterTwo, afterTwo), summary.MethodRePoT, "does not reach injected_state"},
+		{"pot", derailTask(t, legalWrong, afterWrong, afterTwo), summary.MethodPoT, "not a Derail-550 condition"},
+		{"wrong last valid state", derailTask(t, legalWrong, afterWrong, afterWrong), summary.CondRePoTFull, "does not reach last_valid_state"},
+		{"wrong injected state", derailTask(t, legalWrong, afterTwo, afterTwo), summary.CondStateFeedback, "does not reach injected_state"},
+		{"invalid injection with a moved state", derailTask(t, invalidMove, afterWrong, afterTwo), summary.CondErrorOnly, "injected_state is not last_valid_state"},
 	}
 	for _, tc := range tests {
 		_, _, err := RunDerail(context.Background(), Deps{Client: &scriptedClient{}, Sandbox: fakeSandbox}, testOptions(), tc.task, tc.method)
@@ -139,59 +261,24 @@ func loadDerail(t *testing.T) []DerailTask {
 	return tasks
 }
 
-// TestDerailCheckpointsOfPublishedCases rebuilds all 550 checkpoints from
-// the generated PuzzleZoo-775 oracle plans.
+// TestDerailCheckpointsOfPublishedCases builds all 550 checkpoint problems
+// from the generated PuzzleZoo-775 oracle plans, under both statements.
 func TestDerailCheckpointsOfPublishedCases(t *testing.T) {
 	tasks := loadDerail(t)
 	if len(tasks) != 550 {
 		t.Fatalf("%d cases, want 550", len(tasks))
 	}
-	if err := validateDerail(tasks); err != nil {
-		t.Fatal(err)
+	for _, st := range summary.DerailStatements {
+		if err := validateDerail(tasks, st); err != nil {
+			t.Fatal(err)
+		}
 	}
 	kinds := map[string]int{}
 	for _, task := range tasks {
-		e, _ := task.Problem.Env()
-		init, _ := task.Problem.Initial()
-		cp, err := derailCheckpoint(e, task, init)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kinds[task.Case.InjectionType+"/"+cp.StopReason]++
+		kinds[task.Case.InjectionType]++
 	}
-	want := map[string]int{"legal_wrong_action/" + StopPlanExhausted: 525, "invalid_action/" + StopFormatError: 25}
+	want := map[string]int{"legal_wrong_action": 525, "invalid_action": 25}
 	if diff := cmp.Diff(want, kinds); diff != "" {
-		t.Errorf("checkpoint kinds (-want +got):\n%s", diff)
-	}
-}
-
-// TestDerailAgainstSimServer runs a few published cases with the three
-// repair variants through the real server, client and sandbox.
-func TestDerailAgainstSimServer(t *testing.T) {
-	tasks := loadDerail(t)[:6]
-	hs := startSim(t, simOptions(t, 2, 0), nil)
-	var recs, traces lockedBuffer
-	opts := DefaultOptions()
-	opts.Model = "sim-strong"
-	cfg := Config{
-		Derail: tasks, Methods: DerailMethods, Options: opts, Records: &recs, Traces: &traces,
-		Deps: Deps{Client: simClient(t, hs, 3), Sandbox: realSandbox(t), Clock: model.SystemClock},
-	}
-	res, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Records) != 18 {
-		t.Fatalf("%d records, want 18", len(res.Records))
-	}
-	s := summary.Aggregate(res.Records)
-	for _, m := range s.Models[0].Methods {
-		if m.Total != 6 || m.InfraErrors != 0 || m.Calls != 6 {
-			t.Errorf("%s: total %d infra %d calls %d", m.Method, m.Total, m.InfraErrors, m.Calls)
-		}
-	}
-	cfg.Methods = []string{summary.MethodPoT}
-	if _, err := Run(context.Background(), cfg); err == nil {
-		t.Errorf("pot on Derail cases was accepted")
+		t.Errorf("injection types (-want +got):\n%s", diff)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 
 	"repot.dev/repot-operator/envs"
@@ -23,7 +22,8 @@ type Config struct {
 	// Derail, when not empty, replaces Problems: the engine runs these
 	// Derail-550 cases (in order, sharded the same way) with RunDerail.
 	Derail []DerailTask
-	// Methods to run on every problem of the shard.
+	// Methods to run on every problem of the shard; with Derail, the
+	// Derail-550 conditions to run on every case.
 	Methods []string
 	Options Options
 	// Deps' Gate is ignored: the engine makes one from Concurrency.
@@ -105,7 +105,7 @@ func (cfg Config) jobs() ([]job, int) {
 	skipped := 0
 	for _, u := range units {
 		for _, m := range cfg.Methods {
-			key := summary.Record{Model: cfg.Options.Model, ProblemID: u.id, Method: m}.Key()
+			key := summary.Record{Model: cfg.Options.Model, ProblemID: u.id, Method: m, Derail: cfg.derailKey()}.Key()
 			if cfg.Done[key] {
 				skipped++
 				continue
@@ -250,18 +250,21 @@ func validate(cfg Config) error {
 		return errors.New("engine: no methods")
 	}
 	for _, m := range cfg.Methods {
+		if len(cfg.Derail) > 0 {
+			if !ValidCondition(m) {
+				return fmt.Errorf("engine: %q is not a Derail-550 condition (use %v)", m, DerailConditions)
+			}
+			continue
+		}
 		if !ValidMethod(m) {
 			return fmt.Errorf("engine: unknown method %q (known: %v)", m, Methods)
-		}
-		if len(cfg.Derail) > 0 && !slices.Contains(DerailMethods, m) {
-			return fmt.Errorf("engine: method %q cannot run Derail cases (use %v)", m, DerailMethods)
 		}
 	}
 	if cfg.ShardCount > 0 && (cfg.ShardIndex < 0 || cfg.ShardIndex >= cfg.ShardCount) {
 		return fmt.Errorf("engine: shard index %d out of range for %d shards", cfg.ShardIndex, cfg.ShardCount)
 	}
 	if len(cfg.Derail) > 0 {
-		return validateDerail(cfg.Derail)
+		return validateDerail(cfg.Derail, cfg.Options.CheckpointStatement)
 	}
 	seen := map[string]bool{}
 	for i := range cfg.Problems {
@@ -280,23 +283,19 @@ func validate(cfg Config) error {
 	return nil
 }
 
-// validateDerail checks that every case's checkpoint can be rebuilt.
-func validateDerail(tasks []DerailTask) error {
+// validateDerail checks the checkpoint statement and that every case's
+// checkpoint problem can be built.
+func validateDerail(tasks []DerailTask, statement string) error {
+	if _, err := checkStatement(statement); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
 	seen := map[string]bool{}
 	for _, t := range tasks {
 		if seen[t.Case.CaseID] {
 			return fmt.Errorf("engine: derail case %q appears twice", t.Case.CaseID)
 		}
 		seen[t.Case.CaseID] = true
-		e, err := t.Problem.Env()
-		if err != nil {
-			return fmt.Errorf("engine: %w", err)
-		}
-		init, err := t.Problem.Initial()
-		if err != nil {
-			return fmt.Errorf("engine: problem %s: %w", t.Problem.ProblemID, err)
-		}
-		if _, err := derailCheckpoint(e, t, init); err != nil {
+		if _, err := CheckpointProblem(t, statement); err != nil {
 			return fmt.Errorf("engine: %w", err)
 		}
 	}

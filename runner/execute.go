@@ -12,6 +12,9 @@ import (
 // written from every record in records.jsonl, also when ctx ended early. It
 // does not close out.
 func Execute(ctx context.Context, cfg Config, out *Output) (Result, summary.Summary, error) {
+	if err := refuseLegacyDerail(cfg, out.Existing); err != nil {
+		return Result{}, summary.Summary{}, err
+	}
 	cfg.Done = DoneKeys(out.Existing)
 	cfg.Records, cfg.Traces = out.Records, out.Traces
 	res, err := Run(ctx, cfg)

@@ -41,6 +41,9 @@ type Options struct {
 	// SandboxMode is the sandbox confinement in force (sandbox.Python.Mode),
 	// recorded in every trace.
 	SandboxMode string
+	// CheckpointStatement is how a Derail-550 checkpoint problem is stated:
+	// "paper" (the default) or "full".
+	CheckpointStatement string
 }
 
 // DefaultOptions are the paper's settings.
@@ -78,8 +81,6 @@ type run struct {
 	usage   model.Usage
 	retries int
 	trace   Trace
-	// derail is set for a Derail-550 run.
-	derail *DerailInfo
 }
 
 // RunProblem runs one method on one problem and returns its record and
@@ -301,7 +302,7 @@ func (r *run) finish(method, route string, repairUsed bool, first, final ReplayR
 		Route: route, RepairUsed: repairUsed, Calls: rec.Calls, CachedTokens: rec.CachedTokens, ReasoningTokens: rec.ReasoningTokens,
 		InitialPlanLen: rec.InitialPlanLen, InitialPrefixPermille: rec.InitialPrefixPermille, InitialSuccess: rec.InitialSuccess,
 		FinalPrefixLen: len(final.Prefix), InfraError: rec.InfraError, InfraRetries: rec.InfraRetries, Problem: r.p.Metadata,
-		Derail: r.derail, SandboxMode: r.opts.SandboxMode,
+		SandboxMode: r.opts.SandboxMode,
 	}
 	return rec, t, nil
 }

@@ -48,5 +48,11 @@ func WriteTable(w io.Writer, s summary.Summary) error {
 			}
 		}
 	}
+	if len(s.Derail) > 0 {
+		if len(s.Models) > 0 {
+			fmt.Fprintln(w)
+		}
+		return WriteDerailTable(w, s.Derail)
+	}
 	return nil
 }

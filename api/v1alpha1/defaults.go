@@ -30,8 +30,17 @@ func (s *RepotEvaluationSpec) SuiteOrDefault() Suite {
 	return s.Suite
 }
 
-// MethodsOrDefault returns spec.methods or the default four.
+// MethodsOrDefault returns spec.methods or the default four; for suite
+// derail-550 it returns the Derail conditions instead (spec.methods is
+// ignored there), so that every count of runs is conditions x cases.
 func (s *RepotEvaluationSpec) MethodsOrDefault() []Method {
+	if s.IsDerail() {
+		out := make([]Method, 0, 7)
+		for _, c := range s.DerailConditionsOrDefault() {
+			out = append(out, Method(c))
+		}
+		return out
+	}
 	if len(s.Methods) == 0 {
 		return DefaultMethods()
 	}

@@ -37,7 +37,8 @@ const (
 // sampling settings and the models, and how to run them.
 //
 // +kubebuilder:validation:XValidation:rule="!(self.suite in ['planbench-378', 'derail-550']) || has(self.problems)",message="spec.problems is required when spec.suite is planbench-378 or derail-550: those suites are not generated, give their JSONL through a ConfigMap or URL"
-// +kubebuilder:validation:XValidation:rule="self.suite == 'open-source-120' || (has(self.runner) && has(self.runner.shardsPerModel) ? self.runner.shardsPerModel : 4) * 2000 >= (self.suite == 'puzzlezoo-775' ? 775 : (self.suite == 'derail-550' ? 550 : 378)) * (has(self.methods) ? size(self.methods) : 4)",message="spec.runner.shardsPerModel is too small for this suite: one shard's ledger holds at most 2000 runs (problems x methods / shards), so use at least 2 shards for puzzlezoo-775 with 4 methods and 3 with 6"
+// +kubebuilder:validation:XValidation:rule="self.suite == 'open-source-120' || (has(self.runner) && has(self.runner.shardsPerModel) ? self.runner.shardsPerModel : 4) * 2000 >= (self.suite == 'puzzlezoo-775' ? 775 : (self.suite == 'derail-550' ? 550 : 378)) * (self.suite == 'derail-550' ? (has(self.derail) && has(self.derail.conditions) ? size(self.derail.conditions) : 7) : (has(self.methods) ? size(self.methods) : 4))",message="spec.runner.shardsPerModel is too small for this suite: one shard's ledger holds at most 2000 runs (problems x methods / shards), so use at least 2 shards for puzzlezoo-775 with 4 methods and 3 with 6, and 2 for derail-550 with its 7 conditions"
+// +kubebuilder:validation:XValidation:rule="!has(self.derail) || self.suite == 'derail-550'",message="spec.derail applies to suite derail-550 only: remove it, or set spec.suite to derail-550"
 type RepotEvaluationSpec struct {
 	// suite is the problem suite: open-source-120 (the default),
 	// puzzlezoo-775, planbench-378 or derail-550. open-source-120 and
@@ -156,6 +157,12 @@ type RepotEvaluationSpec struct {
 	// node placement to every child. Immutable once started.
 	// +optional
 	Placement *PlacementSpec `json:"placement,omitempty"`
+	// derail configures a derail-550 evaluation: its conditions (which
+	// take the place of spec.methods, ignored for this suite) and the
+	// checkpoint statement. Only with suite derail-550. Default: all seven
+	// conditions, the paper's statement. Immutable once started.
+	// +optional
+	Derail *DerailSpec `json:"derail,omitempty"`
 }
 
 // ProblemSource is where problem JSONL comes from: exactly one of configMap

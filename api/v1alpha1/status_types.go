@@ -120,6 +120,15 @@ type Summary struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	Adaptive string `json:"adaptive,omitempty"`
+
+	// derail is the Derail-550 recovery rate per condition, abbreviated
+	// (nf no_feedback, eo error_only, sf state_feedback, sla
+	// state_plus_legal_actions, full repot-full, nopfx repot-no-prefix, rst
+	// repot-restart), e.g. "eo 3.1% sla 72.0%"; models in spec order
+	// separated by " | ". Empty for other suites.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Derail string `json:"derail,omitempty"`
 }
 
 // ServerState is the state of a model's server.
@@ -226,6 +235,13 @@ type ModelStatus struct {
 	// start to its end).
 	// +optional
 	GPUSecondsIdle int64 `json:"gpuSecondsIdle,omitempty"`
+	// derail is the Derail-550 recovery per condition, in the order of
+	// spec.derail.conditions; set for suite derail-550 only.
+	// +optional
+	// +listType=map
+	// +listMapKey=condition
+	// +kubebuilder:validation:MaxItems=7
+	Derail []DerailConditionResult `json:"derail,omitempty"`
 }
 
 // ServerStatus is the state of one model's server.

@@ -98,6 +98,7 @@ func printReport(w io.Writer, e *repotv1.RepotEvaluation) {
 		if m.Server.Reason != "" {
 			fmt.Fprintf(w, "   server %s: %s\n", m.Server.Reason, m.Server.Message)
 		}
+		printDerail(w, e, m.Derail)
 		if len(m.Methods) == 0 {
 			continue
 		}

@@ -43,6 +43,8 @@ type runFlags struct {
 	programTimeout        time.Duration
 	programConcurrency    int
 	sandboxMin            string
+	conditions            []string
+	statement             string
 }
 
 // newRunCommand is `repot run`: evaluate the methods on a suite against a
@@ -81,6 +83,7 @@ func newRunCommand() *cobra.Command {
 	fl.DurationVar(&f.programTimeout, "program-timeout", 10*time.Second, "wall-clock limit per model program in the sandbox")
 	fl.IntVar(&f.programConcurrency, "program-concurrency", 0, "programs running at once (default: number of CPUs)")
 	fl.StringVar(&f.sandboxMin, "sandbox-min", string(sandbox.MinSeccomp), "least sandbox confinement to start with: seccomp, seccomp+landlock, seccomp+namespaces or none (see docs/sandbox.md)")
+	addDerailFlags(fl, &f)
 	return cmd
 }
 
@@ -92,8 +95,8 @@ func (f *runFlags) run(c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if derail != nil && !c.Flags().Changed("methods") {
-		f.methods = runner.DerailMethods
+	if err := f.derailMethods(c, derail != nil); err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -150,6 +153,7 @@ func (f *runFlags) run(c *cobra.Command) error {
 	if err := os.WriteFile(filepath.Join(out.Dir, ledger.SandboxModeFile), []byte(sb.Mode()+"\n"), 0o644); err != nil {
 		return fmt.Errorf("writing the sandbox mode: %w", err)
 	}
+	opts.CheckpointStatement = f.statement
 	pp := &runner.ProgressPrinter{W: errw, TTY: isTerminal(errw), Clock: model.SystemClock}
 	cfg := runner.Config{
 		Problems: problems, Derail: derail, Methods: f.methods, Options: opts,
@@ -185,6 +189,9 @@ func (f *runFlags) check() error {
 		return errors.New("give --suite NAME or --problems FILE")
 	}
 	for _, m := range f.methods {
+		if f.suite == envs.SuiteDerail {
+			break // checked against the conditions once the suite is loaded
+		}
 		if !runner.ValidMethod(m) {
 			return fmt.Errorf("unknown method %q (known: %s)", m, strings.Join(runner.Methods, ", "))
 		}

@@ -44,6 +44,8 @@ func TestRunFlagErrors(t *testing.T) {
 		{[]string{"--suite", "open-source-120", "--base-url", "127.0.0.1:8000/v1"}, "--base-url \"127.0.0.1:8000/v1\" must be an http(s) URL"},
 		{[]string{"--suite", "open-source-120", "--program-timeout", "0s"}, "--program-timeout must be positive"},
 		{[]string{"--suite", "open-source-120", "--program-concurrency", "-1"}, "--program-concurrency must be >= 0"},
+		{[]string{"--suite", "open-source-120", "--model", "m", "--conditions", "error_only"}, "--conditions applies to --suite derail-550 only"},
+		{[]string{"--suite", "open-source-120", "--model", "m", "--checkpoint-statement", "full"}, "--checkpoint-statement applies to --suite derail-550 only"},
 	}
 	for _, tc := range tests {
 		_, err := execRun(t, tc.args...)

@@ -67,7 +67,9 @@ func stable(b *strings.Builder, p *envs.Problem) {
 	b.WriteString(strings.TrimSpace(p.NaturalLanguagePrompt))
 	b.WriteString("\n\n")
 	fmt.Fprintf(b, "%s%s\n", labelEnv, p.Environment)
-	fmt.Fprintf(b, "%s%s\n", labelInitial, oneLine(p.InitialState))
+	if !p.HideInitialState {
+		fmt.Fprintf(b, "%s%s\n", labelInitial, oneLine(p.InitialState))
+	}
 	fmt.Fprintf(b, "%s%s\n", labelGoal, oneLine(p.GoalState))
 	if p.MaxSteps > 0 {
 		fmt.Fprintf(b, "%s%d\n", labelMaxSteps, p.MaxSteps)

@@ -23,7 +23,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !json.Valid(got.Initial) || !json.Valid(got.Goal) || got.Environment == "" || got.Attempt < 0 {
+		if (got.Initial != nil && !json.Valid(got.Initial)) || !json.Valid(got.Goal) || got.Environment == "" || got.Attempt < 0 {
 			t.Fatalf("accepted a bad prompt: %+v", got)
 		}
 		if got.Repair != nil && !json.Valid(got.Repair.Checkpoint.State) {

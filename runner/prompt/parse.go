@@ -33,8 +33,12 @@ func Parse(msgs []model.Message) (Parsed, error) {
 	if out.Environment = hl[labelEnv]; out.Environment == "" {
 		return Parsed{}, fmt.Errorf("prompt has no %q line", strings.TrimSpace(labelEnv))
 	}
-	if out.Initial, err = jsonLine(hl, labelInitial); err != nil {
-		return Parsed{}, err
+	// A Derail checkpoint problem stated as the paper does shows no
+	// initial state: Initial stays nil.
+	if _, ok := hl[labelInitial]; ok {
+		if out.Initial, err = jsonLine(hl, labelInitial); err != nil {
+			return Parsed{}, err
+		}
 	}
 	if out.Goal, err = jsonLine(hl, labelGoal); err != nil {
 		return Parsed{}, err

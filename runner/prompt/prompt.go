@@ -62,7 +62,9 @@ type Checkpoint struct {
 // Parsed is what Parse recovers from a prompt.
 type Parsed struct {
 	Environment string
-	// Initial and Goal are the problem's states, one-line JSON.
+	// Initial and Goal are the problem's states, one-line JSON. Initial is
+	// nil when the prompt shows no initial state (a Derail checkpoint
+	// problem stated the paper's way).
 	Initial json.RawMessage
 	Goal    json.RawMessage
 	// MaxSteps is the problem's step limit (0 if the prompt has none).

@@ -68,13 +68,11 @@ func Decide(p *Profile, seed int64, msgs []model.Message) Decision {
 	prob := &envs.Problem{Environment: parsed.Environment, InitialState: parsed.Initial,
 		GoalState: parsed.Goal, MaxSteps: parsed.MaxSteps}
 	d := Decision{Env: e, Problem: prob, Repair: parsed.Repair}
-	initial, err1 := e.DecodeState(parsed.Initial)
-	goal, err2 := e.DecodeState(parsed.Goal)
-	if err1 != nil || err2 != nil {
+	goal, err := e.DecodeState(parsed.Goal)
+	if err != nil {
 		d.Mode = ModeNoPlan
 		return d
 	}
-	d.Start = initial
 	if r := parsed.Repair; r != nil && r.Variant != prompt.Restart {
 		s, err := e.DecodeState(r.Checkpoint.State)
 		if err != nil {
@@ -82,6 +80,22 @@ func Decide(p *Profile, seed int64, msgs []model.Message) Decision {
 			return d
 		}
 		d.Start = s
+	} else if parsed.Initial == nil {
+		// No start state shown (a checkpoint problem stated in the paper's
+		// one sentence): nothing to plan from.
+		d.Mode = ModeNoState
+		return d
+	} else {
+		initial, err := e.DecodeState(parsed.Initial)
+		if err != nil {
+			d.Mode = ModeNoPlan
+			return d
+		}
+		d.Start = initial
+	}
+	startJSON := parsed.Initial
+	if startJSON == nil {
+		startJSON, _ = json.Marshal(d.Start)
 	}
 	plan, err := solve(e, d.Start, goal)
 	if err != nil {
@@ -89,7 +103,7 @@ func Decide(p *Profile, seed int64, msgs []model.Message) Decision {
 		return d
 	}
 	dr := promptKey(seed, msgs)
-	diff := difficulty(parsed.Environment, complexityOf(parsed.Environment, parsed.Initial))
+	diff := difficulty(parsed.Environment, complexityOf(parsed.Environment, startJSON))
 	curve := p.solveCurve(parsed.Environment)
 	mix := p.Failures
 	u := dr.u("solve")

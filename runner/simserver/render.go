@@ -39,6 +39,8 @@ func Render(d Decision, maxTokens int, thinking bool) Reply {
 		body = "OK. (This is the repot simulation, a stand-in for a language model; it answers RePoT planning prompts.)"
 	case ModeNoPlan:
 		body = "I could not find a plan for this problem."
+	case ModeNoState:
+		body = "The prompt does not show the state to continue from, so I cannot compute the moves.\n\n```python\nprint(\"moves = []\")\n```\n"
 	case ModeEmpty:
 		body = ""
 	case ModeProse:

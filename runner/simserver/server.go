@@ -162,8 +162,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 
 	s.m.inflight.Add(1)
 	defer s.m.inflight.Add(-1)
-	d := Decide(s.opt.Profile, s.opt.Seed, msgs)
-	reply := Render(d, req.maxTokens(), req.thinking(msgs))
+	var d Decision
+	var reply Reply
+	if rd, ok := DecideRecovery(s.opt.Profile, s.opt.Seed, msgs); ok {
+		d, reply = rd.Decision, RenderRecovery(rd, req.maxTokens())
+	} else {
+		d = Decide(s.opt.Profile, s.opt.Seed, msgs)
+		reply = Render(d, req.maxTokens(), req.thinking(msgs))
+	}
 	var resp chatResponse
 	resp.ID = "chatcmpl-sim-" + hex.EncodeToString(key.key[:12])
 	resp.Object = "chat.completion"

@@ -55,8 +55,16 @@ func Aggregate(records []Record) Summary {
 	recs, dropped := Dedupe(records)
 	s := Summary{Records: len(recs), Duplicates: dropped, Models: []ModelSummary{}}
 	byModel := map[string][]Record{}
+	var derail []Record
 	for _, r := range recs {
+		if isDerail(r) {
+			derail = append(derail, r)
+			continue
+		}
 		byModel[r.Model] = append(byModel[r.Model], r)
+	}
+	if len(derail) > 0 {
+		s.Derail = aggregateDerail(derail)
 	}
 	for _, m := range sortedKeys(byModel) {
 		s.Models = append(s.Models, aggregateModel(m, byModel[m]))

@@ -76,7 +76,18 @@ type Record struct {
 	// or about to be, from which the operator derives a server's idle time.
 	// 0 in records written before it existed.
 	StartedUnixMilli int64 `json:"started_unix_ms,omitempty"`
+	// Derail is set on Derail-550 records of the current protocol (schema
+	// 2, REPOT.md section 7); Method is then the condition.
+	Derail *DerailRecord `json:"derail,omitempty"`
 }
 
-// Key identifies a run for exactly-once counting.
-func (r Record) Key() string { return r.Model + "\x00" + r.ProblemID + "\x00" + r.Method }
+// Key identifies a run for exactly-once counting. A Derail record's key also
+// names the protocol schema and the checkpoint statement, so records of the
+// earlier protocol, or of the other statement, are never taken for it.
+func (r Record) Key() string {
+	k := r.Model + "\x00" + r.ProblemID + "\x00" + r.Method
+	if r.Derail != nil {
+		k += derailKeySeparator + r.Derail.CheckpointStatement
+	}
+	return k
+}

@@ -14,6 +14,10 @@ type Summary struct {
 	Duplicates int `json:"duplicates"`
 	// Models are sorted by name.
 	Models []ModelSummary `json:"models"`
+	// Derail holds the Derail-550 figures (schema-2 records), one entry per
+	// model and checkpoint statement, sorted; those records are not part of
+	// Models.
+	Derail []DerailModelSummary `json:"derail,omitempty"`
 }
 
 // ModelSummary holds the figures of one model.

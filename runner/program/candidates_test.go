@@ -1,0 +1,142 @@
+package program
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func cand(start int, src string, moves ...string) Candidate {
+	c := Candidate{Start: start, Source: src}
+	for _, m := range moves {
+		c.Moves = append(c.Moves, json.RawMessage(m))
+	}
+	return c
+}
+
+func TestCandidates(t *testing.T) {
+	tests := []struct {
+		name  string
+		reply string
+		want  []Candidate
+	}{
+		{"JSON extraction: the whole reply is a list", `[[1,0,2],[2,0,1]]`,
+			[]Candidate{cand(0, SourceJSON, "[1,0,2]", "[2,0,1]"), cand(0, SourceSpan, "[1,0,2]", "[2,0,1]")}},
+		{"JSON extraction: an object with a moves list", `{"moves": [{"disk": 1, "from": "A", "to": "C", "type": "move"}]}`,
+			[]Candidate{cand(0, SourceJSON, `{"disk":1,"from":"A","to":"C","type":"move"}`), cand(10, SourceSpan, `{"disk":1,"from":"A","to":"C","type":"move"}`)}},
+		{"JSON extraction: a fenced block", "Here:\n```json\n[[\"R\", 0, 1]]\n```\n",
+			[]Candidate{cand(14, SourceJSON, `["R",0,1]`), cand(14, SourceSpan, `["R",0,1]`)}},
+		{"a span needs lists, tuples or dicts", `the list [1, 2, 3] is not moves; nor is []`, nil},
+		{"a mixed list is not a move list", `[[1,0,2], 3]`, nil},
+		{"Python-literal tuples", `moves: [(1, 0, 2), ('B', 2, 0)]`,
+			[]Candidate{cand(7, SourceSpan, "[1,0,2]", `["B",2,0]`)}},
+		{"Python dicts with single quotes", `x [{'disk': 1, 'from': 'A'}] y`,
+			[]Candidate{cand(2, SourceSpan, `{"disk":1,"from":"A"}`)}},
+		{"brackets inside strings do not count", `[["a]b", 0, 1]]`,
+			[]Candidate{cand(0, SourceJSON, `["a]b",0,1]`), cand(0, SourceSpan, `["a]b",0,1]`)}},
+		{"escaped quotes inside strings", `[["a\"]", 0, 1]] tail`,
+			[]Candidate{cand(0, SourceSpan, `["a\"]",0,1]`)}},
+		{"an apostrophe in prose does not hide later spans", "I don't [know] yet.\nFinal: [[1,0,2]]",
+			[]Candidate{cand(27, SourceSpan, "[1,0,2]")}},
+		{"nested spans: outer and inner lists of lists", `[[[1,0,2]], [[2,0,1]]]`,
+			[]Candidate{cand(0, SourceJSON, "[[1,0,2]]", "[[2,0,1]]"), cand(0, SourceSpan, "[[1,0,2]]", "[[2,0,1]]"), cand(1, SourceSpan, "[1,0,2]"), cand(12, SourceSpan, "[2,0,1]")}},
+		{"think sections are removed", "<think>[[9,9,9]]</think>[[1,0,2]]",
+			[]Candidate{cand(0, SourceJSON, "[1,0,2]"), cand(0, SourceSpan, "[1,0,2]")}},
+		{"unbalanced brackets", `[[1,0,2]`, []Candidate{cand(1, SourceSpan, "1", "0", "2")}[:0]},
+		{"two answers in order", "first [[1,0,2]] then [[2,0,1]]",
+			[]Candidate{cand(6, SourceSpan, "[1,0,2]"), cand(21, SourceSpan, "[2,0,1]")}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Candidates(tc.reply)
+			if len(got) == 0 && len(tc.want) == 0 {
+				return
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("Candidates(%q) (-want +got):\n%s", tc.reply, d)
+			}
+		})
+	}
+}
+
+func TestFinalMarker(t *testing.T) {
+	tests := []struct {
+		text string
+		want int
+	}{
+		{"no marker here", -1},
+		{"Final answer: x", 6},
+		{"The solution is; therefore", 17},
+		{"finally the answers", -1},
+		{"SOLUTION", 0},
+		{"finalanswer", -1},
+	}
+	for _, tc := range tests {
+		if got := FinalMarker(tc.text); got != tc.want {
+			t.Errorf("FinalMarker(%q) = %d, want %d", tc.text, got, tc.want)
+		}
+	}
+}
+
+func TestBalancedSpans(t *testing.T) {
+	tests := []struct {
+		text string
+		want [][2]int
+	}{
+		{"a [b] c", [][2]int{{2, 5}}},
+		{"[[x]]", [][2]int{{0, 5}, {1, 4}}},
+		{`["]"]`, [][2]int{{0, 5}}},
+		{`['\']']`, [][2]int{{0, 7}}},
+		{"[\"open\n]", [][2]int{{0, 8}}},
+		{"]][", nil},
+	}
+	for _, tc := range tests {
+		if got := BalancedSpans(tc.text); !cmp.Equal(got, tc.want) {
+			t.Errorf("BalancedSpans(%q) = %v, want %v", tc.text, got, tc.want)
+		}
+	}
+}
+
+func FuzzCandidates(f *testing.F) {
+	for _, s := range []string{`[[1,0,2]]`, `{"moves": [[1,0,2]]}`, "```json\n[[\"R\",0,1]]\n```", `[('a', 1)]`, `[["a\"]", 0]]`, "<think>[[", strings.Repeat("[", 100)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, reply string) {
+		cs := Candidates(reply)
+		if len(cs) > MaxCandidates {
+			t.Fatalf("%d candidates", len(cs))
+		}
+		text := CleanReply(reply)
+		for i, c := range cs {
+			if c.Start < 0 || c.Start >= len(text) || len(c.Moves) == 0 {
+				t.Fatalf("candidate %d: %+v", i, c)
+			}
+			if i > 0 && cs[i-1].Start > c.Start {
+				t.Fatalf("candidates out of order")
+			}
+			for _, m := range c.Moves {
+				if !json.Valid(m) {
+					t.Fatalf("move %q is not JSON", m)
+				}
+			}
+		}
+		_ = FinalMarker(text)
+	})
+}
+
+// BenchmarkCandidates reads a 64 KiB reply full of move lists and prose
+// with apostrophes, the largest reply a 16384-token completion gives.
+func BenchmarkCandidates(b *testing.B) {
+	var sb strings.Builder
+	for sb.Len() < 64<<10 {
+		sb.WriteString("Let's try [[1, 0, 2], [2, 0, 1], [1, 2, 1]] or maybe ('a', [3]) then [[\"R\", 0, 1]]; don't stop.\n")
+	}
+	reply := sb.String()
+	b.SetBytes(int64(len(reply)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Candidates(reply)
+	}
+}
