@@ -117,9 +117,22 @@ func (r *EvaluationResults) Source(origin report.Origin) report.Source {
 	return s
 }
 
-// evaluationEnergy is the GPU use per model from the status, when the
-// status carries it. The RepotEvaluation status has no GPU fields yet; this
-// is the one place to map them once it does.
-func evaluationEnergy(_ *repotv1.RepotEvaluation, _ summary.Summary) []report.ModelEnergy {
-	return nil
+// evaluationEnergy is the GPU use per model from the status:
+// status.models[].gpuSecondsHeld, over the problems solved by all methods
+// together (a problem solved by two methods counts twice). The status has no
+// energy reading yet (Joules stays 0); this is the one place to map it once
+// it does.
+func evaluationEnergy(e *repotv1.RepotEvaluation, _ summary.Summary) []report.ModelEnergy {
+	var out []report.ModelEnergy
+	for _, m := range e.Status.Models {
+		if m.GPUSecondsHeld <= 0 {
+			continue
+		}
+		me := report.ModelEnergy{Model: m.Name, GPUSeconds: m.GPUSecondsHeld}
+		for _, r := range m.Methods {
+			me.Solved += int(r.Solved)
+		}
+		out = append(out, me)
+	}
+	return out
 }

@@ -144,3 +144,16 @@ func TestScheduleHistory(t *testing.T) {
 		t.Errorf("history (-want +got):\n%s", diff)
 	}
 }
+
+func TestEvaluationEnergy(t *testing.T) {
+	e := revtesting.MakeEvaluation("ev", "ns").Simulated("a", "strong", 1).Simulated("b", "weak", 2).Obj()
+	e.Status.Models = []repotv1.ModelStatus{
+		{Name: "a", GPUSecondsHeld: 7200, Methods: []repotv1.MethodResult{{Method: "pot", Solved: 3}, {Method: "repot", Solved: 5}}},
+		{Name: "b"}, // no GPU figures: left out
+	}
+	got := evaluationEnergy(e, summary.Summary{})
+	want := []report.ModelEnergy{{Model: "a", GPUSeconds: 7200, Solved: 8}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("energy (-want +got):\n%s", diff)
+	}
+}

@@ -84,4 +84,3 @@ DIR/<evaluation>/ and the schedule's history to DIR/schedule.json.`,
 	f.StringVarP(&o.out, "out", "o", "", "output directory")
 	return cmd
 }
-

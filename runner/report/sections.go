@@ -323,11 +323,20 @@ func energySection(b *sectionBuilder, energy []ModelEnergy) {
 		t.Rows = append(t.Rows, []string{e.Model, strconv.FormatInt(e.GPUSeconds, 10), strconv.FormatInt(e.Joules, 10), strconv.Itoa(e.Solved),
 			perSolved(e.GPUSeconds, e.Solved), perSolved(e.Joules, e.Solved), src})
 	}
-	p, err := stackedChart("Joules per solved problem", "joules per solved problem", models, []string{"joules per solved"}, func(c, _ int) float64 {
+	// Joules when any model has an energy reading, else GPU-seconds.
+	title, unit := "GPU-seconds per solved problem", "GPU-seconds per solved problem"
+	value := func(e ModelEnergy) int64 { return e.GPUSeconds }
+	for _, e := range energy {
+		if e.Joules > 0 {
+			title, unit = "Joules per solved problem", "joules per solved problem"
+			value = func(e ModelEnergy) int64 { return e.Joules }
+		}
+	}
+	p, err := stackedChart(title, unit, models, []string{unit}, func(c, _ int) float64 {
 		if energy[c].Solved == 0 {
 			return 0
 		}
-		return float64(energy[c].Joules) / float64(energy[c].Solved)
+		return float64(value(energy[c])) / float64(energy[c].Solved)
 	})
 	b.add("energy", "GPU energy per solved problem",
 		"The model servers' GPU time and energy over the evaluation, divided by the problems solved over all methods.",
