@@ -37,6 +37,9 @@ type plan struct {
 	RequeueAfter time.Duration
 	// DeleteEvaluation is set when the TTL after finishing has passed.
 	DeleteEvaluation bool
+	// Queue are the actions on Kueue Workloads (kueue_wiring.go), carried
+	// out after the children.
+	Queue []queueOp
 }
 
 // planEvaluation is the controller's decision for one evaluation and the
@@ -56,13 +59,16 @@ func planEvaluation(e *repotv1.RepotEvaluation, w *world, o Options) plan {
 		// observed and say why it cannot go on.
 	case ended:
 		p.planEnded(e, w, out)
+		p.planKueue(e, w, o, models, true)
 	case e.Status.StartTime != nil || !e.Spec.IsSuspended():
 		p.planChildren(e, w, o, views, models)
+		p.planKueue(e, w, o, models, false)
 	}
 	after := project(w, &p)
 	afterModels := decideModels(e, after, res, ended)
 	runners := diagnoseModelsRunners(e, w, afterModels)
 	p.Status = buildStatus(e, after, out, observeServers(e, after, o, ended, afterModels), afterModels, res, runners)
+	kueueStatus(&p.Status, e, w)
 	if w.Rejected != nil {
 		p.planRejected(e, w.Rejected, w.Now)
 		return p

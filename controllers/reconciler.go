@@ -26,6 +26,8 @@ type EvaluationReconciler struct {
 	opts      Options
 	ledgers   *recordCache
 	metrics   *evaluationMetrics
+	// queue is Kueue, when the cluster serves it (setupKueue).
+	queue Queue
 }
 
 // RBAC, least privilege: children are created (and servers deleted, Jobs
@@ -82,6 +84,11 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if rejected != nil {
 		w.Rejected = rejected
 		p = planEvaluation(e, w, r.opts)
+	}
+	//    Then the Kueue Workloads: create, hand back an evicted one's
+	//    quota, mark a done model's finished.
+	if err := r.applyQueue(ctx, p.Queue); err != nil {
+		return ctrl.Result{}, err
 	}
 	// 6. Write the status once, if it changed.
 	if err := r.writeStatus(ctx, e, p.Status); err != nil {

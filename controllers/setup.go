@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 )
@@ -31,6 +32,7 @@ func CacheOptions(namespace string) cache.Options {
 	for _, k := range childObjects() {
 		opts.ByObject[k] = cache.ByObject{Label: managed}
 	}
+	opts.ByObject[&kueue.Workload{}] = cache.ByObject{Label: managed}
 	if namespace != "" {
 		opts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
 	}
@@ -73,6 +75,10 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles})
 	for _, k := range childObjects() {
 		b = b.Owns(k)
+	}
+	b, err := setupKueue(ctx, mgr, r, b)
+	if err != nil {
+		return err
 	}
 	return b.Complete(rec)
 }

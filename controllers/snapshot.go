@@ -42,6 +42,9 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 	if err := r.readMountFailures(ctx, e, w); err != nil {
 		return nil, err
 	}
+	if err := r.observeKueue(ctx, e, w); err != nil {
+		return nil, err
+	}
 
 	w.Records, w.LedgerProblems = r.ledgers.read(namespacedName(e), w.Ledgers)
 	res := r.ledgers.results(namespacedName(e), resultsKey(e.Generation, w.Ledgers), func() evaluationResults {

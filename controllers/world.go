@@ -60,6 +60,11 @@ type world struct {
 	// MountFailures are the latest FailedMount event messages of runner
 	// pods Pending past their grace period, by pod name.
 	MountFailures map[string]string
+
+	// Kueue is what Kueue says of a queued evaluation's models (kueue.go);
+	// KueueMissing that the evaluation is queued but Kueue is not installed.
+	Kueue        queueWorld
+	KueueMissing bool
 }
 
 // problemsInfo describes the evaluation's problem set.

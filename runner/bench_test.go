@@ -67,10 +67,14 @@ func BenchmarkPerCallWork(b *testing.B) {
 
 // BenchmarkCapacityShare runs open-source-120 x the four default methods at
 // the default concurrency against a simulated server with its default
-// latency model and throughput cap, and reports the share of the server's
-// decode capacity the run used (from /metrics before and after). The
-// latency scale (real seconds per simulated second) comes from
-// REPOT_BENCH_LATENCY_SCALE (default 0.25) so the run takes about a minute.
+// latency model and throughput cap, once per run order (suite order, the
+// old engine's; longest expected reply first, the default), and reports the
+// share of the server's decode capacity each run used (from /metrics before
+// and after) and its wall clock over the capacity bound (the simulated
+// seconds the decoded tokens need at the cap). The latency scale (real
+// seconds per simulated second) comes from REPOT_BENCH_LATENCY_SCALE
+// (default 0.25) so each order takes about a minute; the calls in flight
+// from REPOT_BENCH_CONCURRENCY (default DefaultConcurrency).
 //
 //	go test -run '^$' -bench CapacityShare -benchtime 1x ./runner/
 func BenchmarkCapacityShare(b *testing.B) {
@@ -82,39 +86,74 @@ func BenchmarkCapacityShare(b *testing.B) {
 		}
 		scale = f
 	}
-	for i := 0; i < b.N; i++ {
-		opts := simOptions(b, 1, 0)
-		opts.Latency = simserver.DefaultLatency
-		opts.Latency.Scale = scale
-		hs := startSim(b, opts, nil)
-		before, err := simserver.Scrape(context.Background(), nil, hs.URL, time.Now())
-		if err != nil {
-			b.Fatal(err)
+	conc := DefaultConcurrency
+	if v := os.Getenv("REPOT_BENCH_CONCURRENCY"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("REPOT_BENCH_CONCURRENCY=%q: want a positive integer", v)
 		}
-		res, _ := runInto(b, context.Background(), b.TempDir(), simClient(b, hs, 3), openSource(b, 0), DefaultConcurrency)
-		after, err := simserver.Scrape(context.Background(), nil, hs.URL, time.Now())
-		if err != nil {
-			b.Fatal(err)
-		}
-		share, err := simserver.CapacityShare(before, after)
-		if err != nil {
-			b.Fatal(err)
-		}
-		infra, retries, completion := 0, 0, 0
-		for _, r := range res.Records {
-			completion += r.CompletionTokens
-			retries += r.InfraRetries
-			if r.InfraError != "" {
-				infra++
-			}
-		}
-		if infra > 0 || retries > 0 {
-			b.Errorf("%d infra errors and %d retries: the measurement is not of a healthy run", infra, retries)
-		}
-		b.Logf("%d runs, max %d calls in flight, %d completion tokens recorded, server: %.0f completion / %.0f decoded tokens: %s",
-			len(res.Records), res.MaxInFlight, completion, after.CompletionTokens-before.CompletionTokens, after.DecodeTokens-before.DecodeTokens, share)
-		b.ReportMetric(100*share.Capacity, "%capacity")
-		b.ReportMetric(100*share.Busy, "%busy")
-		b.ReportMetric(share.TokensPerSecond, "tokens/sim-s")
+		conc = n
 	}
+	for _, order := range []Order{OrderSuite, OrderLongestFirst} {
+		b.Run("order="+string(order), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				capacityShare(b, scale, order, conc)
+			}
+		})
+	}
+}
+
+// capacityShare makes one capacity measurement with the given run order.
+func capacityShare(b *testing.B, scale float64, order Order, conc int) {
+	opts := simOptions(b, 1, 0)
+	opts.Latency = simserver.DefaultLatency
+	opts.Latency.Scale = scale
+	hs := startSim(b, opts, nil)
+	out, err := OpenOutput(b.TempDir(), "", true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer out.Close()
+	ropts := DefaultOptions()
+	ropts.Model = "sim-strong"
+	cfg := Config{
+		Problems: openSource(b, 0), Methods: DefaultMethods, Options: ropts, Concurrency: conc, Order: order,
+		Deps: Deps{Client: simClient(b, hs, 3), Sandbox: realSandbox(b), Clock: model.SystemClock},
+	}
+	before, err := simserver.Scrape(context.Background(), nil, hs.URL, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, _, err := Execute(context.Background(), cfg, out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	after, err := simserver.Scrape(context.Background(), nil, hs.URL, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	share, err := simserver.CapacityShare(before, after)
+	if err != nil {
+		b.Fatal(err)
+	}
+	infra, retries, completion := 0, 0, 0
+	for _, r := range res.Records {
+		completion += r.CompletionTokens
+		retries += r.InfraRetries
+		if r.InfraError != "" {
+			infra++
+		}
+	}
+	if infra > 0 || retries > 0 {
+		b.Errorf("%d infra errors and %d retries: the measurement is not of a healthy run", infra, retries)
+	}
+	decoded := after.DecodeTokens - before.DecodeTokens
+	bound := decoded / after.Capacity
+	b.Logf("order %s, concurrency %d: %d runs, max %d calls in flight, %d completion tokens recorded, server: %.0f completion / %.0f decoded tokens: %s; capacity bound %.0f simulated s, wall %.0f simulated s (%.3fx)",
+		order, conc, len(res.Records), res.MaxInFlight, completion, after.CompletionTokens-before.CompletionTokens, decoded, share,
+		bound, share.SimulatedSeconds, share.SimulatedSeconds/bound)
+	b.ReportMetric(100*share.Capacity, "%capacity")
+	b.ReportMetric(100*share.Busy, "%busy")
+	b.ReportMetric(share.TokensPerSecond, "tokens/sim-s")
+	b.ReportMetric(share.SimulatedSeconds/bound, "wall/bound")
 }

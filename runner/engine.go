@@ -43,6 +43,10 @@ type Config struct {
 	// Progress, when not nil, is called (from one goroutine) after each run
 	// is written.
 	Progress func(Progress)
+	// Order orders the runs (default OrderLongestFirst): their first calls
+	// are admitted in this order, each with its expected reply length as
+	// its priority at the Gate.
+	Order Order
 }
 
 // Progress reports the engine's advance.
@@ -157,6 +161,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	deps := cfg.Deps
 	deps.Gate = NewGate(conc)
 	jobs, skipped := cfg.jobs()
+	orderJobs(jobs, cfg.Order)
 	res := Result{Skipped: skipped, Planned: len(jobs)}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -184,7 +189,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		wg.Add(1)
 		go func(j job) {
 			defer wg.Done()
-			rec, tr, err := j.do(ctx, deps, cfg.Options)
+			jctx := ctx
+			if cfg.Order != OrderSuite {
+				jctx = WithPriority(ctx, j.expected())
+			}
+			rec, tr, err := j.do(jctx, deps, cfg.Options)
 			switch {
 			case errors.Is(err, ErrAborted):
 				return
@@ -248,6 +257,9 @@ func validate(cfg Config) error {
 	}
 	if len(cfg.Methods) == 0 {
 		return errors.New("engine: no methods")
+	}
+	if cfg.Order != "" && cfg.Order != OrderLongestFirst && cfg.Order != OrderSuite {
+		return fmt.Errorf("engine: unknown order %q (known: %s, %s)", cfg.Order, OrderLongestFirst, OrderSuite)
 	}
 	for _, m := range cfg.Methods {
 		if len(cfg.Derail) > 0 {

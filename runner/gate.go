@@ -9,17 +9,40 @@ import (
 // repair or a fresh retry of a run that already made its first call) are
 // admitted before waiting first calls, so that a repair is issued as soon as
 // its replay finishes and runs complete rather than pile up half-done.
-// Within a priority, waiters are admitted in arrival order.
+// Within each class, waiters with a higher priority (WithPriority: the
+// run's expected reply length, so the longest replies start first) are
+// admitted first, and equal priorities in arrival order.
 type Gate struct {
 	mu        sync.Mutex
 	capacity  int
 	inFlight  int
 	maxFlight int
-	high, low []chan struct{}
+	seq       uint64
+	high, low []*waiter
+}
+
+// waiter is a call waiting for a slot.
+type waiter struct {
+	ch   chan struct{}
+	prio int
+	seq  uint64
 }
 
 // NewGate returns a gate admitting at most n calls at once (n < 1 means 1).
 func NewGate(n int) *Gate { return &Gate{capacity: max(1, n)} }
+
+type priorityKey struct{}
+
+// WithPriority returns ctx carrying the priority of the calls made under it
+// at a Gate (higher first; 0 when unset).
+func WithPriority(ctx context.Context, prio int) context.Context {
+	return context.WithValue(ctx, priorityKey{}, prio)
+}
+
+func priorityOf(ctx context.Context) int {
+	p, _ := ctx.Value(priorityKey{}).(int)
+	return p
+}
 
 // Acquire waits for a slot. It returns ctx's error, holding no slot, when
 // ctx ends first.
@@ -30,19 +53,20 @@ func (g *Gate) Acquire(ctx context.Context, followUp bool) error {
 		g.mu.Unlock()
 		return nil
 	}
-	ch := make(chan struct{})
+	g.seq++
+	w := &waiter{ch: make(chan struct{}), prio: priorityOf(ctx), seq: g.seq}
 	if followUp {
-		g.high = append(g.high, ch)
+		insert(&g.high, w)
 	} else {
-		g.low = append(g.low, ch)
+		insert(&g.low, w)
 	}
 	g.mu.Unlock()
 	select {
-	case <-ch:
+	case <-w.ch:
 		return nil
 	case <-ctx.Done():
 		g.mu.Lock()
-		removed := remove(&g.high, ch) || remove(&g.low, ch)
+		removed := remove(&g.high, w) || remove(&g.low, w)
 		g.mu.Unlock()
 		if !removed {
 			// The slot was handed over while ctx ended: give it back.
@@ -56,7 +80,7 @@ func (g *Gate) Acquire(ctx context.Context, followUp bool) error {
 func (g *Gate) Release() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	var next chan struct{}
+	var next *waiter
 	switch {
 	case len(g.high) > 0:
 		next, g.high = g.high[0], g.high[1:]
@@ -67,7 +91,7 @@ func (g *Gate) Release() {
 		return
 	}
 	// The slot passes to next: inFlight is unchanged.
-	close(next)
+	close(next.ch)
 }
 
 // MaxInFlight is the largest number of calls that were in flight at once.
@@ -82,9 +106,21 @@ func (g *Gate) take() {
 	g.maxFlight = max(g.maxFlight, g.inFlight)
 }
 
-func remove(q *[]chan struct{}, ch chan struct{}) bool {
+// insert places w in q, which is kept in admission order: priority
+// descending, then arrival.
+func insert(q *[]*waiter, w *waiter) {
+	i := len(*q)
+	for i > 0 && (*q)[i-1].prio < w.prio {
+		i--
+	}
+	*q = append(*q, nil)
+	copy((*q)[i+1:], (*q)[i:])
+	(*q)[i] = w
+}
+
+func remove(q *[]*waiter, w *waiter) bool {
 	for i, c := range *q {
-		if c == ch {
+		if c == w {
 			*q = append((*q)[:i], (*q)[i+1:]...)
 			return true
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // waiting reports how many waiters the gate holds.
@@ -107,5 +109,46 @@ func TestGateCancelAfterHandOverReturnsSlot(t *testing.T) {
 	defer g.mu.Unlock()
 	if g.inFlight != 0 {
 		t.Errorf("inFlight = %d after all releases, want 0", g.inFlight)
+	}
+}
+
+func TestGatePriorityOrder(t *testing.T) {
+	g := NewGate(1)
+	if err := g.Acquire(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	type arrival struct {
+		name     string
+		followUp bool
+		prio     int
+	}
+	arrivals := []arrival{
+		{"first-short", false, 10},
+		{"first-long", false, 900},
+		{"first-short-2", false, 10},
+		{"repair-short", true, 5},
+		{"first-unset", false, 0},
+		{"repair-long", true, 700},
+		{"first-mid", false, 300},
+	}
+	order := make(chan string, len(arrivals))
+	for i, a := range arrivals {
+		go func() {
+			if err := g.Acquire(WithPriority(context.Background(), a.prio), a.followUp); err != nil {
+				t.Error(err)
+				return
+			}
+			order <- a.name
+		}()
+		waitFor(t, func() bool { return waiting(g) == i+1 })
+	}
+	var got []string
+	for range arrivals {
+		g.Release()
+		got = append(got, <-order)
+	}
+	want := []string{"repair-long", "repair-short", "first-long", "first-mid", "first-short", "first-short-2", "first-unset"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("admission order (-want +got):\n%s", diff)
 	}
 }

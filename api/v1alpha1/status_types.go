@@ -242,6 +242,15 @@ type ModelStatus struct {
 	// +listMapKey=condition
 	// +kubebuilder:validation:MaxItems=7
 	Derail []DerailConditionResult `json:"derail,omitempty"`
+
+	// admission is where the model's Kueue Workload stands, for an
+	// evaluation with the label kueue.x-k8s.io/queue-name: Absent, Pending,
+	// Admitted, Evicted or Finished, with Kueue's message (why it waits,
+	// which ClusterQueue admitted it, why it was evicted). Empty without the
+	// label. Written by the operator.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Admission string `json:"admission,omitempty"`
 }
 
 // ServerStatus is the state of one model's server.

@@ -65,6 +65,13 @@ func startControlPlane(root string) (*envtest.Environment, *rest.Config, error) 
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
+	// Kueue's CRDs, so that the Workload contract is checked by the API
+	// server (the Kueue tests skip when they are missing).
+	if dir, why := kueueCRDs(root); why == "" {
+		env.CRDDirectoryPaths = append(env.CRDDirectoryPaths, dir)
+	} else {
+		kueueMissing = why
+	}
 	// Room for more Services than the default /24 allows (the benchmark
 	// makes 400).
 	env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", "10.0.0.0/16")

@@ -93,12 +93,16 @@ type testCluster struct {
 	logs       string
 }
 
-func startTestCluster() *testCluster {
-	tc := &testCluster{logs: filepath.Join(stateDir, "test-logs")}
+func startTestCluster() *testCluster { return startTestClusterIn(stateDir) }
+
+// startTestClusterIn starts a local cluster with state dir dir and extra
+// `localcluster up` flags, and the operator.
+func startTestClusterIn(dir string, extra ...string) *testCluster {
+	tc := &testCluster{logs: filepath.Join(dir, "test-logs")}
 	Expect(os.MkdirAll(tc.logs, 0o755)).To(Succeed())
 	tc.cluster = startChild("localcluster", filepath.Join(tc.logs, "localcluster.log"), nil,
-		filepath.Join(binDir, "localcluster"), "up", "--dir", stateDir, "--bin-dir", binDir, "--repot", filepath.Join(binDir, "repot"))
-	ready := filepath.Join(stateDir, "ready")
+		append([]string{filepath.Join(binDir, "localcluster"), "up", "--dir", dir, "--bin-dir", binDir, "--repot", filepath.Join(binDir, "repot")}, extra...)...)
+	ready := filepath.Join(dir, "ready")
 	Eventually(func() error {
 		if !tc.cluster.alive() {
 			StopTrying("local cluster exited:\n" + tailFile(tc.cluster.log, 30)).Now()
@@ -106,7 +110,7 @@ func startTestCluster() *testCluster {
 		_, err := os.Stat(ready)
 		return err
 	}).WithTimeout(4 * time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
-	tc.kubeconfig = filepath.Join(stateDir, "kubeconfig")
+	tc.kubeconfig = filepath.Join(dir, "kubeconfig")
 	cfg, err := clientcmd.BuildConfigFromFlags("", tc.kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
 	cfg.QPS, cfg.Burst = 50, 100

@@ -29,6 +29,8 @@ type upOptions struct {
 	images                         []string
 	keepData                       bool
 	readyTimeout                   time.Duration
+	// kueue starts the Kueue manager (bin/kueue) once the cluster is ready.
+	kueue bool
 }
 
 func newUpCommand() *cobra.Command {
@@ -61,6 +63,7 @@ with reason ErrImagePull (ImageNotRunnableOnProcessNode).`,
 	f.StringSliceVar(&o.images, "image", nodeagent.DefaultImagePatterns, "images the nodes run (repository name, or a glob over the whole reference)")
 	f.BoolVar(&o.keepData, "keep-data", false, "keep etcd data from an earlier run")
 	f.DurationVar(&o.readyTimeout, "ready-timeout", 3*time.Minute, "how long to wait for the cluster to become ready")
+	f.BoolVar(&o.kueue, "kueue", false, "also install Kueue's CRDs and run the Kueue manager (BIN-DIR/kueue, built by hack/build-kueue.sh)")
 	return cmd
 }
 
@@ -91,6 +94,7 @@ type localCluster struct {
 	agentDone chan error
 	cleanups  []func()
 	log       io.Writer
+	kueue     *cluster.Kueue
 }
 
 // startCluster starts the control plane and the node agent and waits until
@@ -189,6 +193,14 @@ func startCluster(ctx context.Context, o upOptions, log io.Writer) (lc *localClu
 	if err := waitClusterReady(ctx, cs, cp, nodes, o.readyTimeout); err != nil {
 		return nil, err
 	}
+	if o.kueue {
+		k, err := cp.StartKueue(ctx, cluster.KueueOptions{Bin: filepath.Join(binDir, "kueue"), Log: log})
+		if err != nil {
+			return nil, err
+		}
+		lc.kueue = k
+		lc.cleanups = append(lc.cleanups, k.Stop)
+	}
 	if err := os.WriteFile(l.ReadyFile(), []byte(l.Kubeconfig()+"\n"), 0o644); err != nil {
 		return nil, err
 	}
@@ -210,6 +222,9 @@ func (lc *localCluster) Wait(ctx context.Context) error {
 			return fmt.Errorf("node agent stopped: %v", err)
 		case <-tick.C:
 			if err := lc.cp.Failed(); err != nil {
+				return err
+			}
+			if err := lc.kueue.Failed(); err != nil {
 				return err
 			}
 		}

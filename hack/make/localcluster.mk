@@ -25,7 +25,7 @@ demo: localcluster-bins ## Run the simulated sample evaluation end to end on a l
 	bin/localcluster demo --dir $(LOCALCLUSTER_STATE)
 
 # End-to-end tests on the same local cluster (Ginkgo, build tag e2e).
-e2e: localcluster-bins ## End-to-end tests on the local cluster.
+e2e: localcluster-bins kueue-bin ## End-to-end tests on the local cluster (with the real Kueue manager for the admission tests).
 	REPOT_E2E_BIN=$(CURDIR)/bin REPOT_E2E_STATE=$(CURDIR)/$(E2E_STATE) REPOT_E2E_ROOT=$(CURDIR) \
 		go test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v ./hack/e2e/ $(E2E_FLAGS)
 

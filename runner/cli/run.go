@@ -42,6 +42,7 @@ type runFlags struct {
 	disableThinking       bool
 	programTimeout        time.Duration
 	programConcurrency    int
+	order                 string
 	sandboxMin            string
 	conditions            []string
 	statement             string
@@ -70,6 +71,8 @@ func newRunCommand() *cobra.Command {
 	fl.StringVar(&f.modelLabel, "model-label", "", "model name recorded in records and traces (default --model)")
 	fl.StringVar(&f.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (unset: no key)")
 	fl.IntVar(&f.concurrency, "concurrency", runner.DefaultConcurrency, "model calls in flight at most")
+	fl.StringVar(&f.order, "order", string(runner.OrderLongestFirst), "run order: "+string(runner.OrderLongestFirst)+
+		" (longest expected reply first, from environment and complexity) or "+string(runner.OrderSuite))
 	fl.StringVar(&f.out, "out", "repot-out", "output directory")
 	fl.StringVar(&f.traces, "traces", "", "traces JSONL file (default DIR/traces.jsonl)")
 	fl.BoolVar(&f.resume, "resume", false, "continue DIR: skip runs its records.jsonl holds (infra errors are run again)")
@@ -159,7 +162,7 @@ func (f *runFlags) run(c *cobra.Command) error {
 		Problems: problems, Derail: derail, Methods: f.methods, Options: opts,
 		Deps:        runner.Deps{Client: client, Sandbox: runner.FromSandbox(sb), Clock: model.SystemClock},
 		Concurrency: f.concurrency, ShardIndex: f.shardIndex, ShardCount: f.shardCnt,
-		Progress: pp.Update,
+		Progress: pp.Update, Order: runner.Order(f.order),
 	}
 	units := fmt.Sprintf("%d problems", len(runner.ShardProblems(problems, f.shardIndex, f.shardCnt)))
 	if derail != nil {

@@ -1,0 +1,170 @@
+package integration_test
+
+import (
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/runner/summary"
+)
+
+// These tests hold the Workload contract against the real API server with
+// Kueue's CRDs (from the module cache): the test plays Kueue's scheduler,
+// writing admission and eviction into the Workload status as Kueue does.
+// hack/e2e runs the same flow against the real Kueue manager.
+var _ = Describe("Kueue admission (the test plays Kueue)", func() {
+	BeforeEach(func() {
+		if kueueMissing != "" {
+			Skip("Kueue's CRDs are not installed in the test API server: " + kueueMissing)
+		}
+	})
+
+	getWorkload := func(g Gomega, ns, model string) *kueue.Workload {
+		var wl kueue.Workload
+		g.Expect(k8s.Get(ctx, key(ns, controllers.WorkloadName("ev", model)), &wl)).To(Succeed())
+		return &wl
+	}
+	setStatus := func(ns, model string, f func(wl *kueue.Workload)) {
+		Eventually(func(g Gomega) {
+			wl := getWorkload(g, ns, model)
+			f(wl)
+			g.Expect(k8s.Status().Update(ctx, wl)).To(Succeed())
+		}).Should(Succeed())
+	}
+	setCond := func(wl *kueue.Workload, t string, s metav1.ConditionStatus, reason, msg string) {
+		apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg})
+	}
+	admit := func(ns, model string) {
+		setStatus(ns, model, func(wl *kueue.Workload) {
+			var psas []kueue.PodSetAssignment
+			for _, ps := range wl.Spec.PodSets {
+				psas = append(psas, kueue.PodSetAssignment{Name: ps.Name, Count: &ps.Count,
+					Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{corev1.ResourceCPU: "h100"}})
+			}
+			wl.Status.Admission = &kueue.Admission{ClusterQueue: "gpus", PodSetAssignments: psas}
+			setCond(wl, kueue.WorkloadQuotaReserved, metav1.ConditionTrue, "QuotaReserved", "Quota reserved in ClusterQueue gpus")
+			setCond(wl, kueue.WorkloadAdmitted, metav1.ConditionTrue, "Admitted", "The workload is admitted")
+			setCond(wl, kueue.WorkloadEvicted, metav1.ConditionFalse, "QuotaReserved", "")
+		})
+	}
+	modelChildren := func(ns, model string) func(g Gomega) []string {
+		return func(g Gomega) []string {
+			var names []string
+			var ds appsv1.DeploymentList
+			g.Expect(k8s.List(ctx, &ds, client.InNamespace(ns))).To(Succeed())
+			for _, d := range ds.Items {
+				if d.Labels[controllers.LabelModel] == model {
+					names = append(names, d.Name)
+				}
+			}
+			var js batchv1.JobList
+			g.Expect(k8s.List(ctx, &js, client.InNamespace(ns))).To(Succeed())
+			for _, j := range js.Items {
+				if j.Labels[controllers.LabelModel] == model {
+					names = append(names, j.Name)
+				}
+			}
+			var ss corev1.ServiceList
+			g.Expect(k8s.List(ctx, &ss, client.InNamespace(ns))).To(Succeed())
+			for _, s := range ss.Items {
+				if s.Labels[controllers.LabelModel] == model {
+					names = append(names, s.Name)
+				}
+			}
+			return names
+		}
+	}
+
+	It("creates nothing of a model until its Workload is admitted, places it by the flavor, removes it on eviction and resumes from the ledger", func() {
+		ns := createNamespace("kueue")
+		flavor := &kueue.ResourceFlavor{
+			ObjectMeta: metav1.ObjectMeta{Name: "h100"},
+			Spec: kueue.ResourceFlavorSpec{
+				NodeLabels:  map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+				Tolerations: []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+			},
+		}
+		if err := k8s.Create(ctx, flavor); err != nil {
+			Expect(k8s.Get(ctx, key("", "h100"), flavor)).To(Succeed())
+		}
+		e := revtesting.MakeEvaluation("ev", ns).Simulated("a", "strong", 1).Simulated("b", "weak", 2).Shards(1).Obj()
+		e.Labels = map[string]string{controllers.QueueNameLabel: "gpus"}
+		Expect(k8s.Create(ctx, e)).To(Succeed())
+
+		By("one Workload per model, in the LocalQueue, with the server and runner pod sets")
+		for _, m := range []string{"a", "b"} {
+			Eventually(func(g Gomega) {
+				wl := getWorkload(g, ns, m)
+				g.Expect(string(wl.Spec.QueueName)).To(Equal("gpus"))
+				g.Expect(wl.Spec.PodSets).To(HaveLen(2))
+				g.Expect(metav1.IsControlledBy(wl, getEval(ns, "ev"))).To(BeTrue())
+			}).Should(Succeed())
+		}
+		Consistently(modelChildren(ns, "a")).Should(BeEmpty())
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(e.Status.Models).To(HaveLen(2))
+			g.Expect(e.Status.Models[0].Admission).To(HavePrefix("Pending"))
+		})
+
+		By("admitting model a: its children appear, placed by the flavor; b still has none")
+		admit(ns, "a")
+		Eventually(func(g Gomega) {
+			var d appsv1.Deployment
+			g.Expect(k8s.Get(ctx, key(ns, controllers.ServerName("ev", "a")), &d)).To(Succeed())
+			g.Expect(d.Spec.Template.Spec.NodeSelector).To(HaveKeyWithValue("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"))
+			g.Expect(d.Spec.Template.Spec.Tolerations).To(ContainElement(HaveField("Key", "nvidia.com/gpu")))
+		}).Should(Succeed())
+		setServerReady(ns, "ev", "a", true)
+		Eventually(func(g Gomega) {
+			var j batchv1.Job
+			g.Expect(k8s.Get(ctx, key(ns, controllers.RunnerJobName("ev", "a")), &j)).To(Succeed())
+			g.Expect(j.Spec.Template.Spec.NodeSelector).To(HaveKeyWithValue("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"))
+		}).Should(Succeed())
+		Expect(modelChildren(ns, "b")(Default)).To(BeEmpty())
+		ledger := controllers.LedgerName("ev", "a", 0)
+		writeLedger(ns, ledger, rec("a", "p1", "pot", true, summary.RouteInitialSuccess, 1), rec("a", "p2", "pot", false, summary.RouteInitialSuccess, 1))
+
+		By("evicting model a: its children go, its ledger stays, its quota is handed back")
+		setStatus(ns, "a", func(wl *kueue.Workload) {
+			setCond(wl, kueue.WorkloadEvicted, metav1.ConditionTrue, "Preempted", "Preempted to accommodate a higher priority Workload")
+		})
+		Eventually(modelChildren(ns, "a")).Should(BeEmpty())
+		Eventually(func(g Gomega) {
+			wl := getWorkload(g, ns, "a")
+			g.Expect(wl.Status.Admission).To(BeNil())
+			g.Expect(apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved)).To(BeFalse())
+			g.Expect(apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadRequeued)).To(BeTrue())
+		}).Should(Succeed())
+		var cm corev1.ConfigMap
+		Expect(k8s.Get(ctx, key(ns, ledger), &cm)).To(Succeed())
+		Expect(strings.Count(cm.Data[controllers.LedgerDataKey], "\n")).To(Equal(2), "the ledger lost records at the eviction")
+
+		By("re-admitting model a: the children come back and the runner resumes from the ledger")
+		admit(ns, "a")
+		Eventually(exists(&appsv1.Deployment{}, ns, controllers.ServerName("ev", "a"))).Should(BeTrue())
+		setServerReady(ns, "ev", "a", true)
+		Eventually(exists(&batchv1.Job{}, ns, controllers.RunnerJobName("ev", "a"))).Should(BeTrue())
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(e.Status.Models[0].RunsDone).To(BeEquivalentTo(2))
+			g.Expect(e.Status.Models[0].Admission).To(HavePrefix("Admitted"))
+		})
+
+		By("model a done: once its children are gone, its Workload is finished")
+		finishJob(ns, controllers.RunnerJobName("ev", "a"))
+		Eventually(func(g Gomega) bool {
+			return apimeta.IsStatusConditionTrue(getWorkload(g, ns, "a").Status.Conditions, kueue.WorkloadFinished)
+		}).Should(BeTrue())
+		Expect(modelChildren(ns, "b")(Default)).To(BeEmpty())
+	})
+})

@@ -1,0 +1,144 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+)
+
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=resourceflavors,verbs=get;list;watch
+
+// Queue is the controller's view of Kueue: it observes and acts on the
+// Workloads that admit an evaluation's models. Kueue (its scheduler)
+// reserves quota and evicts; the controller creates the Workloads, hands
+// the quota of an evicted Workload back once its children are gone, and
+// marks a Workload finished when its model is done.
+type Queue interface {
+	// Observe returns the evaluation's Workloads by model and the cluster's
+	// ResourceFlavors by name.
+	Observe(ctx context.Context, e *repotv1.RepotEvaluation) (queueWorld, error)
+	// Submit creates a model's Workload.
+	Submit(ctx context.Context, wl *kueue.Workload) error
+	// Requeue clears the admission of an evicted Workload whose children are
+	// gone, so that Kueue queues it again (what a Kueue job integration does
+	// for its jobs).
+	Requeue(ctx context.Context, wl *kueue.Workload) error
+	// Finish marks a Workload finished, releasing its quota.
+	Finish(ctx context.Context, wl *kueue.Workload, message string) error
+}
+
+// queueWorld is what Observe saw.
+type queueWorld struct {
+	// Workloads of the evaluation by model name.
+	Workloads map[string]*kueue.Workload
+	// Flavors by name.
+	Flavors map[string]*kueue.ResourceFlavor
+}
+
+// WorkloadGVK is the Kueue API the controller uses.
+var WorkloadGVK = kueue.GroupVersion.WithKind("Workload")
+
+// KueueInstalled reports whether the API server serves Kueue's Workload
+// API (the controller only watches Workloads when it does).
+func KueueInstalled(m apimeta.RESTMapper) (bool, error) {
+	_, err := m.RESTMapping(schema.GroupKind{Group: WorkloadGVK.Group, Kind: WorkloadGVK.Kind}, WorkloadGVK.Version)
+	switch {
+	case err == nil:
+		return true, nil
+	case apimeta.IsNoMatchError(err):
+		return false, nil
+	default:
+		return false, err
+	}
+}
+
+// kueueQueue is the Queue of a cluster with Kueue installed.
+type kueueQueue struct {
+	client client.Client
+	now    func() time.Time
+}
+
+// NewKueueQueue returns the Queue that talks to Kueue through c (a client
+// whose scheme has Kueue's v1beta2 types).
+func NewKueueQueue(c client.Client, now func() time.Time) Queue {
+	return &kueueQueue{client: c, now: now}
+}
+
+func (q *kueueQueue) Observe(ctx context.Context, e *repotv1.RepotEvaluation) (queueWorld, error) {
+	w := queueWorld{Workloads: map[string]*kueue.Workload{}, Flavors: map[string]*kueue.ResourceFlavor{}}
+	var wls kueue.WorkloadList
+	if err := q.client.List(ctx, &wls, client.InNamespace(e.Namespace), client.MatchingFields{ownerKey: e.Name}); err != nil {
+		return w, fmt.Errorf("list owned workloads: %w", err)
+	}
+	for i := range wls.Items {
+		wl := &wls.Items[i]
+		if m := wl.Labels[LabelModel]; m != "" && wl.Labels[LabelComponent] == ComponentWorkload {
+			w.Workloads[m] = wl
+		}
+	}
+	var rfs kueue.ResourceFlavorList
+	if err := q.client.List(ctx, &rfs); err != nil {
+		return w, fmt.Errorf("list resource flavors: %w", err)
+	}
+	for i := range rfs.Items {
+		w.Flavors[rfs.Items[i].Name] = &rfs.Items[i]
+	}
+	return w, nil
+}
+
+func (q *kueueQueue) Submit(ctx context.Context, wl *kueue.Workload) error {
+	if err := q.client.Create(ctx, wl); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create workload %s: %w", wl.Name, err)
+	}
+	return nil
+}
+
+func (q *kueueQueue) Requeue(ctx context.Context, wl *kueue.Workload) error {
+	u := wl.DeepCopy()
+	requeueStatus(u, metav1.NewTime(q.now()))
+	if err := q.client.Status().Update(ctx, u); err != nil {
+		return fmt.Errorf("requeue workload %s: %w", wl.Name, err)
+	}
+	return nil
+}
+
+func (q *kueueQueue) Finish(ctx context.Context, wl *kueue.Workload, message string) error {
+	u := wl.DeepCopy()
+	apimeta.SetStatusCondition(&u.Status.Conditions, metav1.Condition{
+		Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: kueue.WorkloadFinishedReasonSucceeded,
+		Message: message, ObservedGeneration: u.Generation, LastTransitionTime: metav1.NewTime(q.now()),
+	})
+	if err := q.client.Status().Update(ctx, u); err != nil {
+		return fmt.Errorf("finish workload %s: %w", wl.Name, err)
+	}
+	return nil
+}
+
+// requeueStatus is the status change that hands an evicted Workload's quota
+// back: no admission, QuotaReserved and Admitted false, Requeued true (the
+// Evicted condition stays as Kueue set it; Kueue clears it on the next
+// admission).
+func requeueStatus(wl *kueue.Workload, now metav1.Time) {
+	msg := conditionMessage(wl.Status.Conditions, kueue.WorkloadEvicted)
+	wl.Status.Admission = nil
+	for _, c := range []metav1.Condition{
+		{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionFalse, Reason: "Pending", Message: msg},
+		{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionFalse, Reason: "NoReservation", Message: "The workload has no reservation"},
+		{Type: kueue.WorkloadRequeued, Status: metav1.ConditionTrue, Reason: "Evicted", Message: msg},
+	} {
+		c.ObservedGeneration = wl.Generation
+		c.LastTransitionTime = now
+		apimeta.SetStatusCondition(&wl.Status.Conditions, c)
+	}
+}

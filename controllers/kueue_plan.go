@@ -1,0 +1,83 @@
+package controllers
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+)
+
+// queueOpKind is what the controller does to a model's Workload.
+type queueOpKind int
+
+const (
+	queueSubmit queueOpKind = iota + 1
+	queueRequeue
+	queueFinish
+)
+
+// queueOp is one action on a Workload, carried out after the children.
+type queueOp struct {
+	Kind     queueOpKind
+	Workload *kueue.Workload
+	Message  string
+}
+
+// gate is the Kueue side of "may this model's children exist now".
+type gate struct {
+	// Allowed is true when Kueue does not admit the evaluation, or has
+	// admitted the model's Workload.
+	Allowed bool
+	// Admission is the model's Workload as read (State admissionAbsent when
+	// Kueue does not admit the evaluation).
+	Admission admission
+	// Op is what to do to the Workload, if anything.
+	Op *queueOp
+}
+
+// admissionGate decides, for one model of an evaluation, whether Kueue lets
+// its children exist and what to do to its Workload. done means every run of
+// the model is recorded; childrenLeft that some of its children (server,
+// runner Job or their pods) still exist.
+//
+//   - No queue-name label: always allowed, nothing to do.
+//   - Done: once its children are gone, the Workload is marked finished
+//     (its quota released: the GPUs are free when Kueue counts them free).
+//   - No Workload yet: create it; nothing may exist until it is admitted.
+//   - Pending: wait.
+//   - Admitted: allowed, with the admitted flavors' placement.
+//   - Evicted: not allowed (the children are removed); once none is left,
+//     the quota is handed back so that Kueue queues the Workload again. The
+//     ledgers stay, so a new admission resumes the unfinished runs only.
+func admissionGate(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, qw queueWorld, done, childrenLeft bool) gate {
+	if QueueName(e) == "" {
+		return gate{Allowed: true}
+	}
+	wl := qw.Workloads[m.Name]
+	a := readAdmission(wl, qw.Flavors)
+	g := gate{Admission: a}
+	switch {
+	case done:
+		if wl != nil && a.State != admissionFinished && !childrenLeft {
+			g.Op = &queueOp{Kind: queueFinish, Workload: wl, Message: "all runs of model " + m.Name + " are recorded"}
+		}
+	case a.State == admissionAbsent:
+		g.Op = &queueOp{Kind: queueSubmit, Workload: modelWorkload(e, m, o)}
+	case a.State == admissionAdmitted:
+		g.Allowed = true
+	case a.State == admissionEvicted && !childrenLeft:
+		g.Op = &queueOp{Kind: queueRequeue, Workload: wl}
+	}
+	return g
+}
+
+// place applies the admitted placement of a pod set to a child's pod
+// template; without Kueue (or without a placement for the set) it changes
+// nothing.
+func (g gate) place(set kueue.PodSetReference, spec *corev1.PodSpec) error {
+	pl, ok := g.Admission.Placement[set]
+	if !ok {
+		return nil
+	}
+	return pl.apply(spec)
+}

@@ -1,0 +1,77 @@
+package controllers
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+)
+
+func TestAdmissionGate(t *testing.T) {
+	plain := revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).Obj()
+	queued := plain.DeepCopy()
+	queued.Labels = map[string]string{QueueNameLabel: "q"}
+	reserved := []metav1.Condition{cond(kueue.WorkloadQuotaReserved, metav1.ConditionTrue, ""), cond(kueue.WorkloadAdmitted, metav1.ConditionTrue, "")}
+	adm := &kueue.Admission{ClusterQueue: "cq", PodSetAssignments: []kueue.PodSetAssignment{{Name: PodSetServer}, {Name: PodSetRunners}}}
+	admitted := workloadWith(reserved, adm)
+	pending := workloadWith([]metav1.Condition{cond(kueue.WorkloadQuotaReserved, metav1.ConditionFalse, "no quota")}, nil)
+	evicted := workloadWith(append(reserved, cond(kueue.WorkloadEvicted, metav1.ConditionTrue, "Preempted")), adm)
+	finished := workloadWith(append(reserved, cond(kueue.WorkloadFinished, metav1.ConditionTrue, "done")), adm)
+	world := func(wl *kueue.Workload) queueWorld {
+		w := queueWorld{Workloads: map[string]*kueue.Workload{}}
+		if wl != nil {
+			w.Workloads["m"] = wl
+		}
+		return w
+	}
+	cases := []struct {
+		name         string
+		queued       bool
+		wl           *kueue.Workload
+		done, left   bool
+		wantAllowed  bool
+		wantOp       queueOpKind
+		wantOpTarget *kueue.Workload
+	}{
+		{name: "no queue label: always allowed", wantAllowed: true},
+		{name: "no queue label, done: Kueue has no say", done: true, wantAllowed: true},
+		{name: "queued, no workload: submit and wait", queued: true, wantOp: queueSubmit},
+		{name: "queued, pending: wait", queued: true, wl: pending},
+		{name: "queued, admitted: allowed", queued: true, wl: admitted, wantAllowed: true},
+		{name: "admitted and done, children gone: finish", queued: true, wl: admitted, done: true, wantOp: queueFinish, wantOpTarget: admitted},
+		{name: "admitted and done, children left: finish once they are gone", queued: true, wl: admitted, done: true, left: true},
+		{name: "evicted with children left: remove them first", queued: true, wl: evicted, left: true},
+		{name: "evicted, children gone: hand the quota back", queued: true, wl: evicted, wantOp: queueRequeue, wantOpTarget: evicted},
+		{name: "finished and done: nothing more", queued: true, wl: finished, done: true},
+		{name: "done before any workload: nothing to submit", queued: true, done: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := plain
+			if tc.queued {
+				e = queued
+			}
+			g := admissionGate(e, &e.Spec.Models[0], Options{}, world(tc.wl), tc.done, tc.left)
+			if g.Allowed != tc.wantAllowed {
+				t.Errorf("allowed = %v, want %v", g.Allowed, tc.wantAllowed)
+			}
+			var got queueOpKind
+			if g.Op != nil {
+				got = g.Op.Kind
+			}
+			if got != tc.wantOp {
+				t.Fatalf("op = %v, want %v", got, tc.wantOp)
+			}
+			switch {
+			case tc.wantOp == queueSubmit:
+				if g.Op.Workload.Name != WorkloadName("ev", "m") || g.Op.Workload.Spec.QueueName != "q" {
+					t.Errorf("submitted workload %s in queue %s, want %s in q", g.Op.Workload.Name, g.Op.Workload.Spec.QueueName, WorkloadName("ev", "m"))
+				}
+			case tc.wantOpTarget != nil && g.Op.Workload != tc.wantOpTarget:
+				t.Errorf("op acts on another workload than the model's")
+			}
+		})
+	}
+}

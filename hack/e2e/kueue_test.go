@@ -1,0 +1,372 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/yaml"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/controllers"
+)
+
+// kueueSweepYAML is four simulated models, each server asking for one GPU, in
+// the LocalQueue "gpus" whose ClusterQueue has a quota of two GPUs.
+const kueueSweepYAML = `apiVersion: repot.dev/v1alpha1
+kind: RepotEvaluation
+metadata:
+  name: sweep
+  labels:
+    kueue.x-k8s.io/queue-name: gpus
+spec:
+  suite: open-source-120
+  methods: [pot, repot]
+  models:
+  - {name: sim-a, simulated: {profile: strong, seed: 1, gpus: 1}}
+  - {name: sim-b, simulated: {profile: weak, seed: 2, gpus: 1}}
+  - {name: sim-c, simulated: {profile: strong, seed: 3, gpus: 1}}
+  - {name: sim-d, simulated: {profile: weak, seed: 4, gpus: 1}}
+  runner: {shardsPerModel: 2, inFlightPerShard: 16}
+`
+
+// kueueObjects are what a platform team sets up: a flavor for the GPU
+// nodes (their product label and GPU taint), a ClusterQueue with 2 GPUs and
+// a LocalQueue in the evaluation's namespace.
+func kueueObjects() []client.Object {
+	return []client.Object{
+		&kueue.ResourceFlavor{
+			ObjectMeta: metav1.ObjectMeta{Name: "h100"},
+			Spec: kueue.ResourceFlavorSpec{
+				NodeLabels:  map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+				Tolerations: []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+			},
+		},
+		&kueue.ClusterQueue{
+			ObjectMeta: metav1.ObjectMeta{Name: "gpus"},
+			Spec: kueue.ClusterQueueSpec{
+				NamespaceSelector: &metav1.LabelSelector{},
+				ResourceGroups: []kueue.ResourceGroup{{
+					CoveredResources: []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, "nvidia.com/gpu"},
+					Flavors: []kueue.FlavorQuotas{{Name: "h100", Resources: []kueue.ResourceQuota{
+						{Name: corev1.ResourceCPU, NominalQuota: resource.MustParse("64")},
+						{Name: corev1.ResourceMemory, NominalQuota: resource.MustParse("256Gi")},
+						{Name: "nvidia.com/gpu", NominalQuota: resource.MustParse("2")},
+					}}},
+				}},
+			},
+		},
+		&kueue.LocalQueue{
+			ObjectMeta: metav1.ObjectMeta{Name: "gpus", Namespace: ns},
+			Spec:       kueue.LocalQueueSpec{ClusterQueue: "gpus"},
+		},
+	}
+}
+
+var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
+	var (
+		tc  *testCluster
+		dir = stateDir + "-kueue"
+	)
+	models := []string{"sim-a", "sim-b", "sim-c", "sim-d"}
+
+	workloads := func(g Gomega) map[string]*kueue.Workload {
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		var list kueue.WorkloadList
+		g.Expect(tc.c.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+		out := map[string]*kueue.Workload{}
+		for i := range list.Items {
+			out[list.Items[i].Labels[controllers.LabelModel]] = &list.Items[i]
+		}
+		return out
+	}
+	holdsQuota := func(wl *kueue.Workload) bool {
+		return wl != nil && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) &&
+			!meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished)
+	}
+	finished := func(wl *kueue.Workload) bool {
+		return wl != nil && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished)
+	}
+	// children counts, per model, the server Deployments, runner Jobs and
+	// running server pods of the sweep.
+	type childCount struct{ deployments, jobs, serverPods int }
+	children := func(g Gomega) map[string]*childCount {
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		out := map[string]*childCount{}
+		at := func(m string) *childCount {
+			if out[m] == nil {
+				out[m] = &childCount{}
+			}
+			return out[m]
+		}
+		sel := client.MatchingLabels{controllers.LabelEvaluation: "sweep"}
+		var ds appsv1.DeploymentList
+		g.Expect(tc.c.List(ctx, &ds, client.InNamespace(ns), sel)).To(Succeed())
+		for _, d := range ds.Items {
+			at(d.Labels[controllers.LabelModel]).deployments++
+		}
+		var js batchv1.JobList
+		g.Expect(tc.c.List(ctx, &js, client.InNamespace(ns), sel)).To(Succeed())
+		for _, j := range js.Items {
+			at(j.Labels[controllers.LabelModel]).jobs++
+		}
+		var ps corev1.PodList
+		g.Expect(tc.c.List(ctx, &ps, client.InNamespace(ns), client.MatchingLabels{
+			controllers.LabelEvaluation: "sweep", controllers.LabelComponent: controllers.ComponentServer})).To(Succeed())
+		for _, p := range ps.Items {
+			if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+				at(p.Labels[controllers.LabelModel]).serverPods++
+			}
+		}
+		return out
+	}
+
+	// The watcher checks, every second while the sweep runs, that Kueue
+	// never holds quota for more than two models, that no more than two
+	// models have server pods, and that no model has children while its
+	// Workload is not admitted (pending, or requeued after eviction).
+	var (
+		mu         sync.Mutex
+		violations []string
+		maxHeld    int
+		stopWatch  = make(chan struct{})
+		watchDone  = make(chan struct{})
+	)
+	watch := func() {
+		defer GinkgoRecover()
+		defer close(watchDone)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopWatch:
+				return
+			case <-tick.C:
+			}
+			var wls map[string]*kueue.Workload
+			var kids map[string]*childCount
+			ok := InterceptGomegaFailure(func() { wls, kids = workloads(Default), children(Default) }) == nil
+			if !ok {
+				continue // a slow API server: look again
+			}
+			held, withServers := 0, 0
+			for _, m := range models {
+				if holdsQuota(wls[m]) {
+					held++
+				}
+				if k := kids[m]; k != nil && k.serverPods > 0 {
+					withServers++
+				}
+				k := kids[m]
+				if k != nil && k.deployments+k.jobs > 0 && wls[m] != nil && !holdsQuota(wls[m]) && !finished(wls[m]) &&
+					!meta.IsStatusConditionTrue(wls[m].Status.Conditions, kueue.WorkloadEvicted) {
+					mu.Lock()
+					violations = append(violations, fmt.Sprintf("%s: model %s has children while its Workload holds no quota", time.Now().Format(time.TimeOnly), m))
+					mu.Unlock()
+				}
+			}
+			mu.Lock()
+			maxHeld = max(maxHeld, held)
+			if held > 2 {
+				violations = append(violations, fmt.Sprintf("%s: %d Workloads hold quota", time.Now().Format(time.TimeOnly), held))
+			}
+			if withServers > 2 {
+				violations = append(violations, fmt.Sprintf("%s: %d models have server pods", time.Now().Format(time.TimeOnly), withServers))
+			}
+			mu.Unlock()
+		}
+	}
+
+	BeforeAll(func() {
+		tc = startTestClusterIn(dir, "--kueue")
+		DeferCleanup(func() { tc.stop() })
+		ctx, cancel := ctxTimeout(time.Minute)
+		defer cancel()
+		for _, o := range kueueObjects() {
+			Expect(tc.c.Create(ctx, o)).To(Succeed(), "creating %T %s", o, o.GetName())
+		}
+		Eventually(func(g Gomega) {
+			var cq kueue.ClusterQueue
+			g.Expect(tc.c.Get(ctx, client.ObjectKey{Name: "gpus"}, &cq)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(cq.Status.Conditions, kueue.ClusterQueueActive)).To(BeTrue(), "ClusterQueue gpus is not active: %v", cq.Status.Conditions)
+		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+		e := &repotv1.RepotEvaluation{}
+		Expect(yaml.Unmarshal([]byte(kueueSweepYAML), e)).To(Succeed())
+		e.Namespace = ns
+		Expect(tc.c.Create(ctx, e)).To(Succeed())
+		go watch()
+	})
+
+	operatorAlive := func() {
+		if !tc.operator.alive() {
+			StopTrying("the operator exited:\n" + tailFile(tc.operator.log, 30)).Now()
+		}
+	}
+
+	It("creates one Workload per model, admits two, and creates nothing of the others", func() {
+		Eventually(func(g Gomega) {
+			operatorAlive()
+			wls := workloads(g)
+			g.Expect(wls).To(HaveLen(4))
+			held := 0
+			for _, m := range models {
+				wl := wls[m]
+				g.Expect(wl).NotTo(BeNil(), "no Workload for model %s", m)
+				g.Expect(wl.Spec.PodSets).To(HaveLen(2))
+				if holdsQuota(wl) {
+					held++
+				}
+			}
+			g.Expect(held).To(Equal(2), "Workloads holding quota")
+		}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		// The admitted flavor's placement is on the children.
+		Eventually(func(g Gomega) {
+			operatorAlive()
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			var ds appsv1.DeploymentList
+			g.Expect(tc.c.List(ctx, &ds, client.InNamespace(ns), client.MatchingLabels{controllers.LabelEvaluation: "sweep"})).To(Succeed())
+			g.Expect(ds.Items).NotTo(BeEmpty())
+			for _, d := range ds.Items {
+				spec := d.Spec.Template.Spec
+				g.Expect(spec.NodeSelector).To(HaveKeyWithValue("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"))
+				g.Expect(spec.Tolerations).To(ContainElement(HaveField("Key", "nvidia.com/gpu")))
+			}
+		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+	})
+
+	It("evicts a model mid-run, removes its children, keeps its ledger, and re-admission repeats no finished run", func() {
+		// A model whose shards have recorded runs and still run.
+		var victim string
+		ledgered := map[string]int{} // ledger ConfigMap -> records at the eviction
+		Eventually(func(g Gomega) {
+			operatorAlive()
+			wls := workloads(g)
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			for _, m := range models {
+				if !holdsQuota(wls[m]) {
+					continue
+				}
+				counts := map[string]int{}
+				total := 0
+				for shard := range 2 {
+					var cm corev1.ConfigMap
+					name := controllers.LedgerName("sweep", m, shard)
+					if err := tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &cm); err != nil {
+						continue
+					}
+					counts[name] = strings.Count(cm.Data["records.jsonl"], "\n")
+					total += counts[name]
+				}
+				if total >= 20 && total < 200 {
+					victim, ledgered = m, counts
+					return
+				}
+			}
+			g.Expect(victim).NotTo(BeEmpty(), "no admitted model with 20 to 200 recorded runs yet")
+		}).WithTimeout(10 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		By(fmt.Sprintf("deactivating the Workload of %s (ledgers: %v)", victim, ledgered))
+		setActive := func(active bool) {
+			Eventually(func(g Gomega) {
+				ctx, cancel := ctxTimeout(30 * time.Second)
+				defer cancel()
+				var wl kueue.Workload
+				g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: controllers.WorkloadName("sweep", victim)}, &wl)).To(Succeed())
+				wl.Spec.Active = ptr.To(active)
+				g.Expect(tc.c.Update(ctx, &wl)).To(Succeed())
+			}).WithTimeout(time.Minute).Should(Succeed())
+		}
+		setActive(false)
+		// Its children go; its ledgers stay; Kueue sees the quota back.
+		Eventually(func(g Gomega) {
+			operatorAlive()
+			k := children(g)[victim]
+			g.Expect(k == nil || k.deployments+k.jobs+k.serverPods == 0).To(BeTrue(), "children of %s left: %+v", victim, k)
+			wl := workloads(g)[victim]
+			g.Expect(holdsQuota(wl)).To(BeFalse(), "the evicted Workload still holds quota")
+		}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		for name, n := range ledgered {
+			var cm corev1.ConfigMap
+			Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &cm)).To(Succeed(), "ledger %s was removed", name)
+			got := strings.Count(cm.Data["records.jsonl"], "\n")
+			Expect(got).To(BeNumerically(">=", n), "ledger %s lost records", name)
+			ledgered[name] = got // what the shard had finished when its pods stopped
+		}
+		cancel()
+		By("reactivating it")
+		setActive(true)
+		Eventually(func(g Gomega) {
+			operatorAlive()
+			e := &repotv1.RepotEvaluation{}
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sweep"}, e)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeTrue(), "progress %v", e.Status.Progress)
+			g.Expect(e.Status.Progress.RunsDone).To(Equal(e.Status.Progress.RunsTotal))
+		}).WithTimeout(40 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
+		close(stopWatch)
+		<-watchDone
+		mu.Lock()
+		Expect(violations).To(BeEmpty())
+		Expect(maxHeld).To(Equal(2), "Kueue never admitted two models at once")
+		mu.Unlock()
+		// Each shard of the re-admitted model started from its ledger: the
+		// runner found every run that had finished before the eviction and
+		// skipped it.
+		for shard := range 2 {
+			name := controllers.LedgerName("sweep", victim, shard)
+			already := lastResumeCount(dir, victim, shard)
+			Expect(already).To(BeNumerically(">=", ledgered[name]),
+				"shard %d of %s resumed with %d finished runs, but %d were recorded before the eviction", shard, victim, already, ledgered[name])
+		}
+		wls := workloads(Default)
+		for _, m := range models {
+			Expect(finished(wls[m])).To(BeTrue(), "the Workload of %s is not finished", m)
+		}
+	})
+})
+
+// lastResumeCount reads, from the log of the last runner pod of a shard,
+// how many finished runs `repot run` found in its output at the start.
+func lastResumeCount(dir, model string, shard int) int {
+	matches, _ := filepath.Glob(filepath.Join(dir, "pods", ns, controllers.RunnerJobName("sweep", model)+"-*", "logs", "run.log"))
+	best, bestTime := -1, time.Time{}
+	for _, m := range matches {
+		data, err := os.ReadFile(m)
+		if err != nil || !strings.Contains(string(data), fmt.Sprintf("(shard %d of 2)", shard)) {
+			continue
+		}
+		st, _ := os.Stat(m)
+		line := string(data)
+		i := strings.Index(line, " finished runs already in ")
+		if i < 0 || !st.ModTime().After(bestTime) {
+			continue
+		}
+		j := strings.LastIndex(line[:i], " ")
+		var n int
+		if _, err := fmt.Sscanf(line[j+1:i], "%d", &n); err == nil {
+			best, bestTime = n, st.ModTime()
+		}
+	}
+	return best
+}
