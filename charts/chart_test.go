@@ -206,6 +206,7 @@ func TestChartRendersOverrides(t *testing.T) {
 func TestChartInSyncWithConfig(t *testing.T) {
 	for chartFile, configFile := range map[string]string{
 		"repot-operator/crds/repot.dev_repotevaluations.yaml": "../config/crd/bases/repot.dev_repotevaluations.yaml",
+		"repot-operator/crds/repot.dev_repotschedules.yaml":   "../config/crd/bases/repot.dev_repotschedules.yaml",
 		"repot-operator/files/manager-role.yaml":              "../config/rbac/role.yaml",
 	} {
 		a, err := os.ReadFile(filepath.FromSlash(chartFile))

@@ -42,6 +42,9 @@ func decideOutcome(e *repotv1.RepotEvaluation, w *world) outcome {
 		}
 		return outcome{Phase: phaseComplete, Reason: repotv1.ReasonAllRunsRecorded, Message: completeMessage(e), CompletionTime: ct}
 	}
+	if o, changed := problemsChanged(e, w, now); changed {
+		return o
+	}
 	var deadlineIn time.Duration
 	if d := e.Spec.ActiveDeadlineSeconds; d != nil && e.Status.StartTime != nil {
 		limit := time.Duration(*d) * time.Second

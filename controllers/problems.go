@@ -51,5 +51,5 @@ func problemsFromConfigMap(ref *repotv1.ConfigMapKey, cm *corev1.ConfigMap) prob
 	if n == 0 {
 		return problemsInfo{Unavailable: fmt.Sprintf("spec.problems.configMap: key %q of ConfigMap %q holds no problems", ref.KeyOrDefault(), ref.Name)}
 	}
-	return problemsInfo{Count: n}
+	return problemsInfo{Count: n, Hash: contentHash(text)}
 }

@@ -47,6 +47,7 @@ func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serv
 			RepotMinusPotRetryPoints: repotMinusPotRetry(ms),
 			Phase:                    models[i].Phase,
 			Derail:                   derailResults(e, res.Derail[m.Name]),
+			Comparisons:              methodComparisons(ms),
 		}
 		t := nextModelTimes(e, w, m, models[i], v, out.Phase != phaseActive)
 		mst.StartTime, mst.RunningTime, mst.CompletionTime = t.Start, t.Running, t.Completion
@@ -65,6 +66,7 @@ func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serv
 	}
 	st.Scaling = scalingStatus(res.Scaling)
 	st.SandboxMode = sandboxModes(w.Ledgers)
+	st.ProblemsHash = startedProblemsHash(e, st.StartTime, w.Problems)
 
 	state, conds := evaluationConditions(e, w, out, views, models, runners)
 	st.Conditions = conds

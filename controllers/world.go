@@ -75,6 +75,8 @@ type problemsInfo struct {
 	// Unavailable, when set, says why spec.problems cannot be read; runners
 	// are not started until it can.
 	Unavailable string
+	// Hash is "sha256:<hex>" of a problems ConfigMap's key ("" otherwise).
+	Hash string
 }
 
 func (w *world) deployment(name string) *appsv1.Deployment {

@@ -84,3 +84,11 @@ const (
 	// ReasonReconciled: nothing left to do (Reconciling false, Stalled false).
 	ReasonReconciled = "Reconciled"
 )
+
+// Reasons added for GitOps.
+const (
+	// ReasonProblemsChanged: the problems ConfigMap changed after the
+	// evaluation started (status.problemsHash no longer matches), so its
+	// runs would mix two problem sets (Failed).
+	ReasonProblemsChanged = "ProblemsChanged"
+)

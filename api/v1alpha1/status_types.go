@@ -59,6 +59,14 @@ type RepotEvaluationStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	SandboxMode string `json:"sandboxMode,omitempty"`
+
+	// problemsHash is "sha256:<hex>" of the problems ConfigMap's key as it
+	// was when the evaluation started (spec.problems.configMap only). If the
+	// ConfigMap changes afterwards the evaluation fails with reason
+	// ProblemsChanged instead of mixing two problem sets.
+	// +optional
+	// +kubebuilder:validation:MaxLength=80
+	ProblemsHash string `json:"problemsHash,omitempty"`
 }
 
 // Progress counts runs; a run is one (model, problem, method).
@@ -251,6 +259,14 @@ type ModelStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Admission string `json:"admission,omitempty"`
+
+	// comparisons are the paired comparisons of the model's methods, each
+	// later method (in the order pot, pot-retry, repot, repot-adaptive, ...)
+	// against each earlier one, on the problems both finished, with McNemar's
+	// test.
+	// +optional
+	// +kubebuilder:validation:MaxItems=15
+	Comparisons []MethodComparison `json:"comparisons,omitempty"`
 }
 
 // ServerStatus is the state of one model's server.

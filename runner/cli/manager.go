@@ -12,6 +12,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/controllers/schedule"
 )
 
 func init() { register(newManagerCommand) }
@@ -53,6 +54,9 @@ func newManagerCommand() *cobra.Command {
 				return fmt.Errorf("--apiserver-cidrs: %w", err)
 			}
 			if err := controllers.SetupWithManager(ctx, mgr, opts); err != nil {
+				return err
+			}
+			if err := schedule.SetupWithManager(ctx, mgr, schedule.Options{}); err != nil {
 				return err
 			}
 			if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

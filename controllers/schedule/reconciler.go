@@ -1,0 +1,242 @@
+// Package schedule runs RepotSchedules: a RepotEvaluation per scheduled
+// time (cron, as batch/v1 CronJob), a short history of the runs, and the
+// comparison of each finished run with the previous successful one to flag
+// regressions.
+package schedule
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/controllers/ledger"
+	"repot.dev/repot-operator/runner/summary"
+)
+
+// Labels of the evaluation controller's ledger ConfigMaps (the same values
+// as controllers.LabelEvaluation and controllers.ComponentLedger; this
+// package does not import the evaluation controller).
+const (
+	labelEvaluation = "repot.dev/evaluation"
+	labelComponent  = "repot.dev/component"
+	componentLedger = "ledger"
+)
+
+// ownerKey indexes RepotEvaluations by the name of the RepotSchedule that
+// controls them.
+const ownerKey = ".metadata.controller.repotschedule"
+
+// Options configure the schedule controller.
+type Options struct {
+	// Clock is the time source of every schedule decision. Tests inject a
+	// fake one. Default: the real clock.
+	Clock clock.PassiveClock
+}
+
+// Reconciler runs RepotSchedules.
+type Reconciler struct {
+	client   client.Client
+	recorder events.EventRecorder
+	clock    clock.PassiveClock
+}
+
+// RBAC: runs are created and deleted (history limits, Replace); ledgers are
+// read for the comparisons.
+//
+// +kubebuilder:rbac:groups=repot.dev,resources=repotschedules,verbs=get;list;watch
+// +kubebuilder:rbac:groups=repot.dev,resources=repotschedules/status,verbs=get;update
+// +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// SetupWithManager registers the owner index and the schedule controller.
+func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &repotv1.RepotEvaluation{}, ownerKey, func(o client.Object) []string {
+		if ref := metav1.GetControllerOf(o); ref != nil && ref.Kind == "RepotSchedule" && ref.APIVersion == repotv1.GroupVersion.String() {
+			return []string{ref.Name}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("index RepotEvaluations by schedule: %w", err)
+	}
+	registerMetrics()
+	r := &Reconciler{client: mgr.GetClient(), recorder: mgr.GetEventRecorder("repot-operator"), clock: opts.Clock}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("repotschedule").
+		For(&repotv1.RepotSchedule{}).
+		Owns(&repotv1.RepotEvaluation{}).
+		Complete(r)
+}
+
+// Reconcile brings one schedule up to date: it records finished runs (with
+// their comparison), prunes old ones, starts the run that is due and asks to
+// be called again when the next one is.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// 1. Fetch the schedule.
+	var s repotv1.RepotSchedule
+	if err := r.client.Get(ctx, req.NamespacedName, &s); err != nil {
+		if apierrors.IsNotFound(err) {
+			forgetMetrics(req.Namespace, req.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if s.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	// 2. Observe its runs through the owner index.
+	var list repotv1.RepotEvaluationList
+	if err := r.client.List(ctx, &list, client.InNamespace(s.Namespace), client.MatchingFields{ownerKey: s.Name}); err != nil {
+		return ctrl.Result{}, err
+	}
+	runs := observeRuns(list.Items)
+	// 3. Compare newly finished successful runs with their baselines.
+	cmps, err := r.compareNew(ctx, &s, runs)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	// 4. Decide (pure).
+	now := r.clock.Now()
+	p := planSchedule(&s, runs, cmps, now)
+	// 5. Act: delete, then create. A run the API server rejects stalls the
+	//    schedule with the reason; other errors requeue.
+	for _, e := range p.Delete {
+		if err := r.client.Delete(ctx, e, client.Preconditions{UID: &e.UID},
+			client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("delete run %s: %w", e.Name, err)
+		}
+	}
+	if p.Create != nil {
+		err := r.client.Create(ctx, p.Create)
+		switch {
+		case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
+			markRejected(&p, err)
+		case err != nil && !apierrors.IsAlreadyExists(err):
+			return ctrl.Result{}, fmt.Errorf("create run %s: %w", p.Create.Name, err)
+		}
+	}
+	// 6. Write the status once, then emit events and metrics.
+	if !equality.Semantic.DeepEqual(s.Status, p.Status) {
+		u := s.DeepCopy()
+		u.Status = p.Status
+		if err := r.client.Status().Update(ctx, u); err != nil {
+			return ctrl.Result{}, fmt.Errorf("write status: %w", err)
+		}
+	}
+	for _, ev := range p.Events {
+		typ := corev1.EventTypeNormal
+		if ev.Warning {
+			typ = corev1.EventTypeWarning
+		}
+		r.recorder.Eventf(&s, nil, typ, ev.Reason, "Schedule", "%s", ev.Message)
+	}
+	observeMetrics(&s, p.Status)
+	return ctrl.Result{RequeueAfter: p.RequeueAfter}, nil
+}
+
+// markRejected stalls the schedule when the API server rejects the run built
+// from the template: retrying cannot help until the template changes.
+func markRejected(p *plan, err error) {
+	msg := fmt.Sprintf("the API server rejected run %s built from spec.evaluationTemplate: %v; fix the template", p.Create.Name, err)
+	active := p.Status.Active
+	p.Status.Active = nil
+	for _, a := range active {
+		if a.Name != p.Create.Name {
+			p.Status.Active = append(p.Status.Active, a)
+		}
+	}
+	p.Status.ActiveCount = int32(len(p.Status.Active))
+	for i := range p.Status.Conditions {
+		c := &p.Status.Conditions[i]
+		switch c.Type {
+		case repotv1.ConditionReady, repotv1.ConditionStalled:
+			c.Status = metav1.ConditionFalse
+			if c.Type == repotv1.ConditionStalled {
+				c.Status = metav1.ConditionTrue
+			}
+			c.Reason, c.Message = repotv1.ReasonRunRejected, msg
+		}
+	}
+	p.Events = append(p.Events, event{Warning: true, Reason: repotv1.ReasonRunRejected, Message: msg})
+}
+
+// compareNew compares every successful run not yet in the history with the
+// previous successful run (the newest Complete run scheduled before it), on
+// the records of both runs' ledgers.
+func (r *Reconciler) compareNew(ctx context.Context, s *repotv1.RepotSchedule, runs []run) (map[string]comparison, error) {
+	known := map[string]bool{}
+	for _, h := range s.Status.History {
+		known[h.Name] = true
+	}
+	out := map[string]comparison{}
+	for i, cur := range runs {
+		if cur.Result != repotv1.RunComplete || known[cur.Eval.Name] {
+			continue
+		}
+		var base *run
+		for j := i - 1; j >= 0; j-- {
+			if runs[j].Result == repotv1.RunComplete {
+				base = &runs[j]
+				break
+			}
+		}
+		if base == nil {
+			continue
+		}
+		recs, err := r.records(ctx, cur.Eval)
+		if err != nil {
+			return nil, err
+		}
+		baseRecs, err := r.records(ctx, base.Eval)
+		if err != nil {
+			return nil, err
+		}
+		out[cur.Eval.Name] = comparison{Baseline: base.Eval.Name, Comparisons: compareRuns(cur.Eval, recs, baseRecs, regressionPValue(s))}
+	}
+	return out, nil
+}
+
+// records reads a run's ledgers. Unreadable lines are skipped (and logged):
+// the evaluation controller reports them on the run itself.
+func (r *Reconciler) records(ctx context.Context, e *repotv1.RepotEvaluation) ([]summary.Record, error) {
+	var cms corev1.ConfigMapList
+	if err := r.client.List(ctx, &cms, client.InNamespace(e.Namespace),
+		client.MatchingLabels{labelEvaluation: e.Name, labelComponent: componentLedger}); err != nil {
+		return nil, fmt.Errorf("list ledgers of %s: %w", e.Name, err)
+	}
+	var out []summary.Record
+	for _, cm := range cms.Items {
+		if ref := metav1.GetControllerOf(&cm); ref == nil || ref.UID != e.UID {
+			continue
+		}
+		sc := bufio.NewScanner(strings.NewReader(cm.Data[ledger.DataKey]))
+		sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
+		for n := 1; sc.Scan(); n++ {
+			if strings.TrimSpace(sc.Text()) == "" {
+				continue
+			}
+			rec, err := ledger.ParseRecord(sc.Bytes())
+			if err != nil {
+				log.FromContext(ctx).Info("skipping an unreadable ledger line", "ledger", cm.Name, "line", n, "error", err.Error())
+				continue
+			}
+			out = append(out, rec)
+		}
+	}
+	return out, nil
+}
