@@ -265,6 +265,15 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 		}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 	})
 
+	It("exports the demo's records with the status's numbers, and reports it in a page chromium renders", func() {
+		Eventually(func(g Gomega) {
+			operatorAlive()
+			e := get(g, "demo")
+			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeTrue(), "progress %v", e.Status.Progress)
+		}).WithTimeout(30 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
+		expectExportMatchesStatus(tc, "demo")
+	})
+
 	It("solves the same problems when the server fails 10% of requests, and reports the infra errors", func() {
 		Eventually(func(g Gomega) {
 			operatorAlive()

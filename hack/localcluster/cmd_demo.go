@@ -27,6 +27,7 @@ type demoOptions struct {
 	samples, crds, ns   string
 	timeout, stallAfter time.Duration
 	keep                bool
+	report              string
 }
 
 func newDemoCommand() *cobra.Command {
@@ -51,6 +52,7 @@ func newDemoCommand() *cobra.Command {
 	f.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
 	f.DurationVar(&o.stallAfter, "stalled-timeout", 3*time.Minute, "give up once an evaluation has been Stalled this long")
 	f.BoolVar(&o.keep, "keep-running", false, "keep the cluster and operator running after the demo (until Ctrl-C)")
+	f.StringVar(&o.report, "report", "", "HTML report to write at the end (default DIR/demo-report.html; \"-\" for none)")
 	return cmd
 }
 
@@ -180,6 +182,13 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 		printReport(out, e)
 	}
 	fmt.Fprintln(out)
+	if o.report != "-" {
+		path, err := writeDemoReport(ctx, o, l.Kubeconfig(), names)
+		if err != nil {
+			return err
+		}
+		step("report of %s: %s (open it in a browser; it loads nothing from the network)", strings.Join(names, ", "), path)
+	}
 	step("demo finished in %v", time.Since(t0).Round(time.Second))
 	if o.keep {
 		step("cluster and operator keep running; export KUBECONFIG=%s; Ctrl-C to stop", l.Kubeconfig())
@@ -314,4 +323,30 @@ func (p shownProgress) next(e *repotv1.RepotEvaluation, now time.Time) (shownPro
 		return p, false
 	}
 	return n, true
+}
+
+// writeDemoReport runs `repot report` over the demo's evaluations and
+// returns the absolute path of the page.
+func writeDemoReport(ctx context.Context, o demoOptions, kubeconfig string, names []string) (string, error) {
+	path := o.report
+	if path == "" {
+		path = filepath.Join(o.up.dir, "demo-report.html")
+	}
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	repot, err := filepath.Abs(o.up.repot)
+	if err != nil {
+		return "", err
+	}
+	args := []string{"report", "--kubeconfig", kubeconfig, "-n", o.ns, "-o", path, "--title", "repot-operator demo (simulated models)"}
+	for _, n := range names {
+		args = append(args, "--evaluation", n)
+	}
+	cmd := exec.CommandContext(ctx, repot, args...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("repot report: %v: %s", err, b)
+	}
+	return path, nil
 }

@@ -1,0 +1,138 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/runner/report"
+	"repot.dev/repot-operator/runner/summary"
+)
+
+// EvaluationResults are an evaluation's records as the operator counts them:
+// the records of its ledger ConfigMaps in the reconciler's fixed order,
+// restricted to the evaluation's own models and methods, each key once.
+// Aggregating them gives the figures of the evaluation's status.
+type EvaluationResults struct {
+	Evaluation *repotv1.RepotEvaluation
+	Records    []summary.Record
+	// Problems are ledger lines that are not records (left out, as the
+	// operator leaves them out).
+	Problems []string
+}
+
+// ReadEvaluationResults reads an evaluation and its ledgers through c.
+func ReadEvaluationResults(ctx context.Context, c client.Reader, namespace, name string) (*EvaluationResults, error) {
+	e := &repotv1.RepotEvaluation{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, e); err != nil {
+		return nil, fmt.Errorf("reading RepotEvaluation %s/%s: %w", namespace, name, err)
+	}
+	var cms corev1.ConfigMapList
+	if err := c.List(ctx, &cms, client.InNamespace(namespace),
+		client.MatchingLabels{LabelEvaluation: name, LabelComponent: ComponentLedger}); err != nil {
+		return nil, fmt.Errorf("listing the ledger ConfigMaps of %s/%s: %w", namespace, name, err)
+	}
+	var ledgers []corev1.ConfigMap
+	for _, cm := range cms.Items {
+		if metav1.IsControlledBy(&cm, e) {
+			ledgers = append(ledgers, cm)
+		}
+	}
+	recs, problems := readLedgers(ledgers)
+	res := &EvaluationResults{Evaluation: e, Records: evaluationRecords(e, recs)}
+	for _, p := range problems {
+		res.Problems = append(res.Problems, p.String())
+	}
+	return res, nil
+}
+
+// evaluationRecords keeps the records computeResults counts: those of the
+// evaluation's models and methods, each key once (the record Dedupe keeps).
+func evaluationRecords(e *repotv1.RepotEvaluation, records []summary.Record) []summary.Record {
+	models := map[string]bool{}
+	for i := range e.Spec.Models {
+		models[e.Spec.Models[i].Name] = true
+	}
+	methods := map[string]bool{}
+	for _, m := range e.Spec.MethodsOrDefault() {
+		methods[string(m)] = true
+	}
+	var kept []summary.Record
+	for _, r := range records {
+		if models[r.Model] && methods[r.Method] {
+			kept = append(kept, r)
+		}
+	}
+	out, _ := summary.Dedupe(kept)
+	return out
+}
+
+// Meta describes the evaluation for a report: its name, how each model is
+// served, and its Failed or Stalled conditions.
+func (r *EvaluationResults) Meta(origin report.Origin) report.SourceMeta {
+	e := r.Evaluation
+	m := report.SourceMeta{Name: e.Namespace + "/" + e.Name, Origin: origin}
+	for i := range e.Spec.Models {
+		ms := &e.Spec.Models[i]
+		info := report.ModelInfo{Name: ms.Name, ServedBy: report.ServedUnknown}
+		switch ms.Kind() {
+		case repotv1.ModelKindSimulated:
+			info.ServedBy, info.Detail = report.ServedSimulated, "repot sim-server, profile "+ms.Simulated.Profile
+		case repotv1.ModelKindVLLM:
+			info.ServedBy, info.Detail = report.ServedVLLM, ms.VLLM.Model
+		case repotv1.ModelKindEndpoint:
+			info.ServedBy, info.Detail = report.ServedEndpoint, ms.Endpoint.ServedModelName
+		}
+		m.Models = append(m.Models, info)
+	}
+	if s := e.Status.Summary; s != nil && s.State != "" {
+		note := "State " + string(s.State)
+		if p := e.Status.Progress; p != nil {
+			note += fmt.Sprintf(", %d of %d runs recorded", p.RunsDone, p.RunsTotal)
+		}
+		m.Notes = append(m.Notes, note+".")
+	}
+	for _, c := range e.Status.Conditions {
+		if c.Status == metav1.ConditionTrue && (c.Type == repotv1.ConditionFailed || c.Type == repotv1.ConditionStalled) {
+			m.Notes = append(m.Notes, fmt.Sprintf("%s: %s: %s", c.Type, c.Reason, c.Message))
+		}
+	}
+	if n := len(r.Problems); n > 0 {
+		m.Notes = append(m.Notes, fmt.Sprintf("%d ledger line(s) are not records and are left out; the first: %s", n, r.Problems[0]))
+	}
+	return m
+}
+
+// Source is the evaluation as a report source.
+func (r *EvaluationResults) Source(origin report.Origin) report.Source {
+	meta := r.Meta(origin)
+	s := report.FromRecords(meta.Name, origin, r.Records)
+	s.Models, s.Notes = meta.Models, meta.Notes
+	s.Energy = evaluationEnergy(r.Evaluation, s.Summary)
+	return s
+}
+
+// evaluationEnergy is the GPU use per model from the status:
+// status.models[].gpuSecondsHeld, over the problems solved by all methods
+// together (a problem solved by two methods counts twice). The status has no
+// energy reading yet (Joules stays 0); this is the one place to map it once
+// it does.
+func evaluationEnergy(e *repotv1.RepotEvaluation, _ summary.Summary) []report.ModelEnergy {
+	var out []report.ModelEnergy
+	for _, m := range e.Status.Models {
+		if m.GPUSecondsHeld <= 0 {
+			continue
+		}
+		me := report.ModelEnergy{Model: m.Name, GPUSeconds: m.GPUSecondsHeld}
+		for _, r := range m.Methods {
+			me.Solved += int(r.Solved)
+		}
+		out = append(out, me)
+	}
+	return out
+}

@@ -1,0 +1,159 @@
+package controllers
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+	"repot.dev/repot-operator/runner"
+	"repot.dev/repot-operator/runner/report"
+	"repot.dev/repot-operator/runner/summary"
+)
+
+func resultRecord(model, problem, method string, success bool, infra string) summary.Record {
+	route := summary.RouteInitialSuccess
+	if !success {
+		route = summary.RouteNoExtraCall
+	}
+	return summary.Record{Model: model, ProblemID: problem, Environment: "tower_of_hanoi", Complexity: 3, Method: method,
+		Success: success, Route: route, Calls: 1, PromptTokens: 10, CompletionTokens: 5, InitialSuccess: success, InfraError: infra}
+}
+
+// TestEvaluationRecords: the export keeps what the status counts: the
+// evaluation's models and methods, each key once, a finished run over an
+// infra error.
+func TestEvaluationRecords(t *testing.T) {
+	e := revtesting.MakeEvaluation("ev", "ns").Simulated("a", "strong", 1).Methods(repotv1.Method("pot")).Obj()
+	in := []summary.Record{
+		resultRecord("a", "p1", "pot", false, "connection reset"),
+		resultRecord("a", "p1", "pot", true, ""),
+		resultRecord("a", "p1", "pot", false, ""),  // a duplicate: the first finished one counts
+		resultRecord("a", "p2", "repot", true, ""), // not a method of the evaluation
+		resultRecord("b", "p1", "pot", true, ""),   // not a model of the evaluation
+		resultRecord("a", "p3", "pot", false, ""),
+	}
+	got := evaluationRecords(e, in)
+	want := []summary.Record{in[1], in[5]}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("records (-want +got):\n%s", diff)
+	}
+	// The status figures from the exported summary are those of the records.
+	figs, _ := FiguresFromSummary(e, summary.Aggregate(got), nil)
+	res := computeResults(e, in)
+	if diff := cmp.Diff(methodResults(e, res.Models["a"]), figs[0].Methods); diff != "" {
+		t.Errorf("figures from the export differ from the status's (-status +export):\n%s", diff)
+	}
+}
+
+func TestExportEvaluation(t *testing.T) {
+	e := revtesting.MakeEvaluation("ev", "ns").Simulated("a", "strong", 1).Obj()
+	res := &EvaluationResults{Evaluation: e, Records: []summary.Record{
+		resultRecord("a", "p1", "pot", true, ""), resultRecord("a", "p2", "pot", false, ""),
+	}}
+	dir := t.TempDir()
+	if err := ExportEvaluation(dir, res); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, runner.RecordsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, partial, err := runner.ReadRecords(f)
+	f.Close()
+	if err != nil || partial != 0 {
+		t.Fatalf("reading the export: %v (partial %d)", err, partial)
+	}
+	if diff := cmp.Diff(res.Records, recs); diff != "" {
+		t.Errorf("records.jsonl (-want +got):\n%s", diff)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, runner.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.MarshalIndent(summary.Aggregate(res.Records), "", "  ")
+	if string(b) != string(want)+"\n" {
+		t.Errorf("summary.json is not the aggregate as repot run writes it:\n%s", b)
+	}
+	srcs, _, err := report.LoadDir(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srcs) != 1 || srcs[0].Name != "ns/ev" || srcs[0].Origin != report.OriginExported ||
+		len(srcs[0].Models) != 1 || srcs[0].Models[0].ServedBy != report.ServedSimulated {
+		t.Errorf("the export read back as %+v", srcs)
+	}
+	if err := ExportEvaluation(dir, res); err == nil || !strings.Contains(err.Error(), "already holds records") {
+		t.Errorf("a second export into the same directory: %v", err)
+	}
+}
+
+// scheduleYAML is a RepotSchedule as the API server returns it.
+const scheduleYAML = `apiVersion: repot.dev/v1alpha1
+kind: RepotSchedule
+metadata: {name: nightly, namespace: evals}
+status:
+  history:
+  - name: nightly-2
+    scheduledTime: "2026-11-02T03:00:00Z"
+    result: Complete
+    models:
+    - name: m
+      methods:
+      - {method: pot, rate: "40.0%", ratePermille: 400, interval: "[31.7%, 48.9%]"}
+      - {method: repot}
+    comparedWith: nightly-1
+    comparisons:
+    - {model: m, method: pot, problems: 120, solved: 48, baselineSolved: 66, onlySolved: 2, baselineOnlySolved: 20, diffPermille: -150, diffPoints: "-15.0", test: mcnemar-exact, pValue: "0.0001", significantDrop: true}
+    regressed: true
+  - name: nightly-1
+    scheduledTime: "2026-11-01T03:00:00Z"
+    result: Complete
+    models:
+    - name: m
+      methods:
+      - {method: pot, rate: "55.0%", ratePermille: 550, interval: "[46.1%, 63.6%]"}
+`
+
+func TestScheduleHistory(t *testing.T) {
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(scheduleYAML), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	var v scheduleView
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &v); err != nil {
+		t.Fatal(err)
+	}
+	got := scheduleHistory(&v)
+	day := func(d int) time.Time { return time.Date(2026, 11, d, 3, 0, 0, 0, time.UTC) }
+	want := &report.Schedule{Name: "evals/nightly", Points: []report.SchedulePoint{
+		{Time: day(1), Evaluation: "nightly-1", Model: "m", Method: "pot", Rate: summary.Rate{Permille: 550, Percent: "55.0%", Interval: "[46.1%, 63.6%]"}},
+		{Time: day(2), Evaluation: "nightly-2", Model: "m", Method: "pot", Rate: summary.Rate{Permille: 400, Percent: "40.0%", Interval: "[31.7%, 48.9%]"},
+			Regression: true, Change: "-15.0", PValue: "0.0001"},
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("history (-want +got):\n%s", diff)
+	}
+}
+
+func TestEvaluationEnergy(t *testing.T) {
+	e := revtesting.MakeEvaluation("ev", "ns").Simulated("a", "strong", 1).Simulated("b", "weak", 2).Obj()
+	e.Status.Models = []repotv1.ModelStatus{
+		{Name: "a", GPUSecondsHeld: 7200, Methods: []repotv1.MethodResult{{Method: "pot", Solved: 3}, {Method: "repot", Solved: 5}}},
+		{Name: "b"}, // no GPU figures: left out
+	}
+	got := evaluationEnergy(e, summary.Summary{})
+	want := []report.ModelEnergy{{Model: "a", GPUSeconds: 7200, Solved: 8}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("energy (-want +got):\n%s", diff)
+	}
+}

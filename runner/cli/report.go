@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/runner/report"
+)
+
+func init() { register(newReportCommand) }
+
+// reportOptions are the flags of repot report.
+type reportOptions struct {
+	cluster     clusterFlags
+	evaluations []string
+	schedule    string
+	out         string
+	title       string
+	simulated   []string
+	combine     bool
+}
+
+func newReportCommand() *cobra.Command {
+	var o reportOptions
+	cmd := &cobra.Command{
+		Use:   "report [DIR...]",
+		Short: "Write one self-contained HTML report of run directories, exported records, evaluations or a schedule",
+		Long: `Write one HTML file with charts (SVG, drawn by gonum.org/v1/plot) and the table of
+numbers behind each: success rates with 95% intervals, routing distributions with
+rescue rates, cost against accuracy, capability scaling, success per environment
+and complexity, a schedule's solve rate over time, and GPU energy per solved
+problem where the status has it. The page loads nothing from the network.
+
+Each DIR is a repot run output directory, a directory of such directories (one
+source each), or a directory written by repot results export. --evaluation and
+--schedule read from the cluster of the kubeconfig.`,
+		Example: `  repot report out/ --simulated sim-strong -o report.html
+  repot report --evaluation demo -n default -o demo.html
+  repot report runs/ exported/ --evaluation demo`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && len(o.evaluations) == 0 && o.schedule == "" {
+				return fmt.Errorf("nothing to report: give run directories, --evaluation NAME or --schedule NAME")
+			}
+			r, err := buildReport(cmd, o, args)
+			if err != nil {
+				return err
+			}
+			if err := writeReport(o.out, r); err != nil {
+				return err
+			}
+			abs, _ := filepath.Abs(o.out)
+			fmt.Fprintf(cmd.OutOrStdout(), "report written to %s\n", abs)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.cluster.kubeconfig, "kubeconfig", "", "kubeconfig (default $KUBECONFIG or ~/.kube/config)")
+	f.StringVarP(&o.cluster.namespace, "namespace", "n", "", "namespace of --evaluation and --schedule (default: the kubeconfig's)")
+	f.StringSliceVar(&o.evaluations, "evaluation", nil, "RepotEvaluation to read from the cluster (repeatable)")
+	f.StringVar(&o.schedule, "schedule", "", "schedule whose history to read from the cluster")
+	f.StringVarP(&o.out, "out", "o", "report.html", "HTML file to write")
+	f.StringVar(&o.title, "title", "", "page title (default: RePoT evaluation report)")
+	f.StringSliceVar(&o.simulated, "simulated", nil, "models of run directories that a simulated server answered (repeatable)")
+	f.BoolVar(&o.combine, "combine", false, "also show the records of all directories as one source (models side by side, one capability-scaling sweep)")
+	return cmd
+}
+
+func buildReport(cmd *cobra.Command, o reportOptions, dirs []string) (report.Report, error) {
+	r := report.Report{Title: o.title, Generated: time.Now()}
+	sim := map[string]bool{}
+	for _, m := range o.simulated {
+		sim[m] = true
+	}
+	for _, d := range dirs {
+		srcs, sched, err := report.LoadDir(d, sim)
+		if err != nil {
+			return r, err
+		}
+		if sched != nil {
+			if r.Schedule != nil {
+				return r, fmt.Errorf("%s: a report shows one schedule; %s is already one", d, r.Schedule.Name)
+			}
+			r.Schedule = sched
+		}
+		r.Sources = append(r.Sources, srcs...)
+	}
+	if o.combine && len(r.Sources) > 1 {
+		r.Sources = append([]report.Source{report.Combine("all directories combined", r.Sources)}, r.Sources...)
+	}
+	if len(o.evaluations) == 0 && o.schedule == "" {
+		return r, nil
+	}
+	c, ns, err := o.cluster.client()
+	if err != nil {
+		return r, err
+	}
+	for _, name := range o.evaluations {
+		res, err := controllers.ReadEvaluationResults(cmd.Context(), c, ns, name)
+		if err != nil {
+			return r, err
+		}
+		r.Sources = append(r.Sources, res.Source(report.OriginEvaluation))
+	}
+	if o.schedule != "" {
+		sched, srcs, err := controllers.ReadScheduleReport(cmd.Context(), c, ns, o.schedule)
+		if err != nil {
+			return r, err
+		}
+		r.Schedule = sched
+		r.Sources = append(r.Sources, srcs...)
+	}
+	return r, nil
+}
+
+// writeReport renders r into path atomically.
+func writeReport(path string, r report.Report) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".report-*.html")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := report.Render(f, r); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}

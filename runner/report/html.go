@@ -1,0 +1,167 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// page is what the template renders.
+type page struct {
+	Title      string
+	Generated  string
+	Simulation []string
+	Sources    []pageSource
+	Schedule   []section
+}
+
+type pageSource struct {
+	ID, Name, Origin string
+	Records          int
+	Models           []ModelInfo
+	Notes            []string
+	Sections         []section
+}
+
+// Render writes r as one HTML page.
+func Render(w io.Writer, r Report) error {
+	pg := page{Title: r.Title, Generated: r.Generated.UTC().Format(time.RFC3339)}
+	if pg.Title == "" {
+		pg.Title = "RePoT evaluation report"
+	}
+	for i, s := range r.Sources {
+		prefix := "s" + strconv.Itoa(i+1) + "-"
+		secs, err := sourceSections(prefix, s)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Name, err)
+		}
+		pg.Sources = append(pg.Sources, pageSource{ID: prefix + "top", Name: s.Name, Origin: string(s.Origin),
+			Records: s.Summary.Records, Models: s.Models, Notes: s.Notes, Sections: secs})
+	}
+	sched, err := scheduleSections(r.Schedule)
+	if err != nil {
+		return err
+	}
+	pg.Schedule = sched
+	pg.Simulation = simulationStatement(r)
+	var b bytes.Buffer
+	if err := pageTemplate.Execute(&b, pg); err != nil {
+		return err
+	}
+	_, err = w.Write(b.Bytes())
+	return err
+}
+
+// simulationStatement says, in sentences, what on the page was simulated
+// and what is not known.
+func simulationStatement(r Report) []string {
+	var sim, unknown, real []string
+	energySim := false
+	for _, s := range r.Sources {
+		for _, m := range s.Models {
+			label := m.Name + " (" + s.Name + ")"
+			switch m.ServedBy {
+			case ServedSimulated:
+				sim = append(sim, label)
+			case ServedUnknown, "":
+				unknown = append(unknown, label)
+			default:
+				real = append(real, label)
+			}
+		}
+		for _, e := range s.Energy {
+			energySim = energySim || e.Simulated
+		}
+	}
+	sort.Strings(sim)
+	sort.Strings(unknown)
+	sort.Strings(real)
+	var out []string
+	if len(sim) > 0 {
+		out = append(out, "Simulated models: "+strings.Join(sim, ", ")+". Their answers come from repot sim-server, a stand-in that produces programs and plans with a configured capability where no GPU exists; their numbers test the pipeline and say nothing about any real model.")
+	}
+	if len(real) > 0 {
+		out = append(out, "Real models (vLLM servers or OpenAI-compatible endpoints): "+strings.Join(real, ", ")+".")
+	}
+	if len(unknown) > 0 {
+		out = append(out, "Not recorded whether real or simulated: "+strings.Join(unknown, ", ")+". A repot run directory does not say which server answered; pass --simulated MODEL to mark simulated ones.")
+	}
+	if energySim {
+		out = append(out, "GPU-seconds and joules marked simulated come from a simulated GPU, not from NVML readings.")
+	}
+	if len(out) == 0 {
+		out = append(out, "No results.")
+	}
+	return out
+}
+
+var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 0 auto; max-width: 1100px; padding: 1em 2em; color: #1a1a1a; line-height: 1.45; }
+h1 { margin-bottom: 0.2em; }
+.meta { color: #555; margin-top: 0; }
+.simulation { border-left: 6px solid #d55e00; background: #fff4ec; padding: 0.6em 1em; margin: 1em 0; }
+.simulation p { margin: 0.3em 0; }
+nav ul { columns: 2; }
+section.chart { margin: 2em 0; border-top: 1px solid #ddd; padding-top: 0.5em; }
+svg.chart { display: block; width: 100%; max-width: 1000px; height: auto; }
+table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.9em; }
+caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
+th[scope=row] { text-align: left; font-weight: normal; }
+thead th { background: #f3f3f3; }
+details { margin: 0.5em 0; }
+</style>
+</head>
+<body>
+<header>
+<h1>{{.Title}}</h1>
+<p class="meta">Generated {{.Generated}} by repot report. This page is self-contained: it loads nothing from the network.</p>
+</header>
+<aside class="simulation" aria-label="What was simulated">
+<h2>What was simulated</h2>
+{{range .Simulation}}<p>{{.}}</p>
+{{end}}</aside>
+<nav aria-label="Contents"><h2>Contents</h2><ul>
+{{range .Sources}}<li><a href="#{{.ID}}">{{.Name}}</a></li>
+{{end}}{{if .Schedule}}<li><a href="#schedule">Schedule history</a></li>{{end}}
+</ul></nav>
+<main>
+{{range .Sources}}
+<article id="{{.ID}}">
+<h2>{{.Name}}</h2>
+<p class="meta">{{.Origin}}; {{.Records}} distinct runs.</p>
+{{if .Models}}<table><caption>Models</caption><thead><tr><th scope="col">model</th><th scope="col">served by</th><th scope="col">detail</th></tr></thead><tbody>
+{{range .Models}}<tr><th scope="row">{{.Name}}</th><td>{{.ServedBy}}</td><td>{{.Detail}}</td></tr>
+{{end}}</tbody></table>{{end}}
+{{range .Notes}}<p>{{.}}</p>
+{{end}}
+{{range .Sections}}{{template "section" .}}{{end}}
+</article>
+{{end}}
+{{if .Schedule}}<article id="schedule"><h2>Schedule history</h2>
+{{range .Schedule}}{{template "section" .}}{{end}}
+</article>{{end}}
+</main>
+</body>
+</html>
+{{define "section"}}<section class="chart" id="{{.ID}}" aria-labelledby="{{.ID}}-h">
+<h3 id="{{.ID}}-h">{{.Title}}</h3>
+<p>{{.Intro}}</p>
+<figure>{{.SVG}}</figure>
+<table><caption>{{.Table.Caption}}</caption>
+<thead><tr>{{range .Table.Header}}<th scope="col">{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .Table.Rows}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<th scope="row">{{$c}}</th>{{else}}<td>{{$c}}</td>{{end}}{{end}}</tr>
+{{end}}</tbody></table>
+</section>
+{{end}}`))
