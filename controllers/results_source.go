@@ -118,17 +118,20 @@ func (r *EvaluationResults) Source(origin report.Origin) report.Source {
 }
 
 // evaluationEnergy is the GPU use per model from the status:
-// status.models[].gpuSecondsHeld, over the problems solved by all methods
-// together (a problem solved by two methods counts twice). The status has no
-// energy reading yet (Joules stays 0); this is the one place to map it once
-// it does.
+// status.models[].gpuSecondsHeld and the measured energy of
+// status.models[].gpu, over the problems solved by all methods together (a
+// problem solved by two methods counts twice). A model with neither figure
+// is left out.
 func evaluationEnergy(e *repotv1.RepotEvaluation, _ summary.Summary) []report.ModelEnergy {
 	var out []report.ModelEnergy
 	for _, m := range e.Status.Models {
-		if m.GPUSecondsHeld <= 0 {
+		me := report.ModelEnergy{Model: m.Name, GPUSeconds: m.GPUSecondsHeld}
+		if m.GPU != nil {
+			me.Joules, me.Simulated = m.GPU.EnergyJoules, m.GPU.Simulated
+		}
+		if me.GPUSeconds <= 0 && me.Joules <= 0 {
 			continue
 		}
-		me := report.ModelEnergy{Model: m.Name, GPUSeconds: m.GPUSecondsHeld}
 		for _, r := range m.Methods {
 			me.Solved += int(r.Solved)
 		}

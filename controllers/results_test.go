@@ -150,9 +150,11 @@ func TestEvaluationEnergy(t *testing.T) {
 	e.Status.Models = []repotv1.ModelStatus{
 		{Name: "a", GPUSecondsHeld: 7200, Methods: []repotv1.MethodResult{{Method: "pot", Solved: 3}, {Method: "repot", Solved: 5}}},
 		{Name: "b"}, // no GPU figures: left out
+		{Name: "c", GPUSecondsHeld: 60, GPU: &repotv1.ModelGPUStatus{Simulated: true, EnergyJoules: 42000},
+			Methods: []repotv1.MethodResult{{Method: "pot", Solved: 2}}},
 	}
 	got := evaluationEnergy(e, summary.Summary{})
-	want := []report.ModelEnergy{{Model: "a", GPUSeconds: 7200, Solved: 8}}
+	want := []report.ModelEnergy{{Model: "a", GPUSeconds: 7200, Solved: 8}, {Model: "c", GPUSeconds: 60, Joules: 42000, Solved: 2, Simulated: true}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("energy (-want +got):\n%s", diff)
 	}
