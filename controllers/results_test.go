@@ -159,3 +159,19 @@ func TestEvaluationEnergy(t *testing.T) {
 		t.Errorf("energy (-want +got):\n%s", diff)
 	}
 }
+
+func TestFiguresFromStatusLeaveOutEnergyEstimates(t *testing.T) {
+	j := int64(1200)
+	st := &repotv1.RepotEvaluationStatus{Models: []repotv1.ModelStatus{{
+		Name:    "a",
+		Methods: []repotv1.MethodResult{{Method: "pot", Solved: 3, EstimatedEnergyJoules: &j, EstimatedJoulesPerSolvedProblem: &j}},
+	}}}
+	got := FiguresFromStatus(st)
+	want := []ModelFigures{{Name: "a", Methods: []repotv1.MethodResult{{Method: "pot", Solved: 3}}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("figures (-want +got):\n%s", diff)
+	}
+	if st.Models[0].Methods[0].EstimatedEnergyJoules == nil {
+		t.Error("FiguresFromStatus changed the status it read")
+	}
+}

@@ -34,11 +34,21 @@ func FiguresFromSummary(e *repotv1.RepotEvaluation, sum summary.Summary, scaling
 	return out, scalingStatus(scaling)
 }
 
-// FiguresFromStatus takes the same figures from a status.
+// FiguresFromStatus takes the same figures from a status, less the
+// per-method energy estimates, which come from GPU readings, not records.
 func FiguresFromStatus(st *repotv1.RepotEvaluationStatus) []ModelFigures {
 	var out []ModelFigures
 	for _, m := range st.Models {
-		out = append(out, ModelFigures{Name: m.Name, Methods: m.Methods, FailedPrefixPermille: m.FailedPrefixPermille, RepotMinusPotRetryPoints: m.RepotMinusPotRetryPoints})
+		methods := make([]repotv1.MethodResult, len(m.Methods))
+		for i, r := range m.Methods {
+			// The energy estimates come from GPU readings, not records.
+			r.EstimatedEnergyJoules, r.EstimatedJoulesPerSolvedProblem = nil, nil
+			methods[i] = r
+		}
+		if len(methods) == 0 {
+			methods = nil
+		}
+		out = append(out, ModelFigures{Name: m.Name, Methods: methods, FailedPrefixPermille: m.FailedPrefixPermille, RepotMinusPotRetryPoints: m.RepotMinusPotRetryPoints})
 	}
 	return out
 }
