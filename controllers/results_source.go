@@ -105,6 +105,7 @@ func (r *EvaluationResults) Meta(origin report.Origin) report.SourceMeta {
 	if n := len(r.Problems); n > 0 {
 		m.Notes = append(m.Notes, fmt.Sprintf("%d ledger line(s) are not records and are left out; the first: %s", n, r.Problems[0]))
 	}
+	m.Energy = evaluationEnergy(e, summary.Summary{})
 	return m
 }
 
@@ -112,8 +113,7 @@ func (r *EvaluationResults) Meta(origin report.Origin) report.SourceMeta {
 func (r *EvaluationResults) Source(origin report.Origin) report.Source {
 	meta := r.Meta(origin)
 	s := report.FromRecords(meta.Name, origin, r.Records)
-	s.Models, s.Notes = meta.Models, meta.Notes
-	s.Energy = evaluationEnergy(r.Evaluation, s.Summary)
+	s.Models, s.Notes, s.Energy = meta.Models, meta.Notes, meta.Energy
 	return s
 }
 

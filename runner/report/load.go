@@ -33,6 +33,9 @@ type SourceMeta struct {
 	Models []ModelInfo `json:"models,omitempty"`
 	// Notes are lines shown with the source (conditions, reading problems).
 	Notes []string `json:"notes,omitempty"`
+	// Energy is the GPU use per model from the evaluation's status, which
+	// the records alone do not carry.
+	Energy []ModelEnergy `json:"energy,omitempty"`
 }
 
 // FromRecords builds a Source from records: the summary, and the scaling
@@ -178,7 +181,7 @@ func loadRunDir(dir, name string, simulated map[string]bool) (Source, error) {
 		}
 	}
 	s := FromRecords(meta.Name, meta.Origin, recs)
-	s.Notes = meta.Notes
+	s.Notes, s.Energy = meta.Notes, meta.Energy
 	if partial > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("The last line of %s was cut off mid-write (%d bytes) and is left out.", runner.RecordsFile, partial))
 	}

@@ -92,15 +92,15 @@ type ModelInfo struct {
 
 // ModelEnergy is the GPU use of one model's server over an evaluation.
 type ModelEnergy struct {
-	Model string
+	Model string `json:"model"`
 	// GPUSeconds and Joules are totals over the evaluation; Solved is the
 	// number of problems solved over all methods, the denominator of the
 	// per-solved figures.
-	GPUSeconds int64
-	Joules     int64
-	Solved     int
+	GPUSeconds int64 `json:"gpuSeconds,omitempty"`
+	Joules     int64 `json:"joules,omitempty"`
+	Solved     int   `json:"solved"`
 	// Simulated is true when the readings came from a simulated GPU.
-	Simulated bool
+	Simulated bool `json:"simulated,omitempty"`
 }
 
 // DerailResult is one model's recovery rate under one Derail condition.
