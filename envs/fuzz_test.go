@@ -2,6 +2,7 @@ package envs
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -120,6 +121,27 @@ func FuzzLoadDerail(f *testing.F) {
 			if cs[i].Validate() != nil {
 				t.Fatalf("loaded an invalid case")
 			}
+		}
+	})
+}
+
+// FuzzIntList checks the integer-array fast path against encoding/json:
+// whenever intList accepts an input, decodeValue must give the same value.
+func FuzzIntList(f *testing.F) {
+	for _, s := range []string{`[1, 2, 0]`, `[]`, ` [ -0 ,10]  `, `[01]`, `[1,]`, `[1 2]`, `[-]`, `[1]x`, "[1,\t2,\r\n3]", `[1e3]`, `[1.0]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, ok := intList(raw)
+		if !ok {
+			return
+		}
+		want, err := decodeValue(raw)
+		if err != nil {
+			t.Fatalf("intList accepted %q, which encoding/json refuses: %v", raw, err)
+		}
+		if !reflect.DeepEqual(any(got), want) {
+			t.Fatalf("intList(%q) = %#v, encoding/json gives %#v", raw, got, want)
 		}
 	})
 }

@@ -135,12 +135,38 @@ func (f *fixture) checkWorld(t *testing.T) {
 	if got := snapshotDir(t, f.outside); !mapsEqual(got, f.snapshot) {
 		t.Errorf("outside directory changed: %v, want %v", got, f.snapshot)
 	}
+	ahead := f.sb.dirs.settled()
 	entries, err := os.ReadDir(f.root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		t.Errorf("temporary directory left behind: %s", e.Name())
+		dir := filepath.Join(f.root, e.Name())
+		if !ahead[dir] {
+			t.Errorf("temporary directory left behind: %s", e.Name())
+			continue
+		}
+		if inside, err := os.ReadDir(dir); err != nil || len(inside) != 0 {
+			t.Errorf("directory made ahead for the next program is not empty: %s %v %v", e.Name(), inside, err)
+		}
+	}
+}
+
+// settled waits for d's background work and returns the directories made
+// ahead for the next programs, the only ones that may exist between runs.
+func (d *runDirs) settled() map[string]bool {
+	d.wg.Wait()
+	out := map[string]bool{}
+	for {
+		select {
+		case dir := <-d.ready:
+			out[dir] = true
+		default:
+			for dir := range out {
+				d.ready <- dir
+			}
+			return out
+		}
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,6 +30,7 @@ type Python struct {
 	iso    isolation
 	sem    chan struct{}
 	pool   *pool
+	dirs   *runDirs
 	// confinement is what the probe child reported: "seccomp" (or why not)
 	// and the Landlock state.
 	confinement string
@@ -76,6 +76,7 @@ func NewPython(opts Options) (*Python, error) {
 			p := &Python{opts: opts, python: py, iso: iso, sem: make(chan struct{}, opts.Concurrency), policy: "full",
 				childCPU: new(atomic.Int64)}
 			p.pool = &pool{start: func() (*zygote, error) { return startZygote(py, iso, opts, filter) }}
+			p.dirs = newRunDirs(opts.TempDir, iso.owner, opts.Concurrency)
 			res, st, err := p.runOnce(context.Background(), "print('probe ok')", probeTimeout)
 			if err == nil && res.Failure == "" && res.Stdout == "probe ok\n" {
 				p.confinement = st.readyInfo
@@ -132,7 +133,10 @@ func hasSeccomp(confinement string) bool {
 }
 
 // Close stops the zygote processes.
-func (p *Python) Close() { p.pool.close() }
+func (p *Python) Close() {
+	p.pool.close()
+	p.dirs.close()
+}
 
 // Mode names the confinement in use: the namespaces ("user+net+ipc+uts
 // namespaces", "user+net namespaces" or "none"), then the seccomp filter
@@ -192,11 +196,11 @@ func (p *Python) Run(ctx context.Context, code string) (Result, error) {
 // runOnce runs one program without taking a concurrency slot.
 func (p *Python) runOnce(ctx context.Context, code string, timeout time.Duration) (Result, wrapperStatus, error) {
 	start := p.opts.Now()
-	dir, err := p.makeDir()
+	dir, err := p.dirs.get()
 	if err != nil {
 		return Result{}, wrapperStatus{}, err
 	}
-	defer removeDir(dir)
+	defer p.dirs.release(dir)
 	z, err := p.pool.get()
 	if err != nil {
 		return Result{}, wrapperStatus{}, err
@@ -212,35 +216,6 @@ func (p *Python) runOnce(ctx context.Context, code string, timeout time.Duration
 }
 
 // makeDir creates the run's private working directory.
-func (p *Python) makeDir() (string, error) {
-	dir, err := os.MkdirTemp(p.opts.TempDir, "repot-sandbox-")
-	if err != nil {
-		return "", fmt.Errorf("sandbox: temp dir: %w", err)
-	}
-	if p.iso.owner >= 0 {
-		if err := os.Chown(dir, p.iso.owner, p.iso.owner); err != nil {
-			removeDir(dir)
-			return "", fmt.Errorf("sandbox: temp dir: %w", err)
-		}
-	}
-	return dir, nil
-}
-
-// removeDir removes dir, first making everything in it writable in case the
-// program changed permissions.
-func removeDir(dir string) {
-	if os.RemoveAll(dir) == nil {
-		return
-	}
-	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			_ = os.Chmod(path, 0o700)
-		}
-		return nil
-	})
-	_ = os.RemoveAll(dir)
-}
-
 // pipes makes n pipes; the caller closes them all.
 func pipes(n int) ([][2]*os.File, error) {
 	out := make([][2]*os.File, 0, n)

@@ -497,6 +497,10 @@ def serve():
         spare_sock.close()
         pid = spare
         sock.send(b"pid %d" % pid)
+        # The next spare is forked and warmed now, while this program runs
+        # (the runner is idle then), so that a program that follows at once
+        # does not wait for it.
+        spare, spare_sock = spawn_spare()
         while True:
             try:
                 os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
@@ -513,9 +517,6 @@ def serve():
         _, st, ru = os.wait4(pid, 0)
         cpu = int((ru.ru_utime + ru.ru_stime) * 1e9)
         sock.send(b"status %d %d" % (st, cpu))
-        # The next spare is forked now, while the runner parses this
-        # program's output, not while this program runs.
-        spare, spare_sock = spawn_spare()
 
 
 # WARM is run by each spare while it waits, so that the pages a typical
@@ -701,7 +702,26 @@ def _exit_hook(exit_now, holder):
     return at_exit
 
 
+def _make_run():
+    """Builds the function that runs the program, before any fork, so that
+    no child pays for compiling it."""
+    g = {"__builtins__": {"exec": exec, "isinstance": isinstance, "int": int, "str": str, "type": type,
+                          "SystemExit": SystemExit, "BaseException": BaseException},
+         "STDOUT": sys.stdout, "STDERR": sys.stderr}
+    exec(compile(_RUN, "<run>", "exec"), g)
+    return g["run"]
+
+
 if __name__ == "__main__":
+    _run = _make_run()
+    # A child ends through os._exit, without the interpreter's slow
+    # finalisation. Normally the bottom frame calls it after the program
+    # has returned (below); should _run itself fail, an atexit hook that no
+    # frame can reach does it instead, with status 1.
+    _status = [1]
+    import atexit
+    atexit.register(_exit_hook(os._exit, _status))
+    del atexit
     gc.collect()
     gc.freeze()
     try:
@@ -712,19 +732,6 @@ if __name__ == "__main__":
     _policy, _fds = wait_for_run(_chan)
     del _chan
     _code, _ns = prepare(_policy, _fds)
-    _g = {"__builtins__": {"exec": exec, "isinstance": isinstance, "int": int, "str": str, "type": type,
-                           "SystemExit": SystemExit, "BaseException": BaseException},
-          "STDOUT": sys.stdout, "STDERR": sys.stderr}
-    exec(_RUN, _g)
-    _run = _g["run"]
-    del _g
-    # The process ends through os._exit, called by an atexit hook that no
-    # frame can reach: raising SystemExit at the end of this module leads
-    # there without running the interpreter's slow finalisation.
-    _status = [1]
-    import atexit
-    atexit.register(_exit_hook(os._exit, _status))
-    del atexit
     # The zygote's globals, which the bottom frame of the stack and the
     # import and attribute guards share, keep only what those guards need:
     # no os, sys, socket, ctypes or control socket.
@@ -743,5 +750,8 @@ if __name__ == "__main__":
         del _b
     del _k, _keep, _policy
     _status[0] = _run(_code, _ns)
-    del _run, _code, _ns
-    raise SystemExit(_status[0])
+    # The program has returned and flushed its output; nothing of it runs
+    # again (no finalizer, no atexit of its own). posix is already loaded,
+    # so this import opens no file; only now does the bottom frame hold it.
+    import posix
+    posix._exit(_status[0])
