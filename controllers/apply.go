@@ -16,16 +16,26 @@ import (
 // servers, access objects) is one round of requests, not several.
 const createParallelism = 32
 
-// applyChildren carries out a plan's child changes: creations (a child that
-// already exists is fine: the cache was behind), then updates (optimistic:
-// a conflict requeues), then deletions (a child already gone is fine).
-// Creations go in three waves, in parallel within a wave: first the service
-// account, Role, ledgers, servers and network policy; then the RoleBinding
-// (the API server checks that the operator holds what the bound Role
-// grants, so the Role must exist); then the runner Jobs, so that a Job is
-// never created when its ledgers or identity could not be. The first error
-// ends the pass and requeues it.
+// applyChildren carries out a plan's child changes: deletions first (a
+// child already gone is fine), so that a finished model's server releases
+// its GPUs before anything new asks for them; then creations (a child that
+// already exists is fine: the cache was behind); then updates (optimistic:
+// a conflict requeues). Creations go in three waves, in parallel within a
+// wave: first the service account, Role, ledgers, servers and network
+// policy; then the RoleBinding (the API server checks that the operator
+// holds what the bound Role grants, so the Role must exist); then the
+// runner Jobs, so that a Job is never created when its ledgers or identity
+// could not be. The first error ends the pass and requeues it.
 func (r *EvaluationReconciler) applyChildren(ctx context.Context, p *plan) error {
+	if err := r.parallel(ctx, p.Delete, func(ctx context.Context, obj client.Object) error {
+		err := r.client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete %T %s: %w", obj, obj.GetName(), err)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
 	byWave := make([][]client.Object, waves)
 	for _, o := range p.Create {
 		w := waveFirst
@@ -50,18 +60,9 @@ func (r *EvaluationReconciler) applyChildren(ctx context.Context, p *plan) error
 			return err
 		}
 	}
-	if err := r.parallel(ctx, p.Update, func(ctx context.Context, obj client.Object) error {
+	return r.parallel(ctx, p.Update, func(ctx context.Context, obj client.Object) error {
 		if err := r.client.Update(ctx, obj); err != nil {
 			return fmt.Errorf("update %T %s: %w", obj, obj.GetName(), err)
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
-	return r.parallel(ctx, p.Delete, func(ctx context.Context, obj client.Object) error {
-		err := r.client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("delete %T %s: %w", obj, obj.GetName(), err)
 		}
 		return nil
 	})

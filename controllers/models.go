@@ -33,7 +33,7 @@ func (w *world) admitted(model string) bool {
 }
 
 // decideModels assigns each model its lifecycle state. Models that have
-// children keep their slot until Done; free slots (spec.maxParallelModels,
+// children keep their slot until Done and their server is gone; free slots (spec.maxParallelModels,
 // default all) go to Queued models in spec order, if admitted. Nothing new
 // starts while the evaluation is suspended or once it ended. It is a pure
 // function of the evaluation, the world and the ledgers' results, so the
@@ -48,6 +48,14 @@ func decideModels(e *repotv1.RepotEvaluation, w *world, res evaluationResults, e
 		switch {
 		case modelDone(e, w, m, res, total):
 			out[i] = modelState{Phase: repotv1.ModelDone, Done: true}
+			if serverDeployed(e, w, m) != nil {
+				// Its server is deleted in this pass, but it holds the slot
+				// (and its GPUs) until it is gone: the next model starts on
+				// the pass that sees it gone, so that servers never exceed
+				// the cap, even for the moment between a pass's creates and
+				// its deletes.
+				used++
+			}
 		case hasChildren(e, w, m) && w.admitted(m.Name):
 			out[i] = modelState{Active: true}
 			used++
@@ -69,7 +77,13 @@ func decideModels(e *repotv1.RepotEvaluation, w *world, res evaluationResults, e
 	}
 	for i := range models {
 		if s := &out[i]; s.Active {
-			s.Phase = repotv1.ModelStarting
+			// A model given a slot on this pass is still Queued: nothing
+			// of it exists yet (the status, built from the world as this
+			// pass leaves it, then shows Starting once it is created).
+			s.Phase = repotv1.ModelQueued
+			if hasChildren(e, w, &models[i]) {
+				s.Phase = repotv1.ModelStarting
+			}
 			if j := w.job(RunnerJobName(e.Name, models[i].Name)); j != nil && !jobFinished(j) && (j.Spec.Suspend == nil || !*j.Spec.Suspend) {
 				s.Phase = repotv1.ModelRunning
 			}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,8 +42,9 @@ func servers(w *world) []string {
 }
 
 // A sweep with maxParallelModels 2 runs two models at a time in spec order;
-// a model's server goes as soon as its runs are recorded and the next
-// queued model starts in the same pass.
+// a model's server goes as soon as its runs are recorded, and the next
+// queued model starts on the pass that sees it gone: the servers that exist
+// when a pass begins plus the ones it creates never exceed the cap.
 func TestModelLifecycle(t *testing.T) {
 	e := sweep()
 	w := newWorld()
@@ -63,13 +65,19 @@ func TestModelLifecycle(t *testing.T) {
 		before: func() { setServerReady(w, "ev", "m1", true); setServerReady(w, "ev", "m2", true) },
 		want:   want{[]string{"m1=Running", "m2=Running", "m3=Queued", "m4=Queued"}, []string{"ev-m1-server", "ev-m2-server"}},
 	}, {
-		name:   "m1's runs all recorded: its server goes and m3 starts",
+		name:   "m1's runs all recorded: its server goes, m3 waits for it to be gone",
 		before: func() { w.Records = append(w.Records, runs("m1", 2, t0)...) },
-		want:   want{[]string{"m1=Done", "m2=Running", "m3=Starting", "m4=Queued"}, []string{"ev-m2-server", "ev-m3-server"}},
+		want:   want{[]string{"m1=Done", "m2=Running", "m3=Queued", "m4=Queued"}, []string{"ev-m2-server"}},
 	}, {
-		name:   "m2's Job completed: its server goes and m4 starts",
+		name: "m1's server gone: m3 starts",
+		want: want{[]string{"m1=Done", "m2=Running", "m3=Starting", "m4=Queued"}, []string{"ev-m2-server", "ev-m3-server"}},
+	}, {
+		name:   "m2's Job completed: its server goes",
 		before: func() { finishJob(w, RunnerJobName("ev", "m2"), batchv1.JobComplete, "Completed") },
-		want:   want{[]string{"m1=Done", "m2=Done", "m3=Starting", "m4=Starting"}, []string{"ev-m3-server", "ev-m4-server"}},
+		want:   want{[]string{"m1=Done", "m2=Done", "m3=Starting", "m4=Queued"}, []string{"ev-m3-server"}},
+	}, {
+		name: "m2's server gone: m4 starts",
+		want: want{[]string{"m1=Done", "m2=Done", "m3=Starting", "m4=Starting"}, []string{"ev-m3-server", "ev-m4-server"}},
 	}}
 	now := t0
 	for _, s := range steps {
@@ -77,7 +85,17 @@ func TestModelLifecycle(t *testing.T) {
 			s.before()
 		}
 		now = now.Add(time.Minute)
+		before := len(w.Deployments)
 		p := step(e, w, now)
+		created := 0
+		for _, o := range p.Create {
+			if _, ok := o.(*appsv1.Deployment); ok {
+				created++
+			}
+		}
+		if before+created > 2 {
+			t.Fatalf("%s: %d servers existed and %d were created in one pass, more than maxParallelModels 2", s.name, before, created)
+		}
 		got := want{phases(p.Status), servers(w)}
 		if diff := cmp.Diff(s.want, got); diff != "" {
 			t.Fatalf("%s (-want +got):\n%s", s.name, diff)
