@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -11,61 +12,60 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// createParallelism bounds the concurrent writes of one reconcile. It is
-// large enough that the first wave of a 16-model evaluation (ledgers,
-// servers, access objects) is one round of requests, not several.
+// createParallelism bounds the concurrent writes of one reconcile; the
+// planner's budget (Options.CreatesPerPass) keeps them within it.
 const createParallelism = 32
 
 // applyChildren carries out a plan's child changes: deletions first (a
 // child already gone is fine), so that a finished model's server releases
-// its GPUs before anything new asks for them; then creations (a child that
-// already exists is fine: the cache was behind); then updates (optimistic:
-// a conflict requeues). Creations go in three waves, in parallel within a
-// wave: first the service account, Role, ledgers, servers and network
-// policy; then the RoleBinding (the API server checks that the operator
-// holds what the bound Role grants, so the Role must exist); then the
-// runner Jobs, so that a Job is never created when its ledgers or identity
-// could not be. The first error ends the pass and requeues it.
-func (r *EvaluationReconciler) applyChildren(ctx context.Context, p *plan) error {
+// its GPUs before anything new asks for them; then creations, in parallel
+// (a child that already exists is fine: the cache was behind); then updates
+// (optimistic: a conflict requeues). The planner orders what depends on
+// what across passes (a RoleBinding once its Role is observed, a runner Job
+// once its ledgers, identity and network policy are), so the creations of
+// one pass never depend on each other. The first error ends the pass and
+// requeues it. It returns how many of the changes took effect (a child
+// that already existed, or was already gone, does not count): each brings
+// a watch event, and with it another pass.
+func (r *EvaluationReconciler) applyChildren(ctx context.Context, p *plan) (int, error) {
+	var took atomic.Int32
 	if err := r.parallel(ctx, p.Delete, func(ctx context.Context, obj client.Object) error {
 		err := r.client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err == nil {
+			took.Add(1)
+		}
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete %T %s: %w", obj, obj.GetName(), err)
 		}
 		return nil
 	}); err != nil {
-		return err
+		return int(took.Load()), err
 	}
-	byWave := make([][]client.Object, waves)
-	for _, o := range p.Create {
-		w := waveFirst
-		if k := kindOf(o); k != nil {
-			w = k.wave()
+	if err := r.parallel(ctx, p.Create, func(ctx context.Context, obj client.Object) error {
+		err := r.client.Create(ctx, obj)
+		switch {
+		case err == nil:
+			took.Add(1)
+			return nil
+		case apierrors.IsAlreadyExists(err):
+			return nil
+		case apierrors.IsInvalid(err):
+			// The API server rejects the object itself: retrying the same
+			// object cannot succeed (only a spec change can).
+			return reconcile.TerminalError(fmt.Errorf("create %T %s: %w", obj, obj.GetName(), err))
 		}
-		byWave[w] = append(byWave[w], o)
+		return fmt.Errorf("create %T %s: %w", obj, obj.GetName(), err)
+	}); err != nil {
+		return int(took.Load()), err
 	}
-	for _, wave := range byWave {
-		if err := r.parallel(ctx, wave, func(ctx context.Context, obj client.Object) error {
-			err := r.client.Create(ctx, obj)
-			switch {
-			case err == nil, apierrors.IsAlreadyExists(err):
-				return nil
-			case apierrors.IsInvalid(err):
-				// The API server rejects the object itself: retrying the
-				// same object cannot succeed (only a spec change can).
-				return reconcile.TerminalError(fmt.Errorf("create %T %s: %w", obj, obj.GetName(), err))
-			}
-			return fmt.Errorf("create %T %s: %w", obj, obj.GetName(), err)
-		}); err != nil {
-			return err
-		}
-	}
-	return r.parallel(ctx, p.Update, func(ctx context.Context, obj client.Object) error {
+	err := r.parallel(ctx, p.Update, func(ctx context.Context, obj client.Object) error {
 		if err := r.client.Update(ctx, obj); err != nil {
 			return fmt.Errorf("update %T %s: %w", obj, obj.GetName(), err)
 		}
+		took.Add(1)
 		return nil
 	})
+	return int(took.Load()), err
 }
 
 // parallel runs f on every object, a few at a time, and returns the first

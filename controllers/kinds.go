@@ -15,8 +15,8 @@ import (
 // childKind is one kind of object the controller creates and owns.
 // childKinds is the one list of them: the manager's cache and owner index
 // and watches (setup.go), the world's lists (snapshot.go), the projected
-// world (project.go) and the creation waves (apply.go) all iterate over it,
-// so a new child kind is added here and nowhere else.
+// world (project.go) and the kind checks (kindOf) all iterate over it, so
+// a new child kind is added here and nowhere else.
 type childKind interface {
 	// object is an empty object of the kind (for watches, index and cache).
 	object() client.Object
@@ -30,19 +30,7 @@ type childKind interface {
 	remove(w *world, o client.Object) bool
 	// owns says whether o is of this kind.
 	owns(o client.Object) bool
-	// wave is the creation wave of the kind's objects (applyChildren).
-	wave() int
 }
-
-// Creation waves: a RoleBinding after its Role (the API server checks that
-// the operator holds what the bound Role grants), a Job after its ledgers,
-// identity and network policy.
-const (
-	waveFirst = iota
-	waveBinding
-	waveJob
-	waves
-)
 
 // childKinds is the registry of child kinds, in the order they are listed.
 var childKinds = []childKind{
@@ -55,7 +43,7 @@ var childKinds = []childKind{
 		field: func(w *world) *[]corev1.Service { return &w.Services },
 	},
 	kind[batchv1.Job, *batchv1.Job, batchv1.JobList, *batchv1.JobList]{
-		plural: "jobs", createWave: waveJob, items: func(l *batchv1.JobList) []batchv1.Job { return l.Items },
+		plural: "jobs", items: func(l *batchv1.JobList) []batchv1.Job { return l.Items },
 		field: func(w *world) *[]batchv1.Job { return &w.Jobs },
 	},
 	kind[corev1.ConfigMap, *corev1.ConfigMap, corev1.ConfigMapList, *corev1.ConfigMapList]{
@@ -73,7 +61,7 @@ var childKinds = []childKind{
 		field: func(w *world) *[]rbacv1.Role { return &w.Roles },
 	},
 	kind[rbacv1.RoleBinding, *rbacv1.RoleBinding, rbacv1.RoleBindingList, *rbacv1.RoleBindingList]{
-		plural: "rolebindings", createWave: waveBinding, items: func(l *rbacv1.RoleBindingList) []rbacv1.RoleBinding { return l.Items },
+		plural: "rolebindings", items: func(l *rbacv1.RoleBindingList) []rbacv1.RoleBinding { return l.Items },
 		field: func(w *world) *[]rbacv1.RoleBinding { return &w.RoleBindings },
 	},
 	kind[networkingv1.NetworkPolicy, *networkingv1.NetworkPolicy, networkingv1.NetworkPolicyList, *networkingv1.NetworkPolicyList]{
@@ -110,7 +98,6 @@ type kind[T any, PT interface {
 	client.ObjectList
 }] struct {
 	plural     string
-	createWave int
 	items      func(PL) []T
 	field      func(*world) *[]T
 	// keep, when set, filters the listed objects.
@@ -123,8 +110,6 @@ func (k kind[T, PT, L, PL]) owns(o client.Object) bool {
 	_, ok := o.(PT)
 	return ok
 }
-
-func (k kind[T, PT, L, PL]) wave() int { return k.createWave }
 
 func (k kind[T, PT, L, PL]) load(ctx context.Context, c client.Reader, w *world, opts ...client.ListOption) error {
 	l := PL(new(L))

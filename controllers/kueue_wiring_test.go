@@ -69,7 +69,9 @@ func TestPlanKueue(t *testing.T) {
 		t.Errorf("m2 admission status %q", got)
 	}
 	setServerReady(w, "ev", "m2", true)
-	queuedStep(t, w, t0.Add(2*time.Second))
+	for range 3 { // ledgers, then the Job
+		queuedStep(t, w, t0.Add(2*time.Second))
+	}
 	j := w.job(RunnerJobName("ev", "m2"))
 	if j == nil || j.Spec.Template.Spec.NodeSelector["pool"] != "h100" {
 		t.Fatalf("runner Job missing or not placed: %v", j)

@@ -26,6 +26,12 @@ type Options struct {
 	APIServerCIDRs []string
 	// MaxConcurrentReconciles bounds parallel reconciles. Default 4.
 	MaxConcurrentReconciles int
+	// CreatesPerPass bounds the children one reconcile creates; the rest
+	// wait for the next pass, which their creation events bring at once.
+	// It keeps each pass short, so that a sweep of many evaluations, or one
+	// of many models, shares the workers and the API server fairly instead
+	// of holding a worker for dozens of sequential creations. Default 8.
+	CreatesPerPass int
 	// Wrap, when set, wraps the reconciler (instrumentation, benchmarks).
 	Wrap func(reconcile.Reconciler) reconcile.Reconciler
 	// SimulatedReadyBudget is how long a running simulated server may stay
@@ -42,6 +48,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxConcurrentReconciles <= 0 {
 		o.MaxConcurrentReconciles = 4
+	}
+	if o.CreatesPerPass <= 0 {
+		o.CreatesPerPass = 8
 	}
 	if o.SimulatedReadyBudget <= 0 {
 		o.SimulatedReadyBudget = 2 * time.Minute

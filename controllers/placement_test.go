@@ -27,9 +27,9 @@ func TestPlacementReachesEveryChild(t *testing.T) {
 		Server: &repotv1.ServerPlacement{SchedulerName: "gpu-scheduler"},
 	}).Obj()
 	w := newWorld()
-	step(e, w, t0)
+	settle(e, w, t0)
 	setServerReady(w, "ev", "sim", true)
-	step(e, w, t0)
+	settle(e, w, t0)
 
 	var objs []interface {
 		GetName() string

@@ -64,6 +64,7 @@ func planEvaluation(e *repotv1.RepotEvaluation, w *world, o Options) plan {
 		p.planChildren(e, w, o, views, models)
 		p.planKueue(e, w, o, models, false)
 	}
+	p.Create = p.Create[:min(len(p.Create), o.CreatesPerPass)]
 	after := project(w, &p)
 	afterModels := decideModels(e, after, res, ended)
 	runners := diagnoseModelsRunners(e, w, afterModels)
@@ -101,9 +102,9 @@ func (p *plan) requeueIn(d time.Duration) {
 
 // planChildren ensures the children of a running (or suspended) evaluation:
 // the runner's identity and network policy, and per model as its lifecycle
-// state says (decideModels): for an active model its ledgers, its server
-// (scaled to zero while suspended) and, once the server is ready, its runner
-// Job; for a Done model the deletion of its server; for an evicted model the
+// state says (decideModels): for an active model its server (scaled to zero
+// while suspended) and, once the server is ready, its runner Job and the
+// ledgers it writes; for a Done model the deletion of its server; for an evicted model the
 // deletion of its server and runners.
 func (p *plan) planChildren(e *repotv1.RepotEvaluation, w *world, o Options, views []serverView, models []modelState) {
 	suspend := e.Spec.IsSuspended()
@@ -114,12 +115,19 @@ func (p *plan) planChildren(e *repotv1.RepotEvaluation, w *world, o Options, vie
 	if !hasNamed(w.Roles, access) {
 		p.Create = append(p.Create, runnerRole(e))
 	}
-	if !hasNamed(w.RoleBindings, access) {
+	// The API server lets the operator bind only a Role it can read (it
+	// checks that the operator holds what the Role grants): the binding
+	// waits for the pass that observes the Role.
+	if !hasNamed(w.RoleBindings, access) && hasNamed(w.Roles, access) {
 		p.Create = append(p.Create, runnerRoleBinding(e))
 	}
 	if !hasNamed(w.NetworkPolicies, access) {
 		p.Create = append(p.Create, runnerNetworkPolicy(e, o))
 	}
+	// A runner pod never runs without its identity, its permissions and
+	// its network policy in place.
+	accessReady := hasNamed(w.ServiceAccounts, access) && hasNamed(w.Roles, access) &&
+		hasNamed(w.RoleBindings, access) && hasNamed(w.NetworkPolicies, access)
 	var jobs []client.Object
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]
@@ -133,15 +141,25 @@ func (p *plan) planChildren(e *repotv1.RepotEvaluation, w *world, o Options, vie
 		case !models[i].Active:
 			continue
 		}
-		for _, cm := range ledgerConfigMaps(e, m) {
-			if !w.hasLedger(cm.Name) {
-				p.Create = append(p.Create, cm)
-			}
-		}
 		if hasServer(m) {
 			p.planServer(e, m, w, o, suspend)
 		}
-		if j := p.planJob(e, m, w, o, views[i].Ready, suspend); j != nil {
+		j := p.planJob(e, m, w, o, views[i].Ready, suspend)
+		if j == nil && w.job(RunnerJobName(e.Name, m.Name)) == nil {
+			continue
+		}
+		// The ledgers come when the runner Job is due, not with the
+		// server, so that the first pass of a sweep creates only what
+		// starts the servers; the Job follows on the pass that observes
+		// them.
+		ledgersReady := true
+		for _, cm := range ledgerConfigMaps(e, m) {
+			if !w.hasLedger(cm.Name) {
+				p.Create = append(p.Create, cm)
+				ledgersReady = false
+			}
+		}
+		if j != nil && ledgersReady && accessReady {
 			jobs = append(jobs, j)
 		}
 	}

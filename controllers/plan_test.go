@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -21,9 +22,23 @@ func step(e *repotv1.RepotEvaluation, w *world, now time.Time) plan {
 	return p
 }
 
+// settle plans and applies passes until one creates nothing: the passes
+// that, in a cluster, the creation events of each bring at once (a
+// RoleBinding follows its Role, a runner Job its ledgers). It returns the
+// last plan.
+func settle(e *repotv1.RepotEvaluation, w *world, now time.Time) plan {
+	p := step(e, w, now)
+	for i := 0; i < 10 && len(p.Create) > 0; i++ {
+		p = step(e, w, now)
+	}
+	return p
+}
+
 func newWorld() *world { return &world{Now: t0, Problems: problemsInfo{Count: 120}} }
 
-var accessCreates = []string{"ServiceAccount/ev-runner", "Role/ev-runner", "RoleBinding/ev-runner", "NetworkPolicy/ev-runner"}
+// accessCreates are the runner's identity and network policy a first pass
+// creates; the RoleBinding follows on the pass that observes the Role.
+var accessCreates = []string{"ServiceAccount/ev-runner", "Role/ev-runner", "NetworkPolicy/ev-runner"}
 
 func ledgers(model string, n int) []string {
 	var out []string
@@ -65,33 +80,53 @@ func TestPlanEvaluation(t *testing.T) {
 		now   time.Time
 		want  planDigest
 	}{{
-		name: "new simulated evaluation creates access, ledgers and the server, not yet the runner",
+		name: "new simulated evaluation creates access and the server, not yet the runner or its ledgers",
 		eval: sim().Obj(),
 		want: planDigest{
-			Create:     cat(accessCreates, ledgers("sim", 2), []string{"Service/ev-sim-server", "Deployment/ev-sim-server"}),
+			Create:     cat(accessCreates, []string{"Service/ev-sim-server", "Deployment/ev-sim-server"}),
 			State:      repotv1.StatePending,
 			Conditions: pendingConds,
 			Servers:    []string{"sim=Starting"},
 			Started:    true,
 		},
 	}, {
-		name: "created server that is not ready yet changes nothing",
+		name: "the next pass binds the Role it now observes",
 		eval: sim().Obj(),
 		setup: func(e *repotv1.RepotEvaluation, w *world) {
 			step(e, w, t0)
 		},
-		want: planDigest{State: repotv1.StatePending, Conditions: pendingConds, Servers: []string{"sim=Starting"}, Started: true},
+		want: planDigest{Create: []string{"RoleBinding/ev-runner"}, State: repotv1.StatePending, Conditions: pendingConds, Servers: []string{"sim=Starting"}, Started: true},
 	}, {
-		name: "ready server starts the runner Job",
+		name: "created server that is not ready yet changes nothing",
 		eval: sim().Obj(),
 		setup: func(e *repotv1.RepotEvaluation, w *world) {
-			step(e, w, t0)
+			settle(e, w, t0)
+		},
+		want: planDigest{State: repotv1.StatePending, Conditions: pendingConds, Servers: []string{"sim=Starting"}, Started: true},
+	}, {
+		name: "ready server: its runner's ledgers first",
+		eval: sim().Obj(),
+		setup: func(e *repotv1.RepotEvaluation, w *world) {
+			settle(e, w, t0)
 			setServerReady(w, "ev", "sim", true)
+		},
+		want: planDigest{
+			Create: ledgers("sim", 2), State: repotv1.StatePending, Started: true,
+			Conditions: conds("True/ServersAnswered", "False/WaitingForServers", "False/InProgress", "False/InProgress", "False/InProgress", "True/InProgress", "False/InProgress"),
+			Servers:    []string{"sim=Ready"}, Events: []string{"ServersAnswered"},
+		},
+	}, {
+		name: "ledgers observed: the runner Job starts",
+		eval: sim().Obj(),
+		setup: func(e *repotv1.RepotEvaluation, w *world) {
+			settle(e, w, t0)
+			setServerReady(w, "ev", "sim", true)
+			step(e, w, t0)
 		},
 		want: planDigest{
 			Create: []string{"Job/" + job}, State: repotv1.StateRunning, Started: true,
 			Conditions: runningConds,
-			Servers:    []string{"sim=Ready"}, Events: []string{"ServersAnswered", "RunnersActive"},
+			Servers:    []string{"sim=Ready"}, Events: []string{"RunnersActive"},
 		},
 	}, {
 		name: "running Job is not suspended when its server blinks",
@@ -242,7 +277,7 @@ func TestPlanEvaluation(t *testing.T) {
 		name: "an unschedulable server stalls the evaluation with the cause",
 		eval: revtesting.MakeEvaluation("ev", "ns").VLLM("qwen", "Qwen/Qwen3-8B").Shards(1).Obj(),
 		setup: func(e *repotv1.RepotEvaluation, w *world) {
-			step(e, w, t0)
+			settle(e, w, t0)
 			w.ServerPods = append(w.ServerPods, unschedulablePod("ev", "qwen"))
 		},
 		want: planDigest{
@@ -254,7 +289,7 @@ func TestPlanEvaluation(t *testing.T) {
 		name: "an unschedulable server within spec.stalledAfterSeconds is Reconciling, WaitingForCapacity",
 		eval: revtesting.MakeEvaluation("ev", "ns").VLLM("qwen", "Qwen/Qwen3-8B").Shards(1).StalledAfter(1800).Obj(),
 		setup: func(e *repotv1.RepotEvaluation, w *world) {
-			step(e, w, t0)
+			settle(e, w, t0)
 			w.ServerPods = append(w.ServerPods, unschedulablePod("ev", "qwen"))
 		},
 		want: planDigest{
@@ -263,13 +298,21 @@ func TestPlanEvaluation(t *testing.T) {
 			RequeueAfter: 10 * time.Minute,
 		},
 	}, {
-		name: "an endpoint model starts its runner at once",
+		name: "an endpoint model starts its runner as soon as its access and ledgers are observed",
 		eval: revtesting.MakeEvaluation("ev", "ns").Endpoint("api", "https://api.example.com/v1", "gpt-x").Shards(1).Obj(),
+		setup: func(e *repotv1.RepotEvaluation, w *world) {
+			if got := digest(step(e, w, t0)).Create; !cmp.Equal(got, cat(accessCreates, ledgers("api", 1))) {
+				t.Errorf("first pass creates %v", got)
+			}
+			if got := digest(step(e, w, t0)).Create; !cmp.Equal(got, []string{"RoleBinding/ev-runner"}) {
+				t.Errorf("second pass creates %v", got)
+			}
+		},
 		want: planDigest{
-			Create: cat(accessCreates, ledgers("api", 1), []string{"Job/" + RunnerJobName("ev", "api")}),
+			Create: []string{"Job/" + RunnerJobName("ev", "api")},
 			State:  repotv1.StateRunning, Started: true, Servers: []string{"api=External"},
 			Conditions: runningConds,
-			Events:     []string{"ServersAnswered", "RunnersActive"},
+			Events:     []string{"RunnersActive"},
 		},
 	}, {
 		name: "unreadable problems hold the runner back and stall",
@@ -278,7 +321,7 @@ func TestPlanEvaluation(t *testing.T) {
 			w.Problems = problemsFromConfigMap(e.Spec.Problems.ConfigMap, nil)
 		},
 		want: planDigest{
-			Create: cat(accessCreates, ledgers("api", 1)),
+			Create: accessCreates,
 			State:  repotv1.StateStalled, Started: true, Servers: []string{"api=External"},
 			Conditions:   conds("True/ServersAnswered", "False/WaitingForServers", "False/InProgress", "False/InProgress", "False/InProgress", "False/ProblemsUnavailable", "True/ProblemsUnavailable"),
 			Events:       []string{"ServersAnswered", "ProblemsUnavailable"},
@@ -306,9 +349,9 @@ func TestPlanEvaluation(t *testing.T) {
 
 // runToRunning drives a one-model simulated evaluation until its Job runs.
 func runToRunning(e *repotv1.RepotEvaluation, w *world) {
-	step(e, w, t0)
+	settle(e, w, t0)
 	setServerReady(w, e.Name, e.Spec.Models[0].Name, true)
-	step(e, w, t0)
+	settle(e, w, t0)
 	step(e, w, t0)
 }
 
@@ -327,6 +370,7 @@ func TestPlanIsIdempotent(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			w := newWorld()
 			first := step(e, w, t0)
+			settle(e, w, t0)
 			before := e.Status.DeepCopy()
 			again := planEvaluation(e, w, testOpts)
 			if len(first.Create) == 0 && name != "suspended" {
@@ -340,5 +384,33 @@ func TestPlanIsIdempotent(t *testing.T) {
 				t.Errorf("status changed on an unchanged world (-first +second):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A pass creates at most Options.CreatesPerPass children; the rest follow
+// on the passes their creation events bring, models in spec order.
+func TestCreatesPerPass(t *testing.T) {
+	w := revtesting.MakeEvaluation("ev", "ns")
+	for i := range 16 {
+		w = w.Simulated(fmt.Sprint("m", i), "strong", int64(i))
+	}
+	e, world := w.Obj(), newWorld()
+	p := step(e, world, t0)
+	if len(p.Create) != 8 {
+		t.Fatalf("first pass creates %d children, want the budget of 8", len(p.Create))
+	}
+	if got := digest(p).Create[3:]; !cmp.Equal(got, []string{"Service/ev-m0-server", "Deployment/ev-m0-server", "Service/ev-m1-server", "Deployment/ev-m1-server", "Service/ev-m2-server"}) {
+		t.Errorf("first pass creates %v after the access objects, want the first models' servers in spec order", got)
+	}
+	passes := 1
+	for len(p.Create) > 0 {
+		if len(p.Create) > 8 {
+			t.Fatalf("a pass creates %d children, over the budget", len(p.Create))
+		}
+		p = step(e, world, t0)
+		passes++
+	}
+	if len(world.Deployments) != 16 || len(world.RoleBindings) != 1 {
+		t.Errorf("after %d passes: %d servers and %d RoleBindings, want 16 and 1", passes, len(world.Deployments), len(world.RoleBindings))
 	}
 }

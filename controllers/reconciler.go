@@ -38,7 +38,7 @@ type EvaluationReconciler struct {
 // election Role.
 //
 // +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations,verbs=get;list;watch;delete
-// +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations/status,verbs=get;update
+// +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
@@ -77,7 +77,7 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	//    help. The rejection becomes part of the world and the planner
 	//    decides again (no child changes; Stalled before the start, Failed
 	//    after it, when the spec can no longer change).
-	rejected := r.applyChildren(ctx, &p)
+	changed, rejected := r.applyChildren(ctx, &p)
 	if rejected != nil && !errors.Is(rejected, reconcile.TerminalError(nil)) {
 		return ctrl.Result{}, rejected
 	}
@@ -90,7 +90,14 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if err := r.applyQueue(ctx, p.Queue); err != nil {
 		return ctrl.Result{}, err
 	}
-	// 6. Write the status once, if it changed.
+	// 6. Write the status once, if it changed. A pass whose child changes
+	//    took effect leaves it to the pass their watch events bring at once,
+	//    which sees them in the cache: one write to the API server per pass,
+	//    so passes stay short when a sweep keeps the API server busy. (The
+	//    events of step 7 wait with it: they follow the status write.)
+	if changed > 0 && rejected == nil && !p.DeleteEvaluation {
+		return ctrl.Result{RequeueAfter: p.RequeueAfter}, nil
+	}
 	if err := r.writeStatus(ctx, e, p.Status); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -129,7 +136,12 @@ func (r *EvaluationReconciler) writeStatus(ctx context.Context, e *repotv1.Repot
 	}
 	u := e.DeepCopy()
 	u.Status = st
-	if err := r.client.Status().Update(ctx, u); err != nil {
+	// A merge patch, not an update: the status is rebuilt from the world on
+	// every pass, so the pass need not hold the latest resourceVersion. An
+	// update failed with a conflict on one pass in five at sweep scale (the
+	// cache had not yet seen the previous pass's write), and each conflict
+	// cost a whole pass again.
+	if err := r.client.Status().Patch(ctx, u, client.MergeFrom(e)); err != nil {
 		return fmt.Errorf("write status: %w", err)
 	}
 	return nil

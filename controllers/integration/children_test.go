@@ -35,18 +35,18 @@ var _ = Describe("children of each model kind", func() {
 		Expect(sidecar.Args).To(ContainElements("ready-check", "--listen=$(POD_IP):8081"))
 		Expect(sidecar.ReadinessProbe.HTTPGet.Path).To(Equal("/readyz"))
 		Expect(sidecar.ReadinessProbe.HTTPGet.Port.IntValue()).To(Equal(8081))
-		for i := range 2 {
-			Eventually(exists(&corev1.ConfigMap{}, ns, controllers.LedgerName("ev", "strong", i))).Should(BeTrue())
-		}
-
-		By("gating the runner on readiness")
+		By("gating the runner, and its ledgers, on readiness")
 		Consistently(exists(&batchv1.Job{}, ns, "ev-strong-run"), "500ms").Should(BeFalse())
+		Expect(exists(&corev1.ConfigMap{}, ns, controllers.LedgerName("ev", "strong", 0))()).To(BeFalse())
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(condition(e, repotv1.ConditionServersReady).Reason).To(Equal(repotv1.ReasonServersStarting))
 			g.Expect(e.Status.Models[0].Server.State).To(Equal(repotv1.ServerStarting))
 		})
 		setServerReady(ns, "ev", "strong", true)
 
+		for i := range 2 {
+			Eventually(exists(&corev1.ConfigMap{}, ns, controllers.LedgerName("ev", "strong", i))).Should(BeTrue())
+		}
 		var j batchv1.Job
 		Eventually(exists(&j, ns, "ev-strong-run")).Should(BeTrue())
 		Expect(*j.Spec.CompletionMode).To(Equal(batchv1.IndexedCompletion))

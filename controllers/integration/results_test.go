@@ -62,6 +62,7 @@ var _ = Describe("repot results export", func() {
 		ev := revtesting.MakeEvaluation("ev", ns).Simulated("strong", "strong", 1).Simulated("weak", "weak", 2).Shards(2).Obj()
 		Expect(k8s.Create(ctx, ev)).To(Succeed())
 		for _, m := range []string{"strong", "weak"} {
+			setServerReady(ns, "ev", m, true)
 			Eventually(exists(&corev1.ConfigMap{}, ns, controllers.LedgerName("ev", m, 1))).Should(BeTrue())
 		}
 		strong, weak := sweepRecords("strong", 6), sweepRecords("weak", 2)

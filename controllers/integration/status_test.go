@@ -43,6 +43,8 @@ var _ = Describe("status from the ledgers", func() {
 		ev := revtesting.MakeEvaluation("ev", ns).Simulated("m", "strong", 1).Shards(2).
 			Methods(repotv1.MethodPoT, repotv1.MethodRePoT).Obj()
 		Expect(k8s.Create(ctx, ev)).To(Succeed())
+		// The ledgers come with the runner, once the server answers.
+		setServerReady(ns, "ev", "m", true)
 		Eventually(exists(&corev1.ConfigMap{}, ns, controllers.LedgerName("ev", "m", 1))).Should(BeTrue())
 
 		potP1 := rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1)
@@ -108,6 +110,9 @@ var _ = Describe("status from the ledgers", func() {
 		ev := revtesting.MakeEvaluation("ev", ns).Simulated("a", "strong", 1).Simulated("b", "weak", 2).Shards(1).
 			Methods(repotv1.MethodPoTRetry, repotv1.MethodRePoT).Obj()
 		Expect(k8s.Create(ctx, ev)).To(Succeed())
+		setServerReady(ns, "ev", "a", true)
+		setServerReady(ns, "ev", "b", true)
+		Eventually(exists(&corev1.ConfigMap{}, ns, controllers.LedgerName("ev", "a", 0))).Should(BeTrue())
 		Eventually(exists(&corev1.ConfigMap{}, ns, controllers.LedgerName("ev", "b", 0))).Should(BeTrue())
 		writeLedger(ns, controllers.LedgerName("ev", "a", 0),
 			rec("a", "p1", "pot-retry", false, summary.RouteFreshRetry, 2),
