@@ -4,18 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"repot.dev/repot-operator/runner/gpu"
@@ -61,38 +56,7 @@ func MergeLines(existing string, add []string) (string, int) {
 // same optimistic concurrency as Merge; the records and the readings
 // together must fit MaxLedgerBytes.
 func (s *Store) MergeReadings(ctx context.Context, lines []string) (int, error) {
-	limit := s.MaxConflicts
-	if limit <= 0 {
-		limit = 10
-	}
-	for attempt := 0; ; attempt++ {
-		cm, err := s.Client.Get(ctx, s.Name, metav1.GetOptions{})
-		if err != nil {
-			return 0, fmt.Errorf("reading ledger ConfigMap %s: %w", s.Name, err)
-		}
-		old := cm.Data[ReadingsKey]
-		merged, added := MergeLines(old, lines)
-		if merged == old {
-			return 0, nil
-		}
-		if size := len(merged) + len(cm.Data[DataKey]); size > MaxLedgerBytes {
-			return 0, fmt.Errorf("%w: ledger ConfigMap %s would hold %d bytes of records and GPU readings, more than %d", ErrLedgerFull, s.Name, size, MaxLedgerBytes)
-		}
-		patch, err := json.Marshal(map[string]any{
-			"metadata": map[string]any{"resourceVersion": cm.ResourceVersion},
-			"data":     map[string]string{ReadingsKey: merged},
-		})
-		if err != nil {
-			return 0, err
-		}
-		_, err = s.Client.Patch(ctx, s.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "repot-ledger"})
-		if err == nil {
-			return added, nil
-		}
-		if !apierrors.IsConflict(err) || attempt+1 >= limit {
-			return 0, fmt.Errorf("writing ledger ConfigMap %s: %w", s.Name, err)
-		}
-	}
+	return s.mergeKey(ctx, ReadingsKey, func(old string) (string, int) { return MergeLines(old, lines) })
 }
 
 // LineTail reads the complete lines appended to a file since the last

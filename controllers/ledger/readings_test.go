@@ -3,6 +3,8 @@ package ledger
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"repot.dev/repot-operator/runner/gpu"
+	"repot.dev/repot-operator/runner/summary"
 )
 
 func readingLine(t *testing.T, shard int, phase string, uptime int64) string {
@@ -141,5 +144,28 @@ func TestLineTail(t *testing.T) {
 		if err != nil || !cmp.Equal(got, st.want) {
 			t.Errorf("step %d: %q, %v; want %q", i, got, err, st.want)
 		}
+	}
+}
+
+// Records and readings share one ConfigMap: a records merge counts the
+// readings already there against MaxLedgerBytes, as a readings merge counts
+// the records.
+func TestRecordsMergeCountsReadings(t *testing.T) {
+	fake := newFake("led-0", "")
+	s := &Store{Client: fake, Name: "led-0"}
+	filler := []string{strings.Repeat("r", MaxLedgerBytes-100)}
+	if _, err := s.MergeReadings(context.Background(), filler); err != nil {
+		t.Fatal(err)
+	}
+	var recs []summary.Record
+	for i := range 10 {
+		recs = append(recs, rec(fmt.Sprint("p", i), "pot", true, ""))
+	}
+	_, err := s.Merge(context.Background(), recs)
+	if !errors.Is(err, ErrLedgerFull) || !strings.Contains(err.Error(), "shardsPerModel") {
+		t.Errorf("records merge into a ledger the readings fill: %v, want ErrLedgerFull naming shardsPerModel", err)
+	}
+	if got := fake.objs["led-0"].Data[DataKey]; got != "" {
+		t.Errorf("records written despite the limit: %d bytes", len(got))
 	}
 }

@@ -55,6 +55,16 @@ func (s *Store) Load(ctx context.Context) (string, error) {
 // conflict it reads again and retries. Nothing is written when the records
 // are already there.
 func (s *Store) Merge(ctx context.Context, recs []summary.Record) (int, error) {
+	return s.mergeKey(ctx, DataKey, func(old string) (string, int) { return Merge(old, recs) })
+}
+
+// mergeKey is the one read-merge-patch loop of the ledger's data keys:
+// merge gives the key's new text (and how many entries it added) from its
+// current text. The patch carries the resourceVersion read, so a
+// concurrent writer is never overwritten; a conflict reads again, up to
+// MaxConflicts times. The whole ConfigMap's data (every key) must stay
+// within MaxLedgerBytes.
+func (s *Store) mergeKey(ctx context.Context, key string, merge func(old string) (string, int)) (int, error) {
 	limit := s.MaxConflicts
 	if limit <= 0 {
 		limit = 10
@@ -64,17 +74,23 @@ func (s *Store) Merge(ctx context.Context, recs []summary.Record) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("reading ledger ConfigMap %s: %w", s.Name, err)
 		}
-		old := cm.Data[DataKey]
-		merged, added := Merge(old, recs)
+		old := cm.Data[key]
+		merged, added := merge(old)
 		if merged == old {
 			return 0, nil
 		}
-		if len(merged) > MaxLedgerBytes {
-			return 0, fmt.Errorf("%w: ledger ConfigMap %s would hold %d bytes of records, more than %d: give the evaluation more shards (spec.runner.shardsPerModel)", ErrLedgerFull, s.Name, len(merged), MaxLedgerBytes)
+		size := len(merged)
+		for k, v := range cm.Data {
+			if k != key {
+				size += len(v)
+			}
+		}
+		if size > MaxLedgerBytes {
+			return 0, fmt.Errorf("%w: ledger ConfigMap %s would hold %d bytes of records and GPU readings, more than %d: give the evaluation more shards (spec.runner.shardsPerModel)", ErrLedgerFull, s.Name, size, MaxLedgerBytes)
 		}
 		patch, err := json.Marshal(map[string]any{
 			"metadata": map[string]any{"resourceVersion": cm.ResourceVersion},
-			"data":     map[string]string{DataKey: merged},
+			"data":     map[string]string{key: merged},
 		})
 		if err != nil {
 			return 0, err
