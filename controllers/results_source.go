@@ -105,7 +105,7 @@ func (r *EvaluationResults) Meta(origin report.Origin) report.SourceMeta {
 	if n := len(r.Problems); n > 0 {
 		m.Notes = append(m.Notes, fmt.Sprintf("%d ledger line(s) are not records and are left out; the first: %s", n, r.Problems[0]))
 	}
-	m.Energy = evaluationEnergy(e, summary.Summary{})
+	m.Energy = evaluationEnergy(e)
 	return m
 }
 
@@ -122,7 +122,7 @@ func (r *EvaluationResults) Source(origin report.Origin) report.Source {
 // status.models[].gpu, over the problems solved by all methods together (a
 // problem solved by two methods counts twice). A model with neither figure
 // is left out.
-func evaluationEnergy(e *repotv1.RepotEvaluation, _ summary.Summary) []report.ModelEnergy {
+func evaluationEnergy(e *repotv1.RepotEvaluation) []report.ModelEnergy {
 	var out []report.ModelEnergy
 	for _, m := range e.Status.Models {
 		me := report.ModelEnergy{Model: m.Name, GPUSeconds: m.GPUSecondsHeld}

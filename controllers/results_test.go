@@ -153,7 +153,7 @@ func TestEvaluationEnergy(t *testing.T) {
 		{Name: "c", GPUSecondsHeld: 60, GPU: &repotv1.ModelGPUStatus{Simulated: true, EnergyJoules: 42000},
 			Methods: []repotv1.MethodResult{{Method: "pot", Solved: 2}}},
 	}
-	got := evaluationEnergy(e, summary.Summary{})
+	got := evaluationEnergy(e)
 	want := []report.ModelEnergy{{Model: "a", GPUSeconds: 7200, Solved: 8}, {Model: "c", GPUSeconds: 60, Joules: 42000, Solved: 2, Simulated: true}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("energy (-want +got):\n%s", diff)
