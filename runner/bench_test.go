@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sort"
 	"strconv"
@@ -65,16 +66,26 @@ func BenchmarkPerCallWork(b *testing.B) {
 	b.ReportMetric(ms(durs[min(len(durs)-1, len(durs)*99/100)]), "p99-ms")
 }
 
-// BenchmarkCapacityShare runs open-source-120 x the four default methods at
-// the default concurrency against a simulated server with its default
-// latency model and throughput cap, once per run order (suite order, the
-// old engine's; longest expected reply first, the default), and reports the
-// share of the server's decode capacity each run used (from /metrics before
-// and after) and its wall clock over the capacity bound (the simulated
-// seconds the decoded tokens need at the cap). The latency scale (real
-// seconds per simulated second) comes from REPOT_BENCH_LATENCY_SCALE
-// (default 0.25) so each order takes about a minute; the calls in flight
-// from REPOT_BENCH_CONCURRENCY (default DefaultConcurrency).
+// BenchmarkCapacityShare runs open-source-120 x the four default methods
+// against a simulated server with its default latency model and throughput
+// cap, and reports the share of the server's decode capacity each run used
+// (from /metrics before and after) and its wall clock over the capacity
+// bound (the simulated seconds the decoded tokens need at the cap). It
+// measures, in one run:
+//
+//   - order=suite/inflight=64: the old engine (suite order, 64 calls in
+//     flight);
+//   - order=longest-first/inflight=64: the order alone;
+//   - order=longest-first/inflight=N: the order with the calls in flight
+//     that saturate the server without oversubscribing it
+//     (simserver.Latency.SaturatingInFlight: 27 for the default model).
+//
+// A server whose aggregate decode rate is capped shares it among every
+// sequence in flight: with 64 in flight each decodes at a third of its top
+// speed, and the longest replies straggle at the end however early they
+// start. REPOT_BENCH_CONCURRENCY replaces N. The latency scale (real seconds
+// per simulated second) comes from REPOT_BENCH_LATENCY_SCALE (default 0.25,
+// so each run takes about half a minute; 1 is real time).
 //
 //	go test -run '^$' -bench CapacityShare -benchtime 1x ./runner/
 func BenchmarkCapacityShare(b *testing.B) {
@@ -86,18 +97,21 @@ func BenchmarkCapacityShare(b *testing.B) {
 		}
 		scale = f
 	}
-	conc := DefaultConcurrency
+	sized := simserver.DefaultLatency.SaturatingInFlight()
 	if v := os.Getenv("REPOT_BENCH_CONCURRENCY"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
 			b.Fatalf("REPOT_BENCH_CONCURRENCY=%q: want a positive integer", v)
 		}
-		conc = n
+		sized = n
 	}
-	for _, order := range []Order{OrderSuite, OrderLongestFirst} {
-		b.Run("order="+string(order), func(b *testing.B) {
+	for _, c := range []struct {
+		order Order
+		conc  int
+	}{{OrderSuite, DefaultConcurrency}, {OrderLongestFirst, DefaultConcurrency}, {OrderLongestFirst, sized}} {
+		b.Run(fmt.Sprintf("order=%s/inflight=%d", c.order, c.conc), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				capacityShare(b, scale, order, conc)
+				capacityShare(b, scale, c.order, c.conc)
 			}
 		})
 	}

@@ -80,6 +80,24 @@ func newDecoder(lat Latency, now func() time.Time) *decoder {
 	return &decoder{lat: lat, now: now, jobs: map[*job]struct{}{}, kick: make(chan struct{}, 1)}
 }
 
+// saturationHeadroom is the share of sequences added to the minimum that
+// saturates the throughput cap, to cover the ones in their time to first
+// token (not decoding yet) and the gaps between a run's calls.
+const saturationHeadroom = 1.25
+
+// SaturatingInFlight is how many requests in flight keep this server's
+// decode throughput at its cap without oversubscribing it:
+// MaxTokensPerSecond / DecodeTokensPerSecond sequences decode at top speed
+// and together reach the cap, plus a quarter for those in their time to
+// first token. More only slows every sequence, so the longest replies end
+// last and alone. 0 when the model has no cap or no per-sequence speed.
+func (l Latency) SaturatingInFlight() int {
+	if l.MaxTokensPerSecond <= 0 || l.DecodeTokensPerSecond <= 0 {
+		return 0
+	}
+	return int(math.Ceil(saturationHeadroom * l.MaxTokensPerSecond / l.DecodeTokensPerSecond))
+}
+
 // rate is the decode speed of each of n sequences.
 func (l Latency) rate(n int) float64 {
 	if n == 0 {

@@ -57,3 +57,24 @@ func TestTTFT(t *testing.T) {
 		t.Errorf("real = %v", got)
 	}
 }
+
+func TestSaturatingInFlight(t *testing.T) {
+	cases := []struct {
+		name string
+		lat  Latency
+		want int
+	}{
+		{"default model: 2500/120 = 20.8 decode at the cap, plus a quarter", DefaultLatency, 27},
+		{"exact multiple", Latency{DecodeTokensPerSecond: 100, MaxTokensPerSecond: 1600}, 20},
+		{"no cap", Latency{DecodeTokensPerSecond: 100}, 0},
+		{"no per-sequence speed", Latency{MaxTokensPerSecond: 1600}, 0},
+	}
+	for _, tc := range cases {
+		if got := tc.lat.SaturatingInFlight(); got != tc.want {
+			t.Errorf("%s: SaturatingInFlight() = %d, want %d", tc.name, got, tc.want)
+		}
+		if n := tc.lat.SaturatingInFlight(); n > 0 && float64(n)*tc.lat.rate(n) < tc.lat.MaxTokensPerSecond-1e-9 {
+			t.Errorf("%s: %d in flight decode %g tokens/s, below the cap %g", tc.name, n, float64(n)*tc.lat.rate(n), tc.lat.MaxTokensPerSecond)
+		}
+	}
+}
