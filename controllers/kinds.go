@@ -97,9 +97,9 @@ type kind[T any, PT interface {
 	*L
 	client.ObjectList
 }] struct {
-	plural     string
-	items      func(PL) []T
-	field      func(*world) *[]T
+	plural string
+	items  func(PL) []T
+	field  func(*world) *[]T
 	// keep, when set, filters the listed objects.
 	keep func(PT) bool
 }
