@@ -3,12 +3,10 @@
 package sandbox
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
-	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,44 +22,23 @@ const namespaceCloneFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_N
 // The local cluster's process nodes apply it (through `repot sandbox
 // restrict-pod`) to containers whose securityContext asks for RuntimeDefault,
 // so the end-to-end tests meet the weakest setting a real runner pod gives.
+// Like the sandbox's own filter (denyListProgram), it kills a process that
+// makes a system call of another architecture.
 func RuntimeDefaultProgram() ([]byte, error) {
 	info, err := arch.GetInfo("")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: seccomp: %w", err)
 	}
-	var names []string
-	for _, n := range []string{"unshare", "setns", "mount", "umount2", "pivot_root", "fsopen", "fsmount",
+	names := knownSyscalls(info, []string{"unshare", "setns", "mount", "umount2", "pivot_root", "fsopen", "fsmount",
 		"move_mount", "open_tree", "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
 		"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot", "swapon",
-		"swapoff", "acct", "syslog", "quotactl", "lookup_dcookie", "open_by_handle_at"} {
-		if _, ok := info.SyscallNames[n]; ok {
-			names = append(names, n)
-		}
-	}
-	policy := seccomp.Policy{
-		DefaultAction: seccomp.ActionAllow,
-		Syscalls: []seccomp.SyscallGroup{
-			{Action: seccomp.ActionErrno, Names: names},
-			{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: []string{"clone3"}},
-			{Action: seccomp.ActionErrno, NamesWithCondtions: []seccomp.NameWithConditions{{
-				Name:       "clone",
-				Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: namespaceCloneFlags}},
-			}}},
-		},
-	}
-	insns, err := policy.Assemble()
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: seccomp: %w", err)
-	}
-	raw, err := bpf.Assemble(insns)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: seccomp: %w", err)
-	}
-	out := make([]byte, 0, 8*len(raw))
-	for _, r := range raw {
-		out = binary.NativeEndian.AppendUint16(out, r.Op)
-		out = append(out, r.Jt, r.Jf)
-		out = binary.NativeEndian.AppendUint32(out, r.K)
-	}
-	return out, nil
+		"swapoff", "acct", "syslog", "quotactl", "lookup_dcookie", "open_by_handle_at"})
+	return denyListProgram(info, []seccomp.SyscallGroup{
+		{Action: seccomp.ActionErrno, Names: names},
+		{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: []string{"clone3"}},
+		{Action: seccomp.ActionErrno, NamesWithCondtions: []seccomp.NameWithConditions{{
+			Name:       "clone",
+			Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: namespaceCloneFlags}},
+		}}},
+	})
 }

@@ -81,34 +81,43 @@ func FilterProgram() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: seccomp: %w", err)
 	}
-	var names []string
-	for _, n := range deniedSyscalls {
-		if _, ok := info.SyscallNames[n]; ok {
-			names = append(names, n)
-		}
-	}
 	for _, n := range requiredSyscalls {
 		if _, ok := info.SyscallNames[n]; !ok {
 			return nil, fmt.Errorf("sandbox: seccomp: system call %s unknown on %s", n, info.Name)
 		}
 	}
-	policy := seccomp.Policy{
-		DefaultAction: seccomp.ActionAllow,
-		Syscalls: []seccomp.SyscallGroup{
-			{Action: seccomp.ActionErrno, Names: names},
-			{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: []string{"clone3"}},
-			{Action: seccomp.ActionErrno, NamesWithCondtions: []seccomp.NameWithConditions{{
-				Name:       "prctl",
-				Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.NotEqual, Value: prGetSeccomp}},
-			}}},
-		},
+	return denyListProgram(info, []seccomp.SyscallGroup{
+		{Action: seccomp.ActionErrno, Names: knownSyscalls(info, deniedSyscalls)},
+		{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: []string{"clone3"}},
+		{Action: seccomp.ActionErrno, NamesWithCondtions: []seccomp.NameWithConditions{{
+			Name:       "prctl",
+			Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.NotEqual, Value: prGetSeccomp}},
+		}}},
+	})
+}
+
+// knownSyscalls returns the names among names that the architecture has.
+func knownSyscalls(info *arch.Info, names []string) []string {
+	var out []string
+	for _, n := range names {
+		if _, ok := info.SyscallNames[n]; ok {
+			out = append(out, n)
+		}
 	}
+	return out
+}
+
+// denyListProgram assembles a filter that allows every system call but
+// those of groups, as struct sock_filter records (8 bytes each, native byte
+// order). The library lets a foreign architecture through to the default
+// action; with a deny list that would be a way around it, so an
+// architecture guard in front kills the process instead.
+func denyListProgram(info *arch.Info, groups []seccomp.SyscallGroup) ([]byte, error) {
+	policy := seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: groups}
 	insns, err := policy.Assemble()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: seccomp: %w", err)
 	}
-	// The library lets a foreign architecture through to the default
-	// action; with a deny list that would be a way around it.
 	guard := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(info.ID), SkipTrue: 1},
