@@ -74,24 +74,10 @@ func Aggregate(records []Record) Summary {
 
 func aggregateModel(model string, recs []Record) ModelSummary {
 	ms := ModelSummary{Model: model, Methods: []MethodSummary{}, Comparisons: []Comparison{}}
-	problems := map[string]bool{}
-	byMethod := map[string][]Record{}
-	for _, r := range recs {
-		problems[r.ProblemID] = true
-		byMethod[r.Method] = append(byMethod[r.Method], r)
-	}
-	ms.Problems = len(problems)
+	var byMethod map[string][]Record
+	ms.Problems, byMethod = byMethodOf(recs)
 	methods := orderedNames(sortedKeys(byMethod), methodOrder)
-	// finished[method][problem] is the non-infra record of that run.
-	finished := map[string]map[string]Record{}
-	for _, m := range methods {
-		finished[m] = map[string]Record{}
-		for _, r := range byMethod[m] {
-			if r.InfraError == "" {
-				finished[m][r.ProblemID] = r
-			}
-		}
-	}
+	finished := finishedRuns(methods, byMethod)
 	for _, m := range methods {
 		ms.Methods = append(ms.Methods, aggregateMethod(m, byMethod[m], finished[MethodPoT]))
 	}
@@ -356,4 +342,31 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// byMethodOf groups records by method (a Derail condition is a method) and
+// counts the distinct problems among them.
+func byMethodOf(recs []Record) (int, map[string][]Record) {
+	problems := map[string]bool{}
+	by := map[string][]Record{}
+	for _, r := range recs {
+		problems[r.ProblemID] = true
+		by[r.Method] = append(by[r.Method], r)
+	}
+	return len(problems), by
+}
+
+// finishedRuns gives, for each of names, its runs that ended without an
+// infrastructure error, by problem: finished[method][problem].
+func finishedRuns(names []string, by map[string][]Record) map[string]map[string]Record {
+	finished := map[string]map[string]Record{}
+	for _, m := range names {
+		finished[m] = map[string]Record{}
+		for _, r := range by[m] {
+			if r.InfraError == "" {
+				finished[m][r.ProblemID] = r
+			}
+		}
+	}
+	return finished
 }

@@ -110,22 +110,11 @@ func aggregateDerail(recs []Record) []DerailModelSummary {
 
 func derailModel(model, statement string, recs []Record) DerailModelSummary {
 	s := DerailModelSummary{Model: model, CheckpointStatement: statement, Conditions: []ConditionSummary{}, VsErrorOnly: []Comparison{}}
-	cases := map[string]bool{}
-	by := map[string][]Record{}
-	for _, r := range recs {
-		cases[r.ProblemID] = true
-		by[r.Method] = append(by[r.Method], r)
-	}
-	s.Cases = len(cases)
+	var by map[string][]Record
+	s.Cases, by = byMethodOf(recs)
 	conds := orderedNames(sortedKeys(by), DerailConditions)
-	finished := map[string]map[string]Record{}
+	finished := finishedRuns(conds, by)
 	for _, c := range conds {
-		finished[c] = map[string]Record{}
-		for _, r := range by[c] {
-			if r.InfraError == "" {
-				finished[c][r.ProblemID] = r
-			}
-		}
 		s.Conditions = append(s.Conditions, conditionSummary(c, by[c]))
 	}
 	if base, ok := finished[CondErrorOnly]; ok {
