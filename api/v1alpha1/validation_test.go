@@ -94,7 +94,15 @@ type manifest struct {
 	obj  *unstructured.Unstructured
 }
 
+// readManifests reads the RepotEvaluation of each file pattern matches.
 func readManifests(t *testing.T, pattern string) []manifest {
+	t.Helper()
+	return readKind(t, pattern, "RepotEvaluation")
+}
+
+// readKind reads the object of the kind from each file pattern matches (a
+// file may hold several YAML documents).
+func readKind(t *testing.T, pattern, kind string) []manifest {
 	t.Helper()
 	paths, err := filepath.Glob(pattern)
 	if err != nil || len(paths) == 0 {
@@ -115,25 +123,26 @@ func readManifests(t *testing.T, pattern string) []manifest {
 			if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
 				t.Fatalf("%s: %v", p, err)
 			}
-			if u.GetKind() == "RepotEvaluation" {
+			if u.GetKind() == kind {
 				mf.obj = u
 			}
 		}
 		if mf.obj == nil {
-			t.Fatalf("%s: no RepotEvaluation in the file", p)
+			t.Fatalf("%s: no %s in the file", p, kind)
 		}
 		out = append(out, mf)
 	}
 	return out
 }
 
-func TestInvalidManifestsAreRejected(t *testing.T) {
-	requireAPIServer(t)
-	ns := newNamespace(t)
-	mfs := readManifests(t, "testdata/invalid/*.yaml")
-	if len(mfs) < 10 {
-		t.Fatalf("only %d invalid manifests; want at least 10", len(mfs))
+// expectRejected creates each manifest and wants the API server to refuse
+// it with its "# want:" message; at least min of them.
+func expectRejected(t *testing.T, mfs []manifest, min int) {
+	t.Helper()
+	if len(mfs) < min {
+		t.Fatalf("only %d invalid manifests; want at least %d", len(mfs), min)
 	}
+	ns := newNamespace(t)
 	for _, mf := range mfs {
 		t.Run(filepath.Base(mf.path), func(t *testing.T) {
 			if mf.want == "" {
@@ -151,11 +160,10 @@ func TestInvalidManifestsAreRejected(t *testing.T) {
 	}
 }
 
-func TestValidManifestsAreAccepted(t *testing.T) {
-	requireAPIServer(t)
+// expectAccepted creates each manifest and wants the API server to take it.
+func expectAccepted(t *testing.T, mfs []manifest) {
+	t.Helper()
 	ns := newNamespace(t)
-	mfs := readManifests(t, "testdata/valid/*.yaml")
-	mfs = append(mfs, readManifests(t, "../../config/samples/*.yaml")...)
 	for _, mf := range mfs {
 		t.Run(filepath.Base(mf.path), func(t *testing.T) {
 			mf.obj.SetNamespace(ns)
@@ -164,6 +172,16 @@ func TestValidManifestsAreAccepted(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestInvalidManifestsAreRejected(t *testing.T) {
+	requireAPIServer(t)
+	expectRejected(t, readManifests(t, "testdata/invalid/*.yaml"), 10)
+}
+
+func TestValidManifestsAreAccepted(t *testing.T) {
+	requireAPIServer(t)
+	expectAccepted(t, append(readManifests(t, "testdata/valid/*.yaml"), readManifests(t, "../../config/samples/*.yaml")...))
 }
 
 func TestDefaultsAreApplied(t *testing.T) {
