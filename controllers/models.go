@@ -33,11 +33,12 @@ func (w *world) admitted(model string) bool {
 }
 
 // decideModels assigns each model its lifecycle state. Models that have
-// children keep their slot until Done and their server is gone; free slots (spec.maxParallelModels,
-// default all) go to Queued models in spec order, if admitted. Nothing new
-// starts while the evaluation is suspended or once it ended. It is a pure
-// function of the evaluation, the world and the ledgers' results, so the
-// phases are rebuilt from the cluster on every pass.
+// children keep their slot until Done and their server is gone; free slots
+// (spec.maxParallelModels, default all) go to Queued models in spec order,
+// if admitted. Nothing new starts while the evaluation is suspended or once
+// it ended. It is a pure function of the evaluation, the world and the
+// ledgers' results, so the phases are rebuilt from the cluster on every
+// pass.
 func decideModels(e *repotv1.RepotEvaluation, w *world, res evaluationResults, ended bool) []modelState {
 	models := e.Spec.Models
 	out := make([]modelState, len(models))

@@ -104,8 +104,8 @@ func (p *plan) requeueIn(d time.Duration) {
 // the runner's identity and network policy, and per model as its lifecycle
 // state says (decideModels): for an active model its server (scaled to zero
 // while suspended) and, once the server is ready, its runner Job and the
-// ledgers it writes; for a Done model the deletion of its server; for an evicted model the
-// deletion of its server and runners.
+// ledgers it writes; for a Done model the deletion of its server; for an
+// evicted model the deletion of its server and runners.
 func (p *plan) planChildren(e *repotv1.RepotEvaluation, w *world, o Options, views []serverView, models []modelState) {
 	suspend := e.Spec.IsSuspended()
 	access := RunnerAccessName(e.Name)

@@ -38,7 +38,7 @@ type EvaluationReconciler struct {
 // election Role.
 //
 // +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations,verbs=get;list;watch;delete
-// +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations/status,verbs=get;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
