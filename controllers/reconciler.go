@@ -94,8 +94,10 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	//    took effect leaves it to the pass their watch events bring at once,
 	//    which sees them in the cache: one write to the API server per pass,
 	//    so passes stay short when a sweep keeps the API server busy. (The
-	//    events of step 7 wait with it: they follow the status write.)
-	if changed > 0 && rejected == nil && !p.DeleteEvaluation {
+	//    events of step 7 wait with it: they follow the status write.) The
+	//    first start is always written at once: status.startTime is what
+	//    makes the spec immutable, and children exist from this pass on.
+	if changed > 0 && rejected == nil && !p.DeleteEvaluation && e.Status.StartTime != nil {
 		return ctrl.Result{RequeueAfter: p.RequeueAfter}, nil
 	}
 	if err := r.writeStatus(ctx, e, p.Status); err != nil {
