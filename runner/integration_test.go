@@ -31,6 +31,16 @@ var (
 	sbErr  error
 )
 
+// TestMain closes the shared sandbox, so that its zygotes and the run
+// directories it made ahead do not outlive the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if sb != nil {
+		sb.Close()
+	}
+	os.Exit(code)
+}
+
 // realSandbox returns the python sandbox, skipping when python3 is missing.
 func realSandbox(t testing.TB) Sandbox {
 	t.Helper()

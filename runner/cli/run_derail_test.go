@@ -46,8 +46,10 @@ func TestRunDerailFlagErrors(t *testing.T) {
 // published cases with two conditions against an in-process simulated
 // server, then resumes it with the other statement into the same directory.
 func TestRunDerailCommand(t *testing.T) {
-	if _, err := sandbox.NewPython(sandbox.Options{}); err != nil {
+	if sb, err := sandbox.NewPython(sandbox.Options{}); err != nil {
 		t.Skipf("no python sandbox: %v", err)
+	} else {
+		sb.Close()
 	}
 	data, err := os.ReadFile(shareddata.Require(t, "derail_550.jsonl"))
 	if err != nil {

@@ -58,8 +58,10 @@ func TestRunFlagErrors(t *testing.T) {
 // TestRunCommandEndToEnd runs `repot run` on three problems against an
 // in-process simulated server, then again with --resume.
 func TestRunCommandEndToEnd(t *testing.T) {
-	if _, err := sandbox.NewPython(sandbox.Options{}); err != nil {
+	if sb, err := sandbox.NewPython(sandbox.Options{}); err != nil {
 		t.Skipf("no python sandbox: %v", err)
+	} else {
+		sb.Close()
 	}
 	prof, err := simserver.LookupProfile("strong")
 	if err != nil {

@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -20,6 +21,16 @@ var (
 	sb     *sandbox.Python
 	sbErr  error
 )
+
+// TestMain closes the shared sandbox, so that its zygotes and the run
+// directories it made ahead do not outlive the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if sb != nil {
+		sb.Close()
+	}
+	os.Exit(code)
+}
 
 // simRun runs the default methods of the real engine against a real
 // simulated server (over HTTP, through openai-go, programs in the python

@@ -85,6 +85,9 @@ func newFixture(t *testing.T, opts Options) *fixture {
 	if err != nil {
 		t.Fatalf("NewPython: %v", err)
 	}
+	// Registered after t.TempDir, so it runs first: the zygotes and the
+	// directories made ahead are gone before the test removes f.root.
+	t.Cleanup(sb.Close)
 	f.sb = sb
 	t.Logf("sandbox: %s, isolation %s", sb.Interpreter(), sb.Mode())
 	return f
