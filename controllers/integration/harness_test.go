@@ -87,6 +87,9 @@ func startControlPlane(root string) (*envtest.Environment, *rest.Config, error) 
 type runningManager struct {
 	cancel context.CancelFunc
 	done   chan error
+	// cached reads from the manager's informer cache: no request to the
+	// API server.
+	cached client.Reader
 }
 
 // stop stops the manager and waits for it.
@@ -133,7 +136,7 @@ func startManager(cfg *rest.Config, clk *clocktesting.FakeClock, wrap func(contr
 		cancel()
 		return nil, err
 	}
-	m := &runningManager{cancel: cancel, done: make(chan error, 1)}
+	m := &runningManager{cancel: cancel, done: make(chan error, 1), cached: mgr.GetCache()}
 	go func() { m.done <- mgr.Start(ctx) }()
 	return m, nil
 }
