@@ -43,13 +43,20 @@ func serverReadyBudget(m *repotv1.ModelSpec, o Options) time.Duration {
 	return o.SimulatedReadyBudget
 }
 
-// serverService is the ClusterIP Service runners reach a model's server at.
+// serverService is the Service runners reach a model's server at. It is
+// headless: the name resolves straight to the ready server pod, as for the
+// leader of a LeaderWorkerSet. A server is one pod, so a virtual IP would
+// balance nothing; and a sweep's many servers would each take an address
+// from the cluster's shared Service range, whose allocation is also the
+// costliest write the operator makes (a third of a second per Service at
+// sweep scale, BenchmarkHundredEvaluations).
 func serverService(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) *corev1.Service {
 	svc := &corev1.Service{
 		ObjectMeta: childMeta(e, ServerName(e.Name, m.Name), m.Name, ComponentServer),
 		Spec: corev1.ServiceSpec{
-			Type:     corev1.ServiceTypeClusterIP,
-			Selector: serverSelector(e.Name, m.Name),
+			Type:      corev1.ServiceTypeClusterIP,
+			ClusterIP: corev1.ClusterIPNone,
+			Selector:  serverSelector(e.Name, m.Name),
 			Ports: []corev1.ServicePort{{
 				Name: "http", Port: serverPort, TargetPort: intstr.FromInt32(serverPort), Protocol: corev1.ProtocolTCP,
 			}},

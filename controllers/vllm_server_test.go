@@ -94,6 +94,11 @@ func TestVLLMPodRunsUnderGPUTelemetry(t *testing.T) {
 	if len(svc.Spec.Ports) != 2 || svc.Spec.Ports[1].Port != 9400 {
 		t.Errorf("service ports %+v", svc.Spec.Ports)
 	}
+	// Headless: the name resolves to the server pod; no address is taken
+	// from the cluster's Service range.
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone {
+		t.Errorf("service clusterIP %q, want %q", svc.Spec.ClusterIP, corev1.ClusterIPNone)
+	}
 }
 
 func TestVLLMPodWithPVCRequestsOnlyTheWritableLayer(t *testing.T) {
