@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 )
 
 // createParallelism bounds the concurrent writes of one reconcile; the
@@ -27,12 +29,14 @@ const createParallelism = 32
 // requeues it. It returns how many of the changes took effect (a child
 // that already existed, or was already gone, does not count): each brings
 // a watch event, and with it another pass.
-func (r *EvaluationReconciler) applyChildren(ctx context.Context, p *plan) (int, error) {
+func (r *EvaluationReconciler) applyChildren(ctx context.Context, e *repotv1.RepotEvaluation, p *plan) (int, error) {
 	var took atomic.Int32
+	key := namespacedName(e)
 	if err := r.parallel(ctx, p.Delete, func(ctx context.Context, obj client.Object) error {
 		err := r.client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
 		if err == nil {
 			took.Add(1)
+			r.pending.deleted(key, obj, r.opts.Clock.Now())
 		}
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete %T %s: %w", obj, obj.GetName(), err)
@@ -46,6 +50,7 @@ func (r *EvaluationReconciler) applyChildren(ctx context.Context, p *plan) (int,
 		switch {
 		case err == nil:
 			took.Add(1)
+			r.pending.created(key, obj, r.opts.Clock.Now())
 			return nil
 		case apierrors.IsAlreadyExists(err):
 			return nil

@@ -30,6 +30,8 @@ type childKind interface {
 	remove(w *world, o client.Object) bool
 	// owns says whether o is of this kind.
 	owns(o client.Object) bool
+	// has says whether w holds an object of this kind named name.
+	has(w *world, name string) bool
 }
 
 // childKinds is the registry of child kinds, in the order they are listed.
@@ -109,6 +111,10 @@ func (k kind[T, PT, L, PL]) object() client.Object { return PT(new(T)) }
 func (k kind[T, PT, L, PL]) owns(o client.Object) bool {
 	_, ok := o.(PT)
 	return ok
+}
+
+func (k kind[T, PT, L, PL]) has(w *world, name string) bool {
+	return hasNamed[T, PT](*k.field(w), name)
 }
 
 func (k kind[T, PT, L, PL]) load(ctx context.Context, c client.Reader, w *world, opts ...client.ListOption) error {

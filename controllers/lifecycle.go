@@ -31,6 +31,17 @@ type outcome struct {
 	DeadlineIn time.Duration
 }
 
+// hasStarted says whether the evaluation started: its status records a start
+// time, or one of its servers or runner Jobs exists. The second covers the
+// passes between the one that created the first server and the status write
+// that records the start, which the reconciler leaves to the next pass that
+// changes no child. (The runner's identity and ledgers do not count: an
+// evaluation whose first server the API server rejects has not started, and
+// its spec stays editable.)
+func hasStarted(e *repotv1.RepotEvaluation, w *world) bool {
+	return e.Status.StartTime != nil || len(w.Deployments) > 0 || len(w.Jobs) > 0
+}
+
 // decideOutcome says whether the evaluation has ended. An ended evaluation
 // stays ended (completionTime is set once); otherwise the active deadline is
 // checked first, then failed and completed runner Jobs.

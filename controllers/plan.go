@@ -60,7 +60,7 @@ func planEvaluation(e *repotv1.RepotEvaluation, w *world, o Options) plan {
 	case ended:
 		p.planEnded(e, w, out)
 		p.planKueue(e, w, o, models, true)
-	case e.Status.StartTime != nil || !e.Spec.IsSuspended():
+	case hasStarted(e, w) || !e.Spec.IsSuspended():
 		p.planChildren(e, w, o, views, models)
 		p.planKueue(e, w, o, models, false)
 	}
@@ -71,7 +71,7 @@ func planEvaluation(e *repotv1.RepotEvaluation, w *world, o Options) plan {
 	p.Status = buildStatus(e, after, out, observeServers(e, after, o, ended, afterModels), afterModels, res, runners)
 	kueueStatus(&p.Status, e, w)
 	if w.Rejected != nil {
-		p.planRejected(e, w.Rejected, w.Now)
+		p.planRejected(e, w, w.Rejected, w.Now)
 		return p
 	}
 	p.Events = transitionEvents(e.Status.Conditions, p.Status.Conditions)

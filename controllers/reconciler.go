@@ -25,7 +25,9 @@ type EvaluationReconciler struct {
 	recorder  events.EventRecorder
 	opts      Options
 	ledgers   *recordCache
-	metrics   *evaluationMetrics
+	// pending are this reconciler's writes the cache has not shown yet.
+	pending *pendingWrites
+	metrics *evaluationMetrics
 	// queue is Kueue, when the cluster serves it (setupKueue).
 	queue Queue
 }
@@ -77,7 +79,7 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	//    help. The rejection becomes part of the world and the planner
 	//    decides again (no child changes; Stalled before the start, Failed
 	//    after it, when the spec can no longer change).
-	changed, rejected := r.applyChildren(ctx, &p)
+	changed, rejected := r.applyChildren(ctx, e, &p)
 	if rejected != nil && !errors.Is(rejected, reconcile.TerminalError(nil)) {
 		return ctrl.Result{}, rejected
 	}
@@ -94,10 +96,8 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	//    took effect leaves it to the pass their watch events bring at once,
 	//    which sees them in the cache: one write to the API server per pass,
 	//    so passes stay short when a sweep keeps the API server busy. (The
-	//    events of step 7 wait with it: they follow the status write.) The
-	//    first start is always written at once: status.startTime is what
-	//    makes the spec immutable, and children exist from this pass on.
-	if changed > 0 && rejected == nil && !p.DeleteEvaluation && e.Status.StartTime != nil {
+	//    events of step 7 wait with it: they follow the status write.)
+	if changed > 0 && rejected == nil && !p.DeleteEvaluation {
 		return ctrl.Result{RequeueAfter: p.RequeueAfter}, nil
 	}
 	if err := r.writeStatus(ctx, e, p.Status); err != nil {
@@ -124,6 +124,7 @@ func (r *EvaluationReconciler) fetch(ctx context.Context, req ctrl.Request) (*re
 	if err := r.client.Get(ctx, req.NamespacedName, &e); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.ledgers.forget(req.NamespacedName)
+			r.pending.forget(req.NamespacedName)
 			r.metrics.forget(req.Namespace, req.Name)
 			return nil, nil
 		}
@@ -133,7 +134,9 @@ func (r *EvaluationReconciler) fetch(ctx context.Context, req ctrl.Request) (*re
 }
 
 func (r *EvaluationReconciler) writeStatus(ctx context.Context, e *repotv1.RepotEvaluation, st repotv1.RepotEvaluationStatus) error {
-	if equality.Semantic.DeepEqual(e.Status, st) {
+	stored := e.DeepCopy()
+	stored.Status = r.pending.storedStatus(e, r.opts.Clock.Now())
+	if equality.Semantic.DeepEqual(stored.Status, st) {
 		return nil
 	}
 	u := e.DeepCopy()
@@ -142,10 +145,13 @@ func (r *EvaluationReconciler) writeStatus(ctx context.Context, e *repotv1.Repot
 	// every pass, so the pass need not hold the latest resourceVersion. An
 	// update failed with a conflict on one pass in five at sweep scale (the
 	// cache had not yet seen the previous pass's write), and each conflict
-	// cost a whole pass again.
-	if err := r.client.Status().Patch(ctx, u, client.MergeFrom(e)); err != nil {
+	// cost a whole pass again. The patch is computed against the status as
+	// stored, which may be this reconciler's last write rather than the
+	// cache's.
+	if err := r.client.Status().Patch(ctx, u, client.MergeFrom(stored)); err != nil {
 		return fmt.Errorf("write status: %w", err)
 	}
+	r.pending.wroteStatus(namespacedName(e), st, u.ResourceVersion, r.opts.Clock.Now())
 	return nil
 }
 

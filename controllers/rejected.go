@@ -16,9 +16,9 @@ import (
 // ChildRejected, and the plan asks for one more pass, which sees it ended and
 // deletes its servers, releasing their GPUs (it creates nothing). The events
 // are recomputed from the new conditions.
-func (p *plan) planRejected(e *repotv1.RepotEvaluation, cause error, now time.Time) {
+func (p *plan) planRejected(e *repotv1.RepotEvaluation, w *world, cause error, now time.Time) {
 	p.RequeueAfter, p.DeleteEvaluation = 0, false
-	started := e.Status.StartTime != nil
+	started := hasStarted(e, w)
 	cs := newConditionSet(e.Status.Conditions, e.Generation, metav1.NewTime(now))
 	if !started {
 		msg := "the API server rejected an object built from the spec: fix the spec and apply it again: " + cause.Error()
@@ -35,6 +35,10 @@ func (p *plan) planRejected(e *repotv1.RepotEvaluation, cause error, now time.Ti
 		p.Status.StartTime = nil
 		p.setState(repotv1.StateStalled)
 	} else {
+		if p.Status.StartTime == nil {
+			t := metav1.NewTime(now)
+			p.Status.StartTime = &t
+		}
 		// The same conditions as a failed evaluation (evaluationConditions).
 		msg := "the API server rejected an object built from the spec, which cannot change once started; the servers are deleted, the ledgers keep the finished runs: create a new RepotEvaluation with a fixed spec: " + cause.Error()
 		for _, c := range p.Status.Conditions {

@@ -94,3 +94,25 @@ func TestPlanRejectedAfterStart(t *testing.T) {
 		t.Errorf("next plan (-want +got):\n%s", diff)
 	}
 }
+
+// The pass that creates an evaluation's first children may leave its status
+// write to the next pass, so status.startTime can still be empty while
+// children exist. Children built from the spec mean it started: a rejected
+// child then fails the evaluation, and its start time is recorded.
+func TestPlanRejectedWithChildrenBeforeStartTimeIsWritten(t *testing.T) {
+	cause := errors.New(`create *v1.Job ev-sim-run: Job.batch "ev-sim-run" is invalid: spec.template.spec.containers[0].resources.requests: Invalid value: "8": must be less than or equal to cpu limit of 1`)
+	e := revtesting.MakeEvaluation("ev", "ns").Simulated("sim", "strong", 1).Shards(2).Obj()
+	w := newWorld()
+	step(e, w, t0)
+	setServerReady(w, "ev", "sim", true)
+	e.Status = repotv1.RepotEvaluationStatus{} // the deferred write did not happen yet
+	w.Now = t0.Add(time.Minute)
+	w.Rejected = cause
+	p := planEvaluation(e, w, testOpts)
+	if got := p.Status.Summary.State; got != repotv1.StateFailed {
+		t.Errorf("state = %s, want %s: children exist, so the spec was in use", got, repotv1.StateFailed)
+	}
+	if p.Status.StartTime == nil {
+		t.Error("status.startTime is not set although children exist")
+	}
+}

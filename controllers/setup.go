@@ -63,6 +63,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		recorder:  mgr.GetEventRecorder("repot-operator"),
 		opts:      opts,
 		ledgers:   newRecordCache(),
+		pending:   newPendingWrites(),
 		metrics:   newEvaluationMetrics(),
 	}
 	var rec reconcile.Reconciler = r

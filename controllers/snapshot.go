@@ -15,7 +15,7 @@ import (
 )
 
 // snapshot reads the world of one evaluation: its children through the
-// owner index, its server pods by label, its ledgers' records (parsed once
+// owner index (with the writes of this reconciler the cache lacks), its server pods by label, its ledgers' records (parsed once
 // per ConfigMap resourceVersion) and its problem set.
 func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEvaluation) (*world, error) {
 	w := &world{Now: r.opts.Clock.Now()}
@@ -25,6 +25,8 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 			return nil, err
 		}
 	}
+	// The cache may not show this reconciler's last writes yet.
+	r.pending.overlay(namespacedName(e), w)
 
 	var pods corev1.PodList
 	if err := r.client.List(ctx, &pods, client.InNamespace(e.Namespace),
