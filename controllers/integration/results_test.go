@@ -13,6 +13,7 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/controllers/exporttest"
 	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/report"
 	"repot.dev/repot-operator/runner/report/reporttest"
@@ -90,23 +91,7 @@ var _ = Describe("repot results export", func() {
 		dir := GinkgoT().TempDir()
 		Expect(controllers.ExportEvaluation(dir, res)).To(Succeed())
 
-		b, err := os.ReadFile(filepath.Join(dir, runner.SummaryFile))
-		Expect(err).NotTo(HaveOccurred())
-		var sum summary.Summary
-		Expect(json.Unmarshal(b, &sum)).To(Succeed())
-		f, err := os.Open(filepath.Join(dir, runner.RecordsFile))
-		Expect(err).NotTo(HaveOccurred())
-		recs, _, err := runner.ReadRecords(f)
-		f.Close()
-		Expect(err).NotTo(HaveOccurred())
-		sc := summary.Scaling(recs)
-		figs, scaling := controllers.FiguresFromSummary(e, sum, &sc)
-		got, _ := json.Marshal(figs)
-		want, _ := json.Marshal(controllers.FiguresFromStatus(&e.Status))
-		Expect(string(got)).To(Equal(string(want)))
-		gotSc, _ := json.Marshal(scaling)
-		wantSc, _ := json.Marshal(e.Status.Scaling)
-		Expect(string(gotSc)).To(Equal(string(wantSc)))
+		Expect(exporttest.MatchesStatus(e, dir)).To(Succeed())
 
 		By("reporting the live evaluation and the export, and opening the page in chromium")
 		out := os.Getenv("REPORT_ARTIFACTS")
@@ -121,6 +106,10 @@ var _ = Describe("repot results export", func() {
 		srcs, _, err := report.LoadDir(dir, nil)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(srcs).To(HaveLen(1))
+		var sum summary.Summary
+		b, err := os.ReadFile(filepath.Join(dir, runner.SummaryFile))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(json.Unmarshal(b, &sum)).To(Succeed())
 		Expect(srcs[0].Summary).To(Equal(sum))
 		// success, routes, cost, scaling, two heat maps
 		r := reporttest.Check(GinkgoT(), page, filepath.Join(out, "evaluation.png"), 6)

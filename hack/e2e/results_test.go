@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,10 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-	"repot.dev/repot-operator/controllers"
-	"repot.dev/repot-operator/runner"
+	"repot.dev/repot-operator/controllers/exporttest"
 	"repot.dev/repot-operator/runner/report/reporttest"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // repotCmd runs bin/repot against the test cluster and returns its output.
@@ -41,41 +38,11 @@ func expectExportMatchesStatus(tc *testCluster, name string) {
 	Expect(os.RemoveAll(dir)).To(Succeed())
 	tc.repotCmd("results", "export", "--evaluation", name, "-n", ns, "--out", dir)
 
-	b, err := os.ReadFile(filepath.Join(dir, runner.SummaryFile))
-	Expect(err).NotTo(HaveOccurred())
-	var sum summary.Summary
-	Expect(json.Unmarshal(b, &sum)).To(Succeed())
-	f, err := os.Open(filepath.Join(dir, runner.RecordsFile))
-	Expect(err).NotTo(HaveOccurred())
-	recs, partial, err := runner.ReadRecords(f)
-	f.Close()
-	Expect(err).NotTo(HaveOccurred())
-	Expect(partial).To(BeZero())
-	Expect(summary.Aggregate(recs)).To(Equal(sum), "summary.json is not the aggregate of records.jsonl")
-
 	e := &repotv1.RepotEvaluation{}
 	ctx, cancel := ctxTimeout(30 * time.Second)
 	Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, e)).To(Succeed())
 	cancel()
-	var scaling *summary.ScalingReport
-	if len(sum.Models) >= 2 {
-		s := summary.Scaling(recs)
-		scaling = &s
-	}
-	figs, sc := controllers.FiguresFromSummary(e, sum, scaling)
-	want, err := json.Marshal(controllers.FiguresFromStatus(&e.Status))
-	Expect(err).NotTo(HaveOccurred())
-	got, err := json.Marshal(figs)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(string(got)).To(Equal(string(want)), "exported figures differ from the status")
-	wantSc, _ := json.Marshal(e.Status.Scaling)
-	gotSc, _ := json.Marshal(sc)
-	Expect(string(gotSc)).To(Equal(string(wantSc)), "exported scaling differs from the status")
-	var runs int32
-	for _, m := range e.Status.Models {
-		runs += m.RunsDone
-	}
-	Expect(len(recs)).To(BeEquivalentTo(runs), "exported records vs the status's runsDone")
+	Expect(exporttest.MatchesStatus(e, dir)).To(Succeed())
 
 	page := filepath.Join(tc.logs, "report-"+name+".html")
 	out := tc.repotCmd("report", "--evaluation", name, "-n", ns, "-o", page)
