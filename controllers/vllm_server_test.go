@@ -99,6 +99,12 @@ func TestVLLMPodRunsUnderGPUTelemetry(t *testing.T) {
 	if svc.Spec.ClusterIP != corev1.ClusterIPNone {
 		t.Errorf("service clusterIP %q, want %q", svc.Spec.ClusterIP, corev1.ClusterIPNone)
 	}
+	// A headless Service translates no port: clients dial the pod's.
+	for _, p := range svc.Spec.Ports {
+		if p.TargetPort.IntVal != p.Port {
+			t.Errorf("service port %s: %d targets %s; a headless Service needs them equal", p.Name, p.Port, p.TargetPort.String())
+		}
+	}
 }
 
 func TestVLLMPodWithPVCRequestsOnlyTheWritableLayer(t *testing.T) {
