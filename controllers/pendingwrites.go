@@ -134,7 +134,7 @@ func (p *pendingWrites) storedStatus(e *repotv1.RepotEvaluation, now time.Time) 
 		ew.status = nil
 		return e.Status
 	}
-	return *ew.status
+	return *ew.status.DeepCopy()
 }
 
 // forget drops what is remembered of e (it is gone).

@@ -130,13 +130,15 @@ func (r *EvaluationReconciler) fetch(ctx context.Context, req ctrl.Request) (*re
 		}
 		return nil, err
 	}
+	// The cache may not show this reconciler's last status write yet: plan
+	// from the status as the API server holds it (times that are set once,
+	// conditions and their transitions), and patch against it.
+	e.Status = r.pending.storedStatus(&e, r.opts.Clock.Now())
 	return &e, nil
 }
 
 func (r *EvaluationReconciler) writeStatus(ctx context.Context, e *repotv1.RepotEvaluation, st repotv1.RepotEvaluationStatus) error {
-	stored := e.DeepCopy()
-	stored.Status = r.pending.storedStatus(e, r.opts.Clock.Now())
-	if equality.Semantic.DeepEqual(stored.Status, st) {
+	if equality.Semantic.DeepEqual(e.Status, st) {
 		return nil
 	}
 	u := e.DeepCopy()
@@ -145,10 +147,9 @@ func (r *EvaluationReconciler) writeStatus(ctx context.Context, e *repotv1.Repot
 	// every pass, so the pass need not hold the latest resourceVersion. An
 	// update failed with a conflict on one pass in five at sweep scale (the
 	// cache had not yet seen the previous pass's write), and each conflict
-	// cost a whole pass again. The patch is computed against the status as
-	// stored, which may be this reconciler's last write rather than the
-	// cache's.
-	if err := r.client.Status().Patch(ctx, u, client.MergeFrom(stored)); err != nil {
+	// cost a whole pass again. e's status is the one stored (fetch), which
+	// may be this reconciler's last write rather than the cache's.
+	if err := r.client.Status().Patch(ctx, u, client.MergeFrom(e)); err != nil {
 		return fmt.Errorf("write status: %w", err)
 	}
 	r.pending.wroteStatus(namespacedName(e), st, u.ResourceVersion, r.opts.Clock.Now())
