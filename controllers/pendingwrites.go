@@ -31,8 +31,8 @@ type pendingWrites struct {
 }
 
 type evalWrites struct {
-	created map[childKey]pendingChild
-	deleted map[childKey]pendingChild
+	// children are the last write of each child: its creation or deletion.
+	children map[childKey]pendingChild
 	// status is the last status written, statusRV the resourceVersion the
 	// write gave the evaluation, statusAt when.
 	status   *repotv1.RepotEvaluationStatus
@@ -46,6 +46,8 @@ type childKey struct{ kind, name string }
 type pendingChild struct {
 	obj client.Object
 	at  time.Time
+	// gone is a deletion; otherwise obj was created.
+	gone bool
 }
 
 func keyOf(o client.Object) childKey { return childKey{fmt.Sprintf("%T", o), o.GetName()} }
@@ -57,7 +59,7 @@ func newPendingWrites() *pendingWrites {
 func (p *pendingWrites) of(e types.NamespacedName) *evalWrites {
 	ew := p.evals[e]
 	if ew == nil {
-		ew = &evalWrites{created: map[childKey]pendingChild{}, deleted: map[childKey]pendingChild{}}
+		ew = &evalWrites{children: map[childKey]pendingChild{}}
 		p.evals[e] = ew
 	}
 	return ew
@@ -65,20 +67,18 @@ func (p *pendingWrites) of(e types.NamespacedName) *evalWrites {
 
 // created records a child the API server accepted (obj as it returned it).
 func (p *pendingWrites) created(e types.NamespacedName, obj client.Object, now time.Time) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	ew := p.of(e)
-	delete(ew.deleted, keyOf(obj))
-	ew.created[keyOf(obj)] = pendingChild{obj: obj, at: now}
+	p.wroteChild(e, pendingChild{obj: obj, at: now})
 }
 
 // deleted records a child the API server deleted (or is deleting).
 func (p *pendingWrites) deleted(e types.NamespacedName, obj client.Object, now time.Time) {
+	p.wroteChild(e, pendingChild{obj: obj, at: now, gone: true})
+}
+
+func (p *pendingWrites) wroteChild(e types.NamespacedName, c pendingChild) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	ew := p.of(e)
-	delete(ew.created, keyOf(obj))
-	ew.deleted[keyOf(obj)] = pendingChild{obj: obj, at: now}
+	p.of(e).children[keyOf(c.obj)] = c
 }
 
 // overlay brings w, read from the cache, up to date with the pending
@@ -92,21 +92,17 @@ func (p *pendingWrites) overlay(e types.NamespacedName, w *world) {
 	if ew == nil {
 		return
 	}
-	for k, c := range ew.created {
+	for k, c := range ew.children {
 		kd := kindOf(c.obj)
-		if kd == nil || kd.has(w, k.name) || w.Now.Sub(c.at) > pendingTTL {
-			delete(ew.created, k)
+		if kd == nil || kd.has(w, k.name) != c.gone || w.Now.Sub(c.at) > pendingTTL {
+			delete(ew.children, k) // the cache shows it, or it is too old
 			continue
 		}
-		kd.put(w, c.obj)
-	}
-	for k, d := range ew.deleted {
-		kd := kindOf(d.obj)
-		if kd == nil || !kd.has(w, k.name) || w.Now.Sub(d.at) > pendingTTL {
-			delete(ew.deleted, k)
-			continue
+		if c.gone {
+			kd.remove(w, c.obj)
+		} else {
+			kd.put(w, c.obj)
 		}
-		kd.remove(w, d.obj)
 	}
 }
 

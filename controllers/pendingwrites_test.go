@@ -44,6 +44,8 @@ func TestPendingWritesOverlay(t *testing.T) {
 			cache: []string{"a"}, created: []string{"a"}, at: t0.Add(time.Second), want: []string{"a"}, wantAfter: []string{"a"}},
 		{name: "a deletion the cache still shows is removed",
 			cache: []string{"a", "b"}, deleted: []string{"a"}, at: t0.Add(time.Second), want: []string{"b"}, wantAfter: []string{"b"}},
+		{name: "the last write of a child wins: created, then deleted",
+			cache: []string{"a"}, created: []string{"a"}, deleted: []string{"a"}, at: t0.Add(time.Second), want: nil, wantAfter: nil},
 		{name: "past the TTL the cache is believed",
 			cache: []string{"a"}, created: []string{"b"}, deleted: []string{"a"}, at: t0.Add(pendingTTL + time.Second),
 			want: []string{"a"}, wantAfter: []string{"a"}},

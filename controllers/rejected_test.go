@@ -53,13 +53,7 @@ func TestPlanRejectedBeforeStart(t *testing.T) {
 // A started evaluation cannot change its spec, so a rejected child fails
 // it, and the next pass tears its servers down.
 func TestPlanRejectedAfterStart(t *testing.T) {
-	cause := errors.New(`create *v1.Job ev-sim-run: Job.batch "ev-sim-run" is invalid: spec.template.spec.containers[0].resources.requests: Invalid value: "8": must be less than or equal to cpu limit of 1`)
-	e := revtesting.MakeEvaluation("ev", "ns").Simulated("sim", "strong", 1).Shards(2).Obj()
-	w := newWorld()
-	step(e, w, t0)
-	setServerReady(w, "ev", "sim", true)
-	w.Now = t0.Add(time.Minute)
-	w.Rejected = cause
+	e, w := jobRejectedWithServerReady()
 	p := planEvaluation(e, w, testOpts)
 	want := planDigest{
 		State:      repotv1.StateFailed,
@@ -100,14 +94,8 @@ func TestPlanRejectedAfterStart(t *testing.T) {
 // children exist. Children built from the spec mean it started: a rejected
 // child then fails the evaluation, and its start time is recorded.
 func TestPlanRejectedWithChildrenBeforeStartTimeIsWritten(t *testing.T) {
-	cause := errors.New(`create *v1.Job ev-sim-run: Job.batch "ev-sim-run" is invalid: spec.template.spec.containers[0].resources.requests: Invalid value: "8": must be less than or equal to cpu limit of 1`)
-	e := revtesting.MakeEvaluation("ev", "ns").Simulated("sim", "strong", 1).Shards(2).Obj()
-	w := newWorld()
-	step(e, w, t0)
-	setServerReady(w, "ev", "sim", true)
+	e, w := jobRejectedWithServerReady()
 	e.Status = repotv1.RepotEvaluationStatus{} // the deferred write did not happen yet
-	w.Now = t0.Add(time.Minute)
-	w.Rejected = cause
 	p := planEvaluation(e, w, testOpts)
 	if got := p.Status.Summary.State; got != repotv1.StateFailed {
 		t.Errorf("state = %s, want %s: children exist, so the spec was in use", got, repotv1.StateFailed)
@@ -115,4 +103,16 @@ func TestPlanRejectedWithChildrenBeforeStartTimeIsWritten(t *testing.T) {
 	if p.Status.StartTime == nil {
 		t.Error("status.startTime is not set although children exist")
 	}
+}
+
+// jobRejectedWithServerReady is an evaluation whose server is ready, in the
+// pass a minute later where the API server rejects its runner Job.
+func jobRejectedWithServerReady() (*repotv1.RepotEvaluation, *world) {
+	e := revtesting.MakeEvaluation("ev", "ns").Simulated("sim", "strong", 1).Shards(2).Obj()
+	w := newWorld()
+	step(e, w, t0)
+	setServerReady(w, "ev", "sim", true)
+	w.Now = t0.Add(time.Minute)
+	w.Rejected = errors.New(`create *v1.Job ev-sim-run: Job.batch "ev-sim-run" is invalid: spec.template.spec.containers[0].resources.requests: Invalid value: "8": must be less than or equal to cpu limit of 1`)
+	return e, w
 }

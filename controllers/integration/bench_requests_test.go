@@ -59,10 +59,10 @@ func requestKey(req *http.Request) string {
 	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
 	for i := 0; i+1 < len(parts); i++ {
 		if parts[i] == "namespaces" && i+2 < len(parts) {
-			rest := parts[i+2:]
-			res := rest[0]
-			if len(rest) == 3 {
-				res += "/" + rest[2]
+			tail := parts[i+2:]
+			res := tail[0]
+			if len(tail) == 3 {
+				res += "/" + tail[2]
 			}
 			return verb + " " + res
 		}
