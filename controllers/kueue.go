@@ -150,16 +150,28 @@ func (q *kueueQueue) Finish(ctx context.Context, wl *kueue.Workload, message str
 }
 
 // requeueStatus is the status change that hands an evicted Workload's quota
-// back: no admission, QuotaReserved and Admitted false, Requeued true (the
-// Evicted condition stays as Kueue set it; Kueue clears it on the next
-// admission).
+// back: no admission, QuotaReserved and Admitted false, and Requeued as
+// Kueue's own job integrations set it (jobframework, "handle eviction"):
+// true only after a preemption or a node failure, which go straight back to
+// the queue; false with the eviction's reason otherwise, so that Kueue itself
+// decides when the Workload queues again (on reactivation after
+// Deactivated, after the backoff of a PodsReady timeout). The Evicted
+// condition stays as Kueue set it; Kueue clears it on the next admission.
 func requeueStatus(wl *kueue.Workload, now metav1.Time) {
-	msg := conditionMessage(wl.Status.Conditions, kueue.WorkloadEvicted)
+	evicted := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted)
+	reason, msg := "Evicted", ""
+	if evicted != nil && evicted.Reason != "" {
+		reason, msg = evicted.Reason, evicted.Message
+	}
+	requeued := metav1.ConditionFalse
+	if reason == kueue.WorkloadEvictedByPreemption || reason == kueue.WorkloadEvictedDueToNodeFailures {
+		requeued = metav1.ConditionTrue
+	}
 	wl.Status.Admission = nil
 	for _, c := range []metav1.Condition{
 		{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionFalse, Reason: "Pending", Message: msg},
 		{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionFalse, Reason: "NoReservation", Message: "The workload has no reservation"},
-		{Type: kueue.WorkloadRequeued, Status: metav1.ConditionTrue, Reason: "Evicted", Message: msg},
+		{Type: kueue.WorkloadRequeued, Status: requeued, Reason: reason, Message: msg},
 	} {
 		c.ObservedGeneration = wl.Generation
 		c.LastTransitionTime = now

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -234,13 +235,40 @@ func TestPlacementApply(t *testing.T) {
 }
 
 func TestRequeueStatus(t *testing.T) {
-	wl := workloadWith([]metav1.Condition{cond(kueue.WorkloadQuotaReserved, metav1.ConditionTrue, ""), cond(kueue.WorkloadAdmitted, metav1.ConditionTrue, ""),
-		cond(kueue.WorkloadEvicted, metav1.ConditionTrue, "Preempted")}, &kueue.Admission{ClusterQueue: "gpus"})
-	requeueStatus(wl, metav1.Now())
-	if got := readAdmission(wl, nil); got.State != admissionPending || got.Message != "Preempted" {
-		t.Errorf("after requeue: %+v, want pending with the eviction's message", got)
+	// Requeued is set as Kueue's job integrations set it: true only where
+	// the Workload goes straight back to the queue.
+	cases := []struct {
+		evictedBy    string
+		wantRequeued metav1.ConditionStatus
+	}{
+		{kueue.WorkloadEvictedByPreemption, metav1.ConditionTrue},
+		{kueue.WorkloadEvictedDueToNodeFailures, metav1.ConditionTrue},
+		{kueue.WorkloadDeactivated, metav1.ConditionFalse},
+		{kueue.WorkloadEvictedByPodsReadyTimeout, metav1.ConditionFalse},
 	}
-	if wl.Status.Admission != nil {
-		t.Error("admission kept after requeue")
+	for _, tc := range cases {
+		t.Run(tc.evictedBy, func(t *testing.T) {
+			wl := workloadWith([]metav1.Condition{cond(kueue.WorkloadQuotaReserved, metav1.ConditionTrue, ""), cond(kueue.WorkloadAdmitted, metav1.ConditionTrue, ""),
+				{Type: kueue.WorkloadEvicted, Status: metav1.ConditionTrue, Reason: tc.evictedBy, Message: "evicted: " + tc.evictedBy}}, &kueue.Admission{ClusterQueue: "gpus"})
+			requeueStatus(wl, metav1.Now())
+			if got := readAdmission(wl, nil); got.State != admissionPending || got.Message != "evicted: "+tc.evictedBy {
+				t.Errorf("after requeue: %+v, want pending with the eviction's message", got)
+			}
+			if wl.Status.Admission != nil {
+				t.Error("admission kept after requeue")
+			}
+			for _, c := range []struct {
+				typ    string
+				status metav1.ConditionStatus
+			}{{kueue.WorkloadQuotaReserved, metav1.ConditionFalse}, {kueue.WorkloadAdmitted, metav1.ConditionFalse}, {kueue.WorkloadRequeued, tc.wantRequeued}} {
+				got := apimeta.FindStatusCondition(wl.Status.Conditions, c.typ)
+				if got == nil || got.Status != c.status {
+					t.Errorf("%s = %+v, want status %s", c.typ, got, c.status)
+				}
+			}
+			if r := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadRequeued); r != nil && r.Reason != tc.evictedBy {
+				t.Errorf("Requeued reason %q, want the eviction's %q", r.Reason, tc.evictedBy)
+			}
+		})
 	}
 }

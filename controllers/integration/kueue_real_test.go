@@ -92,9 +92,12 @@ var _ = Describe("Kueue admission by the real Kueue manager", Ordered, func() {
 		}
 		return out
 	}
+	// holds is Kueue's accounting: a finished or deactivated Workload no
+	// longer counts against the ClusterQueue, even while a deactivated one
+	// still shows QuotaReserved until the operator hands it back.
 	holds := func(wl *kueue.Workload) bool {
 		return wl != nil && apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) &&
-			!apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished)
+			!apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) && ptr.Deref(wl.Spec.Active, true)
 	}
 	// check asserts the invariants: at most two models hold quota, and
 	// only models that hold quota (or are being evicted) have servers.

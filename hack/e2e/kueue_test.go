@@ -97,15 +97,36 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 		}
 		return out
 	}
+	// holdsQuota is Kueue's own accounting (its workload controller drops a
+	// Workload from the ClusterQueue's usage once it is finished or
+	// deactivated): quota reserved, not finished, and active. A deactivated
+	// Workload keeps QuotaReserved=True until the operator has removed its
+	// children and handed the reservation back, but Kueue already counts
+	// its quota as free and may admit the next model at once.
 	holdsQuota := func(wl *kueue.Workload) bool {
 		return wl != nil && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) &&
-			!meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished)
+			!meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) && ptr.Deref(wl.Spec.Active, true)
+	}
+	// describe is a Workload's state for a failure message.
+	describe := func(wl *kueue.Workload) string {
+		if wl == nil {
+			return "none"
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "active=%v rv=%s", ptr.Deref(wl.Spec.Active, true), wl.ResourceVersion)
+		for _, c := range wl.Status.Conditions {
+			fmt.Fprintf(&b, " %s=%s/%s@%s", c.Type, c.Status, c.Reason, c.LastTransitionTime.Format(time.TimeOnly))
+		}
+		return b.String()
 	}
 	finished := func(wl *kueue.Workload) bool {
 		return wl != nil && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished)
 	}
 	// children counts, per model, the server Deployments, runner Jobs and
-	// running server pods of the sweep.
+	// the server pods that hold a GPU: bound to a node and not terminated
+	// (terminating ones included). The cluster has two nodes with one GPU
+	// each, so a third model's server pod waits, unbound, until a GPU is
+	// free.
 	type childCount struct{ deployments, jobs, serverPods int }
 	children := func(g Gomega) map[string]*childCount {
 		ctx, cancel := ctxTimeout(30 * time.Second)
@@ -132,7 +153,7 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 		g.Expect(tc.c.List(ctx, &ps, client.InNamespace(ns), client.MatchingLabels{
 			controllers.LabelEvaluation: "sweep", controllers.LabelComponent: controllers.ComponentServer})).To(Succeed())
 		for _, p := range ps.Items {
-			if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			if p.Spec.NodeName != "" && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
 				at(p.Labels[controllers.LabelModel]).serverPods++
 			}
 		}
@@ -168,9 +189,11 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 				continue // a slow API server: look again
 			}
 			held, withServers := 0, 0
+			var holders []string
 			for _, m := range models {
 				if holdsQuota(wls[m]) {
 					held++
+					holders = append(holders, m+" ("+describe(wls[m])+")")
 				}
 				if k := kids[m]; k != nil && k.serverPods > 0 {
 					withServers++
@@ -179,24 +202,26 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 				if k != nil && k.deployments+k.jobs > 0 && wls[m] != nil && !holdsQuota(wls[m]) && !finished(wls[m]) &&
 					!meta.IsStatusConditionTrue(wls[m].Status.Conditions, kueue.WorkloadEvicted) {
 					mu.Lock()
-					violations = append(violations, fmt.Sprintf("%s: model %s has children while its Workload holds no quota", time.Now().Format(time.TimeOnly), m))
+					violations = append(violations, fmt.Sprintf("%s: model %s has children %+v while its Workload holds no quota: %s", time.Now().Format(time.TimeOnly), m, *k, describe(wls[m])))
 					mu.Unlock()
 				}
 			}
 			mu.Lock()
 			maxHeld = max(maxHeld, held)
 			if held > 2 {
-				violations = append(violations, fmt.Sprintf("%s: %d Workloads hold quota", time.Now().Format(time.TimeOnly), held))
+				violations = append(violations, fmt.Sprintf("%s: %d Workloads hold quota: %s", time.Now().Format(time.TimeOnly), held, strings.Join(holders, "; ")))
 			}
 			if withServers > 2 {
-				violations = append(violations, fmt.Sprintf("%s: %d models have server pods", time.Now().Format(time.TimeOnly), withServers))
+				violations = append(violations, fmt.Sprintf("%s: %d models have server pods on a node: %+v", time.Now().Format(time.TimeOnly), withServers, kids))
 			}
 			mu.Unlock()
 		}
 	}
 
 	BeforeAll(func() {
-		tc = startTestClusterIn(dir, "--kueue")
+		// Two nodes with one GPU each: the ClusterQueue's 2 GPUs are also
+		// all the cluster has.
+		tc = startTestClusterIn(dir, "--kueue", "--gpus", "1")
 		DeferCleanup(func() { tc.stop() })
 		ctx, cancel := ctxTimeout(time.Minute)
 		defer cancel()
@@ -296,13 +321,17 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 			}).WithTimeout(time.Minute).Should(Succeed())
 		}
 		setActive(false)
-		// Its children go; its ledgers stay; Kueue sees the quota back.
+		// Its children go; its ledgers stay; once they are gone the operator
+		// hands the reservation back, as Kueue's job integrations do.
 		Eventually(func(g Gomega) {
 			operatorAlive()
 			k := children(g)[victim]
 			g.Expect(k == nil || k.deployments+k.jobs+k.serverPods == 0).To(BeTrue(), "children of %s left: %+v", victim, k)
 			wl := workloads(g)[victim]
-			g.Expect(holdsQuota(wl)).To(BeFalse(), "the evicted Workload still holds quota")
+			g.Expect(wl).NotTo(BeNil())
+			g.Expect(wl.Status.Admission).To(BeNil(), "the evicted Workload keeps its admission: %s", describe(wl))
+			g.Expect(meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved)).To(BeFalse(), "the evicted Workload keeps its reservation: %s", describe(wl))
+			g.Expect(meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadRequeued)).To(HaveField("Reason", kueue.WorkloadDeactivated), describe(wl))
 		}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
 		ctx, cancel := ctxTimeout(30 * time.Second)
 		for name, n := range ledgered {
