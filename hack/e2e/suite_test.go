@@ -13,6 +13,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // settings of the run, from the environment `make e2e` sets.
@@ -41,5 +42,8 @@ func TestE2E(t *testing.T) {
 		}
 	}
 	RegisterFailHandler(Fail)
+	// The test's clients log through Ginkgo (shown with a failing spec),
+	// not controller-runtime's "SetLogger was never called" warning.
+	logf.SetLogger(GinkgoLogr)
 	RunSpecs(t, "repot-operator end to end on the local cluster")
 }
