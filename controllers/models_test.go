@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
@@ -248,5 +249,96 @@ func TestSimulatedServerRequestsGPUs(t *testing.T) {
 	plain := revtesting.MakeEvaluation("ev", "ns").Simulated("s", "weak", 1).Obj()
 	if _, ok := serverDeployment(plain, &plain.Spec.Models[0], testOpts, 1).Spec.Template.Spec.Containers[0].Resources.Limits[gpuResource]; ok {
 		t.Error("a simulated server without gpus requests GPUs")
+	}
+}
+
+// boundPod is a server pod of a model bound to a node at t0+bound seconds
+// and ready at t0+ready seconds.
+func boundPod(model string, bound, ready int) corev1.Pod {
+	at := func(s int) metav1.Time { return metav1.NewTime(t0.Add(time.Duration(s) * time.Second)) }
+	return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ev-%s-server-%d", model, bound), Labels: childLabels("ev", model, ComponentServer)},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: at(bound)},
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: at(ready)},
+		}}}
+}
+
+// A model whose server goes before its runs are done (evicted by Kueue, or
+// scaled to zero by spec.suspend) holds no GPU until a new server's pod is
+// bound; the new server's seconds add to the earlier one's.
+func TestGPUSecondsAcrossServers(t *testing.T) {
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	type want struct {
+		Held, Idle int64
+		Earlier    *repotv1.EarlierServers
+		Created    time.Time
+		Deleted    bool
+	}
+	check := func(t *testing.T, p plan, w want) {
+		t.Helper()
+		m := p.Status.Models[0]
+		got := want{Held: m.GPUSecondsHeld, Idle: m.GPUSecondsIdle, Earlier: m.EarlierServers, Deleted: m.ServerDeletedTime != nil}
+		if m.ServerCreatedTime != nil {
+			got.Created = m.ServerCreatedTime.Time
+		}
+		if diff := cmp.Diff(w, got); diff != "" {
+			t.Errorf("m1 GPU time (-want +got):\n%s", diff)
+		}
+	}
+	// Both cases: m1's first server is bound at 5 s and ready at 10 s; its
+	// four runs start at 20 s and last 1 s; the server goes at 71 s (held
+	// 66 s, idle 60 s). A new pod is bound at 300 s, ready at 310 s.
+	cases := []struct {
+		name           string
+		remove, reruns func(e *repotv1.RepotEvaluation, w *world)
+	}{
+		{
+			name:   "evicted and admitted again",
+			remove: func(e *repotv1.RepotEvaluation, w *world) { w.Admitted = map[string]bool{} },
+			reruns: func(e *repotv1.RepotEvaluation, w *world) { w.Admitted = map[string]bool{"m1": true} },
+		},
+		{
+			name:   "suspended and resumed",
+			remove: func(e *repotv1.RepotEvaluation, w *world) { e.Spec.Suspend = ptr.To(true) },
+			reruns: func(e *repotv1.RepotEvaluation, w *world) { e.Spec.Suspend = nil },
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := sweep()
+			w := newWorld()
+			w.Problems.Count = 2
+			w.Admitted = map[string]bool{"m1": true}
+			settle(e, w, at(0))
+			w.ServerPods = []corev1.Pod{boundPod("m1", 5, 10)}
+			setServerReady(w, "ev", "m1", true)
+			settle(e, w, at(10))
+			w.Records = runs("m1", 1, at(20))
+			check(t, step(e, w, at(70)), want{Held: 60, Idle: 54, Created: at(5)})
+
+			tc.remove(e, w)
+			check(t, step(e, w, at(71)), want{Held: 66, Idle: 60, Created: at(5), Deleted: true})
+			if d := w.deployment(ServerName("ev", "m1")); d != nil {
+				d.Status.ReadyReplicas = 0
+			}
+			check(t, step(e, w, at(200)), want{Held: 66, Idle: 60, Created: at(5), Deleted: true})
+
+			tc.reruns(e, w)
+			settle(e, w, at(250))
+			if d := serverDeployed(e, w, &e.Spec.Models[0]); d == nil || ptr.Deref(d.Spec.Replicas, 1) != 1 {
+				t.Fatalf("m1 has no running server again: %v", d)
+			}
+			// Before a new pod is bound, the old (terminating) pod counts for nothing.
+			check(t, step(e, w, at(280)), want{Held: 66, Idle: 60, Created: at(5), Deleted: true})
+			w.ServerPods = append(w.ServerPods, boundPod("m1", 300, 310))
+			setServerReady(w, "ev", "m1", true)
+			p := settle(e, w, at(310))
+			if got := p.Status.Models[0].ServerReadyTime; got == nil || !got.Time.Equal(at(310)) {
+				t.Errorf("new server ready at %v, want the new pod's ready time %v", got, at(310))
+			}
+			// 300 s -> 420 s (whole minutes while it runs), ready from 310 s.
+			check(t, step(e, w, at(430)), want{Held: 66 + 120, Idle: 60 + 110, Created: at(300),
+				Earlier: &repotv1.EarlierServers{Count: 1, GPUSecondsHeld: 66, GPUSecondsIdle: 60}})
+		})
 	}
 }

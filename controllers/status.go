@@ -52,6 +52,9 @@ func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serv
 		t := nextModelTimes(e, w, m, models[i], v, out.Phase != phaseActive)
 		mst.StartTime, mst.RunningTime, mst.CompletionTime = t.Start, t.Running, t.Completion
 		mst.ServerCreatedTime, mst.ServerReadyTime, mst.ServerDeletedTime = t.ServerCreated, t.ServerReady, t.ServerDeleted
+		if t.Earlier.Count > 0 {
+			mst.EarlierServers = t.Earlier.DeepCopy()
+		}
 		mst.GPUSecondsHeld, mst.GPUSecondsIdle = gpuSeconds(t, m.ServerGPUs(), w.Records, m.Name, w.Now)
 		mst.GPU = modelGPUCost(e, m, w.Ledgers, mst.Methods, previousGPU(e, m.Name), now)
 		done += mst.RunsDone

@@ -222,28 +222,41 @@ type ModelStatus struct {
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 
-	// serverCreatedTime is when its first server pod was created: from then
-	// on the server holds its GPUs.
+	// serverCreatedTime is when the pod of the model's current (or last)
+	// server was bound to a node: from then on the server holds its GPUs.
 	// +optional
 	ServerCreatedTime *metav1.Time `json:"serverCreatedTime,omitempty"`
 
-	// serverReadyTime is when its server first answered a completion.
+	// serverReadyTime is when the current (or last) server first answered
+	// a completion.
 	// +optional
 	ServerReadyTime *metav1.Time `json:"serverReadyTime,omitempty"`
 
-	// serverDeletedTime is when its server was deleted.
+	// serverDeletedTime is when the last server was deleted, or scaled to
+	// zero by spec.suspend. Empty while a server runs.
 	// +optional
 	ServerDeletedTime *metav1.Time `json:"serverDeletedTime,omitempty"`
 
-	// gpuSecondsHeld is GPU-seconds the model's server held: GPUs times the
-	// seconds from serverCreatedTime to serverDeletedTime (or now).
+	// earlierServers sums up the servers the model had before the current
+	// (or last) one. A server removed before the model's runs were all
+	// recorded (its Kueue Workload was evicted, or spec.suspend scaled it to
+	// zero) is replaced by a new one when the model runs again; the three
+	// times above are then the new server's. Empty when the model had one
+	// server.
+	// +optional
+	EarlierServers *EarlierServers `json:"earlierServers,omitempty"`
+
+	// gpuSecondsHeld is GPU-seconds the model's servers held: GPUs times
+	// the seconds from serverCreatedTime to serverDeletedTime (or now),
+	// plus earlierServers.gpuSecondsHeld. The time between two servers (a
+	// model waiting for re-admission, a suspended evaluation) holds no GPU.
 	// +optional
 	GPUSecondsHeld int64 `json:"gpuSecondsHeld,omitempty"`
 
-	// gpuSecondsIdle is the part of gpuSecondsHeld during which the server
+	// gpuSecondsIdle is the part of gpuSecondsHeld during which a server
 	// was ready with no request in flight: GPUs times the ready seconds not
 	// covered by any run of the model's ledgers (a run is in flight from its
-	// start to its end).
+	// start to its end), plus earlierServers.gpuSecondsIdle.
 	// +optional
 	GPUSecondsIdle int64 `json:"gpuSecondsIdle,omitempty"`
 	// derail is the Derail-550 recovery per condition, in the order of
@@ -298,6 +311,24 @@ type ServerStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Message string `json:"message,omitempty"`
+}
+
+// EarlierServers is what a model's servers before its current one held.
+type EarlierServers struct {
+	// count is the number of earlier servers.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	Count int32 `json:"count"`
+
+	// gpuSecondsHeld is GPU-seconds the earlier servers held, each from its
+	// pod's binding to its deletion.
+	// +optional
+	GPUSecondsHeld int64 `json:"gpuSecondsHeld,omitempty"`
+
+	// gpuSecondsIdle is the part of gpuSecondsHeld during which an earlier
+	// server was ready with no run of the model in flight.
+	// +optional
+	GPUSecondsIdle int64 `json:"gpuSecondsIdle,omitempty"`
 }
 
 // MethodResult is one method's aggregate over one model's problems. Runs

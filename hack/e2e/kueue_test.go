@@ -349,16 +349,32 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 		}
 		cancel()
 		By("reactivating it")
+		evictedAt := time.Now()
 		setActive(true)
+		e := &repotv1.RepotEvaluation{}
 		Eventually(func(g Gomega) {
 			operatorAlive()
-			e := &repotv1.RepotEvaluation{}
 			ctx, cancel := ctxTimeout(30 * time.Second)
 			defer cancel()
 			g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sweep"}, e)).To(Succeed())
 			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeTrue(), "progress %v", e.Status.Progress)
 			g.Expect(e.Status.Progress.RunsDone).To(Equal(e.Status.Progress.RunsTotal))
 		}).WithTimeout(40 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
+		// The victim's GPU time: its first server until the eviction, then
+		// the server it got on re-admission; the time in between held none.
+		for _, m := range e.Status.Models {
+			if m.Name != victim {
+				continue
+			}
+			Expect(m.EarlierServers).NotTo(BeNil(), "%s was evicted, but its status shows one server", victim)
+			Expect(m.EarlierServers.Count).To(Equal(int32(1)))
+			Expect(m.EarlierServers.GPUSecondsHeld).To(BeNumerically(">", 0))
+			Expect(m.ServerCreatedTime.Time).To(BeTemporally(">=", evictedAt.Add(-time.Second)), "the re-admitted server's time")
+			total := m.ServerDeletedTime.Sub(m.ServerCreatedTime.Time)/time.Second + time.Duration(m.EarlierServers.GPUSecondsHeld)
+			Expect(m.GPUSecondsHeld).To(BeNumerically("~", int64(total), 1), "gpuSecondsHeld is not the two servers' sum")
+			GinkgoWriter.Printf("%s: GPU-seconds held %d (earlier server %d), idle %d (earlier %d)\n", victim,
+				m.GPUSecondsHeld, m.EarlierServers.GPUSecondsHeld, m.GPUSecondsIdle, m.EarlierServers.GPUSecondsIdle)
+		}
 		close(stopWatch)
 		<-watchDone
 		mu.Lock()
