@@ -3,8 +3,10 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,7 +21,8 @@ import (
 
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=resourceflavors,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=resourceflavors;workloadpriorityclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get;list;watch
 
 // Queue is the controller's view of Kueue: it observes and acts on the
 // Workloads that admit an evaluation's models. Kueue (its scheduler)
@@ -46,7 +49,30 @@ type queueWorld struct {
 	Workloads map[string]*kueue.Workload
 	// Flavors by name.
 	Flavors map[string]*kueue.ResourceFlavor
+	// Priority is what the evaluation's new Workloads carry (read only
+	// while some model has no Workload yet).
+	Priority workloadPriority
 }
+
+// PriorityClassLabel on a RepotEvaluation names the Kueue
+// WorkloadPriorityClass of its Workloads, as on any job Kueue admits.
+// Without it, spec.placement.priorityClassName (a PriorityClass) gives
+// their priority, as Kueue's job integrations take it from the pods.
+const PriorityClassLabel = "kueue.x-k8s.io/priority-class"
+
+// workloadPriority is a Workload's priority: the class it comes from and
+// its value (both nil: Kueue's default, 0).
+type workloadPriority struct {
+	Ref   *kueue.PriorityClassRef
+	Value *int32
+	// Problem, when set, says why the priority cannot be read (a class
+	// that does not exist); no Workload is created until it can.
+	Problem string
+}
+
+// priorityRecheck is how soon a pass looks again for a priority class that
+// did not exist (the operator does not watch them).
+const priorityRecheck = 30 * time.Second
 
 // WorkloadGVK is the Kueue API the controller uses.
 var WorkloadGVK = kueue.GroupVersion.WithKind("Workload")
@@ -118,7 +144,48 @@ func (q *kueueQueue) Observe(ctx context.Context, e *repotv1.RepotEvaluation) (q
 	for i := range rfs.Items {
 		w.Flavors[rfs.Items[i].Name] = &rfs.Items[i]
 	}
+	for i := range e.Spec.Models {
+		if w.Workloads[e.Spec.Models[i].Name] == nil {
+			p, err := q.priority(ctx, e)
+			w.Priority = p
+			return w, err
+		}
+	}
 	return w, nil
+}
+
+// priority reads the class that gives the evaluation's Workloads their
+// priority: the WorkloadPriorityClass of the label
+// kueue.x-k8s.io/priority-class, else the PriorityClass of
+// spec.placement.priorityClassName, else none.
+func (q *kueueQueue) priority(ctx context.Context, e *repotv1.RepotEvaluation) (workloadPriority, error) {
+	var (
+		obj  client.Object
+		what string
+		ref  *kueue.PriorityClassRef
+	)
+	if name := e.Labels[PriorityClassLabel]; name != "" {
+		obj, what, ref = &kueue.WorkloadPriorityClass{}, "WorkloadPriorityClass "+strconv.Quote(name)+" (label "+PriorityClassLabel+")", kueue.NewWorkloadPriorityClassRef(name)
+	} else if name := podPriorityClass(e); name != "" {
+		obj, what, ref = &schedulingv1.PriorityClass{}, "PriorityClass "+strconv.Quote(name)+" (spec.placement.priorityClassName)", kueue.NewPodPriorityClassRef(name)
+	} else {
+		return workloadPriority{}, nil
+	}
+	err := q.client.Get(ctx, client.ObjectKey{Name: ref.Name}, obj)
+	switch {
+	case apierrors.IsNotFound(err):
+		return workloadPriority{Problem: "no Workload is created: " + what + " does not exist; create it or change the evaluation"}, nil
+	case err != nil:
+		return workloadPriority{}, fmt.Errorf("read %s: %w", what, err)
+	}
+	var value int32
+	switch c := obj.(type) {
+	case *kueue.WorkloadPriorityClass:
+		value = c.Value
+	case *schedulingv1.PriorityClass:
+		value = c.Value
+	}
+	return workloadPriority{Ref: ref, Value: &value}, nil
 }
 
 func (q *kueueQueue) Submit(ctx context.Context, wl *kueue.Workload) error {
@@ -177,4 +244,12 @@ func requeueStatus(wl *kueue.Workload, now metav1.Time) {
 		c.LastTransitionTime = now
 		apimeta.SetStatusCondition(&wl.Status.Conditions, c)
 	}
+}
+
+// podPriorityClass is spec.placement.priorityClassName, or "".
+func podPriorityClass(e *repotv1.RepotEvaluation) string {
+	if e.Spec.Placement == nil {
+		return ""
+	}
+	return e.Spec.Placement.PriorityClassName
 }

@@ -43,7 +43,9 @@ type gate struct {
 //   - No queue-name label: always allowed, nothing to do.
 //   - Done: once its children are gone, the Workload is marked finished
 //     (its quota released: the GPUs are free when Kueue counts them free).
-//   - No Workload yet: create it; nothing may exist until it is admitted.
+//   - No Workload yet: create it, with the evaluation's priority;
+//     nothing may exist until it is admitted. A priority class that does
+//     not exist holds the Workload back (Kueue would order it wrongly).
 //   - Pending: wait.
 //   - Admitted: allowed, with the admitted flavors' placement.
 //   - Evicted: not allowed (the children are removed); once none is left,
@@ -61,8 +63,10 @@ func admissionGate(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, 
 		if wl != nil && a.State != admissionFinished && !childrenLeft {
 			g.Op = &queueOp{Kind: queueFinish, Workload: wl, Message: "all runs of model " + m.Name + " are recorded"}
 		}
+	case a.State == admissionAbsent && qw.Priority.Problem != "":
+		g.Admission.Message = qw.Priority.Problem
 	case a.State == admissionAbsent:
-		g.Op = &queueOp{Kind: queueSubmit, Workload: modelWorkload(e, m, o)}
+		g.Op = &queueOp{Kind: queueSubmit, Workload: modelWorkload(e, m, o, qw.Priority)}
 	case a.State == admissionAdmitted:
 		g.Allowed = true
 	case a.State == admissionEvicted && !childrenLeft:

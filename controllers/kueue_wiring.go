@@ -91,6 +91,9 @@ func (p *plan) planKueue(e *repotv1.RepotEvaluation, w *world, o Options, models
 		if g.Op != nil {
 			p.Queue = append(p.Queue, *g.Op)
 		}
+		if g.Admission.State == admissionAbsent && w.Kueue.Priority.Problem != "" {
+			p.requeueIn(priorityRecheck)
+		}
 	}
 	kept := p.Create[:0]
 	for _, obj := range p.Create {
@@ -156,6 +159,9 @@ func kueueStatus(st *repotv1.RepotEvaluationStatus, e *repotv1.RepotEvaluation, 
 			ms.Admission = kueueNotInstalled
 		default:
 			a := readAdmission(w.Kueue.Workloads[ms.Name], w.Kueue.Flavors)
+			if a.State == admissionAbsent && w.Kueue.Priority.Problem != "" {
+				a.Message = w.Kueue.Priority.Problem
+			}
 			ms.Admission = a.State.String()
 			if a.Message != "" {
 				ms.Admission += ": " + a.Message

@@ -109,3 +109,57 @@ func TestPlanKueueNotInstalled(t *testing.T) {
 		t.Errorf("admission status %q, want the not-installed message", got)
 	}
 }
+
+// The Workloads carry the evaluation's priority; a priority class that does
+// not exist holds them back, says so per model and looks again later.
+func TestPlanKueuePriority(t *testing.T) {
+	high := int32(1000)
+	cases := []struct {
+		name     string
+		priority workloadPriority
+		wantOps  []string
+		wantRef  *kueue.PriorityClassRef
+		wantPrio *int32
+		wantAdm  string
+		requeue  time.Duration
+	}{{
+		name:    "no class: Kueue's default",
+		wantOps: []string{"submit ev-m1-workload", "submit ev-m2-workload", "submit ev-m3-workload", "submit ev-m4-workload"},
+		wantAdm: "Absent",
+	}, {
+		name:     "a WorkloadPriorityClass",
+		priority: workloadPriority{Ref: kueue.NewWorkloadPriorityClassRef("eval-high"), Value: &high},
+		wantOps:  []string{"submit ev-m1-workload", "submit ev-m2-workload", "submit ev-m3-workload", "submit ev-m4-workload"},
+		wantRef:  kueue.NewWorkloadPriorityClassRef("eval-high"), wantPrio: &high,
+		wantAdm: "Absent",
+	}, {
+		name:     "a class that does not exist",
+		priority: workloadPriority{Problem: "no Workload is created: WorkloadPriorityClass \"gone\" does not exist"},
+		wantAdm:  "Absent: no Workload is created: WorkloadPriorityClass \"gone\" does not exist",
+		requeue:  priorityRecheck,
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld()
+			w.Kueue = queueWorld{Workloads: map[string]*kueue.Workload{}, Priority: tc.priority}
+			p := queuedStep(t, w, t0)
+			if diff := cmp.Diff(tc.wantOps, ops(p)); diff != "" {
+				t.Errorf("ops (-want +got):\n%s", diff)
+			}
+			for _, op := range p.Queue {
+				if diff := cmp.Diff(tc.wantRef, op.Workload.Spec.PriorityClassRef); diff != "" {
+					t.Errorf("%s priorityClassRef (-want +got):\n%s", op.Workload.Name, diff)
+				}
+				if diff := cmp.Diff(tc.wantPrio, op.Workload.Spec.Priority); diff != "" {
+					t.Errorf("%s priority (-want +got):\n%s", op.Workload.Name, diff)
+				}
+			}
+			if got := p.Status.Models[0].Admission; got != tc.wantAdm {
+				t.Errorf("admission status %q, want %q", got, tc.wantAdm)
+			}
+			if tc.requeue > 0 && p.RequeueAfter != tc.requeue {
+				t.Errorf("requeue after %v, want %v", p.RequeueAfter, tc.requeue)
+			}
+		})
+	}
+}

@@ -42,7 +42,10 @@ func WorkloadName(eval, model string) string { return modelBase(eval, model) + "
 // controller will create once the Workload is admitted. The Workload is
 // owned by the evaluation; the controller, not a Kueue job integration,
 // acts on its admission and eviction.
-func modelWorkload(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options) *kueue.Workload {
+//
+// Its priority (class and value) is the evaluation's, as Kueue's job
+// integrations set it: Kueue orders the queue and preempts by it.
+func modelWorkload(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, prio workloadPriority) *kueue.Workload {
 	o = o.withDefaults()
 	var sets []kueue.PodSet
 	if d := serverDeployment(e, m, o, 1); d != nil {
@@ -53,8 +56,10 @@ func modelWorkload(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options) 
 	return &kueue.Workload{
 		ObjectMeta: childMeta(e, WorkloadName(e.Name, m.Name), m.Name, ComponentWorkload),
 		Spec: kueue.WorkloadSpec{
-			QueueName: kueue.LocalQueueName(QueueName(e)),
-			PodSets:   sets,
+			QueueName:        kueue.LocalQueueName(QueueName(e)),
+			PodSets:          sets,
+			PriorityClassRef: prio.Ref,
+			Priority:         prio.Value,
 		},
 	}
 }

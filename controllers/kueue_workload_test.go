@@ -47,7 +47,7 @@ func TestModelWorkload(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &tc.eval.Spec.Models[tc.model]
-			wl := modelWorkload(tc.eval, m, Options{})
+			wl := modelWorkload(tc.eval, m, Options{}, workloadPriority{})
 			if wl.Name != tc.wantName || wl.Namespace != "ns" {
 				t.Errorf("workload %s/%s, want ns/%s", wl.Namespace, wl.Name, tc.wantName)
 			}

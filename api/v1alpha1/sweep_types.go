@@ -29,7 +29,10 @@ const (
 // it applies to. Immutable once started.
 type PlacementSpec struct {
 	// priorityClassName is the PriorityClass of every server and runner pod.
-	// The PriorityClass must exist. Unset means the cluster's default.
+	// The PriorityClass must exist. Unset means the cluster's default. With
+	// Kueue (label kueue.x-k8s.io/queue-name), its value is also the
+	// priority of the models' Workloads, unless the label
+	// kueue.x-k8s.io/priority-class names a WorkloadPriorityClass.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="spec.placement.priorityClassName must be a DNS subdomain name such as \"batch-low\": lowercase letters, digits, '-' and '.'"

@@ -8,6 +8,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -85,6 +87,49 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 			return names
 		}
 	}
+
+	It("gives each Workload the evaluation's priority, from a WorkloadPriorityClass or the pods' PriorityClass, and holds it back while the class is missing", func() {
+		ns := createNamespace("kueue-prio")
+		wpc := &kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "eval-high"}, Value: 1000}
+		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "batch-low"}, Value: 10}
+		for _, o := range []client.Object{wpc, pc} {
+			if err := k8s.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+				Expect(err).NotTo(HaveOccurred())
+			}
+		}
+		byLabel := revtesting.MakeEvaluation("ev", ns).Simulated("a", "strong", 1).Shards(1).Obj()
+		byLabel.Labels = map[string]string{controllers.QueueNameLabel: "gpus", controllers.PriorityClassLabel: "eval-high"}
+		Expect(k8s.Create(ctx, byLabel)).To(Succeed())
+		Eventually(func(g Gomega) {
+			wl := getWorkload(g, ns, "a")
+			g.Expect(wl.Spec.PriorityClassRef).To(Equal(kueue.NewWorkloadPriorityClassRef("eval-high")))
+			g.Expect(wl.Spec.Priority).To(HaveValue(Equal(int32(1000))))
+		}).Should(Succeed())
+
+		ns2 := createNamespace("kueue-prio")
+		byPods := revtesting.MakeEvaluation("ev", ns2).Simulated("a", "strong", 1).Shards(1).Obj()
+		byPods.Labels = map[string]string{controllers.QueueNameLabel: "gpus"}
+		byPods.Spec.Placement = &repotv1.PlacementSpec{PriorityClassName: "batch-low"}
+		Expect(k8s.Create(ctx, byPods)).To(Succeed())
+		Eventually(func(g Gomega) {
+			wl := getWorkload(g, ns2, "a")
+			g.Expect(wl.Spec.PriorityClassRef).To(Equal(kueue.NewPodPriorityClassRef("batch-low")))
+			g.Expect(wl.Spec.Priority).To(HaveValue(Equal(int32(10))))
+		}).Should(Succeed())
+
+		ns3 := createNamespace("kueue-prio")
+		missing := revtesting.MakeEvaluation("ev", ns3).Simulated("a", "strong", 1).Shards(1).Obj()
+		missing.Labels = map[string]string{controllers.QueueNameLabel: "gpus", controllers.PriorityClassLabel: "no-such-class"}
+		Expect(k8s.Create(ctx, missing)).To(Succeed())
+		eventuallyEval(ns3, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(e.Status.Models).To(HaveLen(1))
+			g.Expect(e.Status.Models[0].Admission).To(ContainSubstring(`WorkloadPriorityClass "no-such-class"`))
+			g.Expect(e.Status.Models[0].Admission).To(ContainSubstring("does not exist"))
+		})
+		var wls kueue.WorkloadList
+		Expect(k8s.List(ctx, &wls, client.InNamespace(ns3))).To(Succeed())
+		Expect(wls.Items).To(BeEmpty(), "a Workload was created without its priority class")
+	})
 
 	It("creates nothing of a model until its Workload is admitted, places it by the flavor, removes it on eviction and resumes from the ledger", func() {
 		ns := createNamespace("kueue")
