@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"maps"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -89,7 +90,6 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 	}
 
 	It("gives each Workload the evaluation's priority, from a WorkloadPriorityClass or the pods' PriorityClass, and holds it back while the class is missing", func() {
-		ns := createNamespace("kueue-prio")
 		wpc := &kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "eval-high"}, Value: 1000}
 		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "batch-low"}, Value: 10}
 		for _, o := range []client.Object{wpc, pc} {
@@ -97,25 +97,23 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 				Expect(err).NotTo(HaveOccurred())
 			}
 		}
-		byLabel := revtesting.MakeEvaluation("ev", ns).Simulated("a", "strong", 1).Shards(1).Obj()
-		byLabel.Labels = map[string]string{controllers.QueueNameLabel: "gpus", controllers.PriorityClassLabel: "eval-high"}
-		Expect(k8s.Create(ctx, byLabel)).To(Succeed())
-		Eventually(func(g Gomega) {
-			wl := getWorkload(g, ns, "a")
-			g.Expect(wl.Spec.PriorityClassRef).To(Equal(kueue.NewWorkloadPriorityClassRef("eval-high")))
-			g.Expect(wl.Spec.Priority).To(HaveValue(Equal(int32(1000))))
-		}).Should(Succeed())
-
-		ns2 := createNamespace("kueue-prio")
-		byPods := revtesting.MakeEvaluation("ev", ns2).Simulated("a", "strong", 1).Shards(1).Obj()
-		byPods.Labels = map[string]string{controllers.QueueNameLabel: "gpus"}
-		byPods.Spec.Placement = &repotv1.PlacementSpec{PriorityClassName: "batch-low"}
-		Expect(k8s.Create(ctx, byPods)).To(Succeed())
-		Eventually(func(g Gomega) {
-			wl := getWorkload(g, ns2, "a")
-			g.Expect(wl.Spec.PriorityClassRef).To(Equal(kueue.NewPodPriorityClassRef("batch-low")))
-			g.Expect(wl.Spec.Priority).To(HaveValue(Equal(int32(10))))
-		}).Should(Succeed())
+		// queued creates a one-model evaluation in a new namespace with the
+		// label and placement given, and waits for its Workload's priority.
+		queued := func(labels map[string]string, pl *repotv1.PlacementSpec, ref *kueue.PriorityClassRef, value int32) {
+			ns := createNamespace("kueue-prio")
+			e := revtesting.MakeEvaluation("ev", ns).Simulated("a", "strong", 1).Shards(1).Obj()
+			e.Labels = map[string]string{controllers.QueueNameLabel: "gpus"}
+			maps.Copy(e.Labels, labels)
+			e.Spec.Placement = pl
+			Expect(k8s.Create(ctx, e)).To(Succeed())
+			Eventually(func(g Gomega) {
+				wl := getWorkload(g, ns, "a")
+				g.Expect(wl.Spec.PriorityClassRef).To(Equal(ref))
+				g.Expect(wl.Spec.Priority).To(HaveValue(Equal(value)))
+			}).Should(Succeed())
+		}
+		queued(map[string]string{controllers.PriorityClassLabel: "eval-high"}, nil, kueue.NewWorkloadPriorityClassRef("eval-high"), 1000)
+		queued(nil, &repotv1.PlacementSpec{PriorityClassName: "batch-low"}, kueue.NewPodPriorityClassRef("batch-low"), 10)
 
 		ns3 := createNamespace("kueue-prio")
 		missing := revtesting.MakeEvaluation("ev", ns3).Simulated("a", "strong", 1).Shards(1).Obj()
