@@ -74,11 +74,13 @@ type VLLMModel struct {
 	// the operator sets (the model, --host 0.0.0.0, --port, --revision,
 	// --tensor-parallel-size, --served-model-name, --max-model-len,
 	// --gpu-memory-utilization); use the typed fields for those.
-	// At most 64.
+	// At most 32. An argument that sets one of those flags (as --flag or
+	// --flag=value, with dashes or underscores) is rejected.
 	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:MaxLength=1024
+	// +kubebuilder:validation:items:XValidation:rule="!self.matches('^-(-(host|port|model|revision|tensor[-_]parallel[-_]size|served[-_]model[-_]name|max[-_]model[-_]len|gpu[-_]memory[-_]utilization)|tp)(=|$)')",message="spec.models[].vllm.args must not set a flag the operator sets (--host, --port, --model, --revision, --tensor-parallel-size or -tp, --served-model-name, --max-model-len, --gpu-memory-utilization): set the typed fields revision, gpus, servedModelName, maxModelLen or gpuMemoryUtilizationPermille instead"
 	Args []string `json:"args,omitempty"`
 
 	// gpus is the number of nvidia.com/gpu the server requests (and its
