@@ -18,7 +18,7 @@ import (
 // kueueNotInstalled is the admission message of a model of an evaluation
 // with the queue-name label on a cluster without Kueue.
 const kueueNotInstalled = "the evaluation has the label " + QueueNameLabel +
-	" but Kueue's Workload API (kueue.x-k8s.io/v1beta2) was not served when the operator started: install Kueue and restart the operator, or remove the label"
+	" but Kueue's Workload API (kueue.x-k8s.io/v1beta2) was not served when the operator started: install Kueue (the operator restarts itself within a minute once the API is served), or remove the label"
 
 // setupKueue makes the reconciler Kueue-aware when the API server serves
 // Kueue's Workload API: it indexes and watches the Workloads the

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -38,7 +39,8 @@ func newManagerCommand() *cobra.Command {
 				return fmt.Errorf("kubeconfig: %w", err)
 			}
 			// The Workload cache needs Kueue's API; without Kueue a queued
-			// evaluation says so in its status (install Kueue, restart).
+			// evaluation says so in its status, and the operator restarts
+			// itself once Kueue is installed (KueueWatch).
 			withKueue, err := controllers.KueueServed(cfg)
 			if err != nil {
 				return err
@@ -71,7 +73,20 @@ func newManagerCommand() *cobra.Command {
 			if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 				return err
 			}
-			return mgr.Start(ctx)
+			if !withKueue {
+				// Kueue installed later: stop, so that the restart watches
+				// Workloads (the caches are fixed at start).
+				watch := controllers.KueueWatch{Served: func() (bool, error) { return controllers.KueueServed(cfg) }}
+				if err := mgr.Add(watch); err != nil {
+					return err
+				}
+			}
+			err = mgr.Start(ctx)
+			if errors.Is(err, controllers.ErrKueueInstalled) {
+				fmt.Fprintln(cmd.ErrOrStderr(), "repot manager:", err)
+				return nil
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()
