@@ -26,7 +26,8 @@ var forwardedSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGH
 // its exit code once it has exited: its own code, or 128+N when signal N
 // killed it (the shell's convention, which the kubelet reports). started,
 // when set, is called once the child runs. An error means it could not be
-// started at all.
+// started at all. As PID 1 (or a subreaper) it also reaps the orphans it
+// adopts while the child runs (superviseReaping).
 func runChild(ctx context.Context, argv []string, started func(pid int)) (int, error) {
 	if len(argv) == 0 {
 		return 0, errors.New("--exec needs a command after --, e.g. gpu-telemetry --exec -- vllm serve MODEL")
@@ -48,6 +49,9 @@ func runChild(ctx context.Context, argv []string, started func(pid int)) (int, e
 	}
 	if started != nil {
 		started(cmd.Process.Pid)
+	}
+	if adoptsOrphans() {
+		return superviseReaping(ctx, cmd, sigs), nil
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
