@@ -67,7 +67,7 @@ func nextModelTimes(e *repotv1.RepotEvaluation, w *world, m *repotv1.ModelSpec, 
 		if len(pods) == 0 && !v.Ready {
 			return t
 		}
-		held, idle := gpuSeconds(t, m.ServerGPUs(), w.Records, m.Name, w.Now)
+		held, idle := serverGPUSeconds(t, m.ServerGPUs(), w.Records, m.Name, w.Now)
 		t.Earlier.Count++
 		t.Earlier.GPUSecondsHeld += held
 		t.Earlier.GPUSecondsIdle += idle

@@ -339,6 +339,21 @@ func TestGPUSecondsAcrossServers(t *testing.T) {
 			// 300 s -> 420 s (whole minutes while it runs), ready from 310 s.
 			check(t, step(e, w, at(430)), want{Held: 66 + 120, Idle: 60 + 110, Created: at(300),
 				Earlier: &repotv1.EarlierServers{Count: 1, GPUSecondsHeld: 66, GPUSecondsIdle: 60}})
+
+			// A second time: the second server held 300 s -> 500 s (idle
+			// from 310 s), and the third is bound at 700 s, ready at 705 s.
+			tc.remove(e, w)
+			step(e, w, at(500))
+			if d := w.deployment(ServerName("ev", "m1")); d != nil {
+				d.Status.ReadyReplicas = 0
+			}
+			tc.reruns(e, w)
+			settle(e, w, at(650))
+			w.ServerPods = append(w.ServerPods, boundPod("m1", 700, 705))
+			setServerReady(w, "ev", "m1", true)
+			settle(e, w, at(705))
+			check(t, step(e, w, at(760)), want{Held: 66 + 200 + 60, Idle: 60 + 190 + 55, Created: at(700),
+				Earlier: &repotv1.EarlierServers{Count: 2, GPUSecondsHeld: 66 + 200, GPUSecondsIdle: 60 + 190}})
 		})
 	}
 }
