@@ -62,6 +62,9 @@ func runWithAPIServer(m *testing.M) int {
 	}
 	cfg, err := env.Start()
 	if err != nil {
+		// A start that failed after the control plane ran (a CRD the API
+		// server refuses) leaves etcd and the API server running.
+		_ = env.Stop()
 		fmt.Fprintln(os.Stderr, "envtest:", err)
 		return 1
 	}

@@ -77,6 +77,7 @@ func startControlPlane(root string) (*envtest.Environment, *rest.Config, error) 
 	env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", "10.0.0.0/16")
 	cfg, err := env.Start()
 	if err != nil {
+		_ = env.Stop() // a CRD refused after the control plane started
 		return nil, nil, fmt.Errorf("start envtest: %w", err)
 	}
 	cfg.QPS, cfg.Burst = 500, 1000

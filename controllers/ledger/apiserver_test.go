@@ -33,6 +33,7 @@ func TestLedgerAgainstAPIServer(t *testing.T) {
 	env := &envtest.Environment{BinaryAssetsDirectory: bin}
 	cfg, err := env.Start()
 	if err != nil {
+		_ = env.Stop()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })

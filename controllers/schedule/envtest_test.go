@@ -76,6 +76,7 @@ func run(m *testing.M) int {
 	}
 	var err error
 	if cfg, err = env.Start(); err != nil {
+		_ = env.Stop() // a CRD refused after the control plane started
 		fmt.Fprintln(os.Stderr, "envtest:", err)
 		return 1
 	}
