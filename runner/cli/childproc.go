@@ -27,7 +27,7 @@ var forwardedSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGH
 // killed it (the shell's convention, which the kubelet reports). started,
 // when set, is called once the child runs. An error means it could not be
 // started at all. As PID 1 (or a subreaper) it also reaps the orphans it
-// adopts while the child runs (superviseReaping).
+// adopts while the child runs (reapUntilExit).
 func runChild(ctx context.Context, argv []string, started func(pid int)) (int, error) {
 	if len(argv) == 0 {
 		return 0, errors.New("--exec needs a command after --, e.g. gpu-telemetry --exec -- vllm serve MODEL")
@@ -50,11 +50,12 @@ func runChild(ctx context.Context, argv []string, started func(pid int)) (int, e
 	if started != nil {
 		started(cmd.Process.Pid)
 	}
+	var exited <-chan int
 	if adoptsOrphans() {
-		return superviseReaping(ctx, cmd, sigs), nil
+		exited = reapUntilExit(cmd)
+	} else {
+		exited = waitExit(cmd)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	ctxDone := ctx.Done()
 	for {
 		select {
@@ -64,10 +65,20 @@ func runChild(ctx context.Context, argv []string, started func(pid int)) (int, e
 			// The caller is stopping (tests): stop the child as the kubelet would.
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			ctxDone = nil
-		case err := <-done:
-			return exitCode(cmd.ProcessState, err), nil
+		case code := <-exited:
+			return code, nil
 		}
 	}
+}
+
+// waitExit sends the child's exit code once cmd.Wait returns.
+func waitExit(cmd *exec.Cmd) <-chan int {
+	ch := make(chan int, 1)
+	go func() {
+		err := cmd.Wait()
+		ch <- exitCode(cmd.ProcessState, err)
+	}()
+	return ch
 }
 
 func exitCode(ps *os.ProcessState, waitErr error) int {

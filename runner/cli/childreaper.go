@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -24,36 +23,34 @@ func adoptsOrphans() bool {
 	return errno == 0 && v != 0
 }
 
-// superviseReaping waits for cmd's process like cmd.Wait, and meanwhile
+// reapUntilExit waits for cmd's process like cmd.Wait, and meanwhile
 // reaps every orphan this process adopted (vLLM's worker processes, a
 // helper a tokenizer left behind) as it exits, so that none stays a zombie
-// while the server runs: what a container's init does. It forwards sigs
-// to the child and returns its exit code.
-func superviseReaping(ctx context.Context, cmd *exec.Cmd, sigs <-chan os.Signal) int {
+// while the server runs: what a container's init does. It sends the child's
+// exit code once the child has exited.
+func reapUntilExit(cmd *exec.Cmd) <-chan int {
+	ch := make(chan int, 1)
 	chld := make(chan os.Signal, 1)
 	signal.Notify(chld, syscall.SIGCHLD)
-	defer signal.Stop(chld)
-	// SIGCHLDs coalesce, and one may come before Notify: look every second
-	// as well.
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	main := cmd.Process.Pid
-	ctxDone := ctx.Done()
-	for {
-		if ws, exited := reapExited(main); exited {
-			_ = cmd.Process.Release()
-			return waitStatusCode(ws)
+	go func() {
+		defer signal.Stop(chld)
+		// SIGCHLDs coalesce, and one may have come before Notify: look
+		// every second as well.
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			if ws, exited := reapExited(cmd.Process.Pid); exited {
+				_ = cmd.Process.Release()
+				ch <- waitStatusCode(ws)
+				return
+			}
+			select {
+			case <-chld:
+			case <-tick.C:
+			}
 		}
-		select {
-		case s := <-sigs:
-			_ = cmd.Process.Signal(s)
-		case <-ctxDone:
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			ctxDone = nil
-		case <-chld:
-		case <-tick.C:
-		}
-	}
+	}()
+	return ch
 }
 
 // reapExited reaps every child that has exited, without blocking, and
