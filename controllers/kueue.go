@@ -54,6 +54,16 @@ type queueWorld struct {
 	Priority workloadPriority
 }
 
+// admission is where a model's Workload stands (readAdmission); a model
+// with no Workload says why when the priority class holds it back.
+func (qw queueWorld) admission(model string) admission {
+	a := readAdmission(qw.Workloads[model], qw.Flavors)
+	if a.State == admissionAbsent && qw.Priority.Problem != "" {
+		a.Message = qw.Priority.Problem
+	}
+	return a
+}
+
 // PriorityClassLabel on a RepotEvaluation names the Kueue
 // WorkloadPriorityClass of its Workloads, as on any job Kueue admits.
 // Without it, spec.placement.priorityClassName (a PriorityClass) gives

@@ -56,7 +56,7 @@ func admissionGate(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, 
 		return gate{Allowed: true}
 	}
 	wl := qw.Workloads[m.Name]
-	a := readAdmission(wl, qw.Flavors)
+	a := qw.admission(m.Name)
 	g := gate{Admission: a}
 	switch {
 	case done:
@@ -64,7 +64,7 @@ func admissionGate(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, 
 			g.Op = &queueOp{Kind: queueFinish, Workload: wl, Message: "all runs of model " + m.Name + " are recorded"}
 		}
 	case a.State == admissionAbsent && qw.Priority.Problem != "":
-		g.Admission.Message = qw.Priority.Problem
+		// Held back: a.Message says why.
 	case a.State == admissionAbsent:
 		g.Op = &queueOp{Kind: queueSubmit, Workload: modelWorkload(e, m, o, qw.Priority)}
 	case a.State == admissionAdmitted:

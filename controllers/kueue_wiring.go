@@ -68,7 +68,7 @@ func admittedModels(e *repotv1.RepotEvaluation, w *world) map[string]bool {
 	out := make(map[string]bool, len(e.Spec.Models))
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]
-		out[m.Name] = !w.KueueMissing && readAdmission(w.Kueue.Workloads[m.Name], w.Kueue.Flavors).State == admissionAdmitted
+		out[m.Name] = !w.KueueMissing && w.Kueue.admission(m.Name).State == admissionAdmitted
 	}
 	return out
 }
@@ -158,10 +158,7 @@ func kueueStatus(st *repotv1.RepotEvaluationStatus, e *repotv1.RepotEvaluation, 
 		case w.KueueMissing:
 			ms.Admission = kueueNotInstalled
 		default:
-			a := readAdmission(w.Kueue.Workloads[ms.Name], w.Kueue.Flavors)
-			if a.State == admissionAbsent && w.Kueue.Priority.Problem != "" {
-				a.Message = w.Kueue.Priority.Problem
-			}
+			a := w.Kueue.admission(ms.Name)
 			ms.Admission = a.State.String()
 			if a.Message != "" {
 				ms.Admission += ": " + a.Message
