@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	opcli "repot.dev/repot-operator/controllers/cli"
 	"repot.dev/repot-operator/runner/cli"
 )
 
@@ -19,7 +20,12 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// The engine's commands (runner/cli) and the operator's (controllers/cli);
+	// the engine reads a cluster for repot report only through the operator's
+	// reader.
+	cli.SetClusterSources(opcli.ReportSources)
 	root.AddCommand(cli.Commands()...)
+	root.AddCommand(opcli.Commands()...)
 	if err := root.Execute(); err != nil {
 		var exit cli.ExitError
 		if errors.As(err, &exit) { // a wrapped process's exit code, passed on

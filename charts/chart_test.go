@@ -28,6 +28,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 
+	opcli "repot.dev/repot-operator/controllers/cli"
 	"repot.dev/repot-operator/runner/cli"
 )
 
@@ -239,16 +240,17 @@ func TestChartInSyncWithConfig(t *testing.T) {
 	}
 }
 
-// parseRepotArgs checks that args name a repot subcommand of package
-// controllers and that it accepts the flags.
+// parseRepotArgs checks that args name a repot subcommand (of the engine,
+// runner/cli, or of the operator, controllers/cli) and that it accepts the
+// flags.
 func parseRepotArgs(args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("no subcommand")
 	}
-	for _, c := range cli.Commands() {
+	for _, c := range append(cli.Commands(), opcli.Commands()...) {
 		if c.Name() == args[0] {
 			return c.ParseFlags(args[1:])
 		}
 	}
-	return fmt.Errorf("repot has no subcommand %q in package cli", args[0])
+	return fmt.Errorf("repot has no subcommand %q in runner/cli or controllers/cli", args[0])
 }

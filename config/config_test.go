@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "repot.dev/repot-operator/api/v1alpha1"
+	opcli "repot.dev/repot-operator/controllers/cli"
 	"repot.dev/repot-operator/runner/cli"
 )
 
@@ -114,16 +115,17 @@ func TestManagerArgsAreKnownFlags(t *testing.T) {
 	t.Fatal("no Deployment in manager/manager.yaml")
 }
 
-// parseRepotArgs checks that args name a repot subcommand of package
-// controllers and that it accepts the flags.
+// parseRepotArgs checks that args name a repot subcommand (of the engine,
+// runner/cli, or of the operator, controllers/cli) and that it accepts the
+// flags.
 func parseRepotArgs(args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("no subcommand")
 	}
-	for _, c := range cli.Commands() {
+	for _, c := range append(cli.Commands(), opcli.Commands()...) {
 		if c.Name() == args[0] {
 			return c.ParseFlags(args[1:])
 		}
 	}
-	return fmt.Errorf("repot has no subcommand %q in package cli", args[0])
+	return fmt.Errorf("repot has no subcommand %q in runner/cli or controllers/cli", args[0])
 }

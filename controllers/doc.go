@@ -1,5 +1,5 @@
 // Package controllers holds the RepotEvaluation controller (the `repot
-// manager` and `repot ledger` commands are in runner/cli).
+// manager`, `repot ledger` and `repot results` commands are in ./cli).
 //
 // One reconcile (reconciler.go) reads the world of an evaluation
 // (snapshot.go: children through the owner index, with the kinds listed

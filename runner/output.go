@@ -16,6 +16,10 @@ const (
 	RecordsFile = "records.jsonl"
 	TracesFile  = "traces.jsonl"
 	SummaryFile = "summary.json"
+	// SandboxModeFile holds the sandbox mode in force, one line; in a runner
+	// pod the ledger-sync sidecar copies it onto the ledger ConfigMap
+	// (controllers/ledger.SandboxModeFile is this name).
+	SandboxModeFile = "sandbox-mode"
 )
 
 // Output is a run's output directory: records.jsonl (appended as runs

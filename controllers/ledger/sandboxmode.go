@@ -9,6 +9,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"repot.dev/repot-operator/runner"
 )
 
 // SandboxModeAnnotation on a ledger ConfigMap is the sandbox confinement
@@ -18,8 +20,8 @@ import (
 const SandboxModeAnnotation = "repot.dev/sandbox-mode"
 
 // SandboxModeFile is the file in the runner's output directory that holds
-// the sandbox mode in force, one line.
-const SandboxModeFile = "sandbox-mode"
+// the sandbox mode in force, one line; repot run writes it.
+const SandboxModeFile = runner.SandboxModeFile
 
 // maxModeBytes bounds what is copied from the file.
 const maxModeBytes = 512

@@ -1,6 +1,8 @@
-// Package cli holds the subcommands of the repot binary: suite, verify, run,
-// sim-server, ready-check, and the Kubernetes ones, manager (the operator)
-// and ledger (the runner pod's ledger tools).
+// Package cli holds the engine's subcommands of the repot binary: suite,
+// verify, run, report, sim-server, ready-check, gpu-telemetry and the like.
+// It imports nothing under controllers/: the operator's commands (manager,
+// ledger, results) are in controllers/cli, and what repot report reads from
+// a cluster comes in through SetClusterSources; main.go joins the two.
 package cli
 
 import "github.com/spf13/cobra"

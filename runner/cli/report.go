@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,11 +10,28 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"repot.dev/repot-operator/controllers"
 	"repot.dev/repot-operator/runner/report"
 )
 
 func init() { register(newReportCommand) }
+
+// ClusterSources reads the sources that repot report's --evaluation and
+// --schedule name from the cluster of kubeconfig (namespace "" is the
+// kubeconfig's): the evaluations' results in order, then the schedule's runs,
+// and the schedule's history (nil without a schedule). The engine reads no
+// cluster itself: the operator's commands (controllers/cli.ReportSources)
+// provide it, and main.go passes it in with SetClusterSources.
+type ClusterSources func(ctx context.Context, kubeconfig, namespace string, evaluations []string, schedule string) (*report.Schedule, []report.Source, error)
+
+var clusterSources ClusterSources
+
+// SetClusterSources sets how repot report reads --evaluation and --schedule.
+func SetClusterSources(f ClusterSources) { clusterSources = f }
+
+// clusterFlags are the flags of commands that read from a cluster.
+type clusterFlags struct {
+	kubeconfig, namespace string
+}
 
 // reportOptions are the flags of repot report.
 type reportOptions struct {
@@ -95,25 +114,17 @@ func buildReport(cmd *cobra.Command, o reportOptions, dirs []string) (report.Rep
 	if len(o.evaluations) == 0 && o.schedule == "" {
 		return r, nil
 	}
-	c, ns, err := o.cluster.client()
+	if clusterSources == nil {
+		return r, errors.New("--evaluation and --schedule: this binary cannot read a cluster")
+	}
+	sched, srcs, err := clusterSources(cmd.Context(), o.cluster.kubeconfig, o.cluster.namespace, o.evaluations, o.schedule)
 	if err != nil {
 		return r, err
 	}
-	for _, name := range o.evaluations {
-		res, err := controllers.ReadEvaluationResults(cmd.Context(), c, ns, name)
-		if err != nil {
-			return r, err
-		}
-		r.Sources = append(r.Sources, res.Source(report.OriginEvaluation))
-	}
-	if o.schedule != "" {
-		sched, srcs, err := controllers.ReadScheduleReport(cmd.Context(), c, ns, o.schedule)
-		if err != nil {
-			return r, err
-		}
+	if sched != nil {
 		r.Schedule = sched
-		r.Sources = append(r.Sources, srcs...)
 	}
+	r.Sources = append(r.Sources, srcs...)
 	return r, nil
 }
 

@@ -16,7 +16,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"repot.dev/repot-operator/controllers/ledger"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/gpu"
@@ -156,7 +155,7 @@ func (f *runFlags) run(c *cobra.Command) error {
 	opts.SandboxMode = sb.Mode()
 	// The ledger-sync sidecar copies this file onto the ledger; the operator
 	// shows it in the evaluation's status.
-	if err := os.WriteFile(filepath.Join(out.Dir, ledger.SandboxModeFile), []byte(sb.Mode()+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out.Dir, runner.SandboxModeFile), []byte(sb.Mode()+"\n"), 0o644); err != nil {
 		return fmt.Errorf("writing the sandbox mode: %w", err)
 	}
 	opts.CheckpointStatement = f.statement
