@@ -38,24 +38,6 @@ func derailFits(e *repotv1.RepotEvaluation, r summary.Record) bool {
 	return r.Derail != nil && r.Derail.Schema == summary.DerailSchema && r.Derail.CheckpointStatement == string(e.Spec.CheckpointStatementOrDefault())
 }
 
-// derailArgs are the `repot run` arguments a derail-550 evaluation adds:
-// its checkpoint statement (its conditions go in place of --methods, see
-// methodsFlag and MethodsOrDefault).
-func derailArgs(e *repotv1.RepotEvaluation) []string {
-	if !e.Spec.IsDerail() {
-		return nil
-	}
-	return []string{"--checkpoint-statement", string(e.Spec.CheckpointStatementOrDefault())}
-}
-
-// methodsFlag is the flag that names what to run on every problem.
-func methodsFlag(e *repotv1.RepotEvaluation) string {
-	if e.Spec.IsDerail() {
-		return "--conditions"
-	}
-	return "--methods"
-}
-
 // derailResults maps a model's Derail figures to the status, one entry per
 // condition of spec.derail.conditions (zeros for one without records); nil
 // for other suites.

@@ -14,18 +14,6 @@ import (
 	"repot.dev/repot-operator/runner/gpu"
 )
 
-// hasGPUTelemetry reports whether the model's server serves GPU telemetry:
-// a vLLM server (wrapped by gpu-telemetry) or a simulated one with a
-// SIMULATED GPU.
-func hasGPUTelemetry(m *repotv1.ModelSpec) bool {
-	return m.VLLM != nil || (m.Simulated != nil && m.Simulated.FakeGPU != "")
-}
-
-// gpuTelemetryURL is where a model's runners read the server's telemetry.
-func gpuTelemetryURL(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) string {
-	return fmt.Sprintf("http://%s.%s.svc:%d/telemetry", ServerName(e.Name, m.Name), e.Namespace, telemetryPort)
-}
-
 // ledgerReadings returns the GPU readings of a model's ledgers. The
 // ledger's model label, not the line, says whose readings they are; lines
 // that are not readings are skipped (the readings are a cost estimate, and

@@ -14,10 +14,6 @@ import (
 	"repot.dev/repot-operator/runner/summary"
 )
 
-// LedgerDataKey is the ConfigMap data key that holds a ledger's records, one
-// summary.Record JSON object per line.
-const LedgerDataKey = ledger.DataKey
-
 // ledgerProblem is a line of a ledger that could not be read. It is logged
 // by the reconciler, never fatal: the other lines still count.
 type ledgerProblem struct {

@@ -219,3 +219,21 @@ func runArgs(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []string {
 	}
 	return args
 }
+
+// derailArgs are the `repot run` arguments a derail-550 evaluation adds:
+// its checkpoint statement (its conditions go in place of --methods, see
+// methodsFlag and MethodsOrDefault).
+func derailArgs(e *repotv1.RepotEvaluation) []string {
+	if !e.Spec.IsDerail() {
+		return nil
+	}
+	return []string{"--checkpoint-statement", string(e.Spec.CheckpointStatementOrDefault())}
+}
+
+// methodsFlag is the flag that names what to run on every problem.
+func methodsFlag(e *repotv1.RepotEvaluation) string {
+	if e.Spec.IsDerail() {
+		return "--conditions"
+	}
+	return "--methods"
+}

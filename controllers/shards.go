@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/controllers/ledger"
 )
 
 // ledgerConfigMaps are the empty ledgers of a model, one per shard. The
@@ -25,3 +26,7 @@ func ledgerConfigMaps(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []*corev
 	}
 	return out
 }
+
+// LedgerDataKey is the ConfigMap data key that holds a ledger's records, one
+// summary.Record JSON object per line.
+const LedgerDataKey = ledger.DataKey

@@ -1,11 +1,13 @@
 package controllers
 
 import (
+	"fmt"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 )
@@ -90,7 +92,7 @@ func vllmEphemeralRequest(v *repotv1.VLLMModel, res *corev1.ResourceRequirements
 // code.
 func withGPUTelemetry(pod corev1.PodSpec, image string) corev1.PodSpec {
 	pod.Volumes = append(pod.Volumes, corev1.Volume{Name: toolsVolume, VolumeSource: corev1.VolumeSource{
-		EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptrTo(resource.MustParse("256Mi"))},
+		EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("256Mi"))},
 	}})
 	pod.InitContainers = append(pod.InitContainers, corev1.Container{
 		Name:    "repot-tools",
@@ -140,4 +142,16 @@ func simulatedGPU(server *corev1.Container, s *repotv1.SimulatedModel) {
 	}
 	server.Args = append(server.Args, "--fake-gpu", s.FakeGPU, "--telemetry-listen=$(POD_IP):"+strconv.Itoa(telemetryPort))
 	server.Ports = append(server.Ports, corev1.ContainerPort{Name: "telemetry", ContainerPort: telemetryPort, Protocol: corev1.ProtocolTCP})
+}
+
+// hasGPUTelemetry reports whether the model's server serves GPU telemetry:
+// a vLLM server (wrapped by gpu-telemetry) or a simulated one with a
+// SIMULATED GPU.
+func hasGPUTelemetry(m *repotv1.ModelSpec) bool {
+	return m.VLLM != nil || (m.Simulated != nil && m.Simulated.FakeGPU != "")
+}
+
+// gpuTelemetryURL is where a model's runners read the server's telemetry.
+func gpuTelemetryURL(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) string {
+	return fmt.Sprintf("http://%s.%s.svc:%d/telemetry", ServerName(e.Name, m.Name), e.Namespace, telemetryPort)
 }
