@@ -9,12 +9,14 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/runner/summary"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 func TestDerailRunArgs(t *testing.T) {
 	ev := revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).Suite(repotv1.SuiteDerail550).
 		ProblemsURL("https://example.com/d.jsonl").Derail(repotv1.StatementFull, repotv1.DerailErrorOnly, repotv1.DerailRePoTFull).Obj()
-	args := runArgs(ev, &ev.Spec.Models[0])
+	args := build.RunArgs(ev, &ev.Spec.Models[0])
 	want := map[string]string{"--conditions": "error_only,repot-full", "--checkpoint-statement": "full", "--suite": "derail-550"}
 	got := map[string]string{}
 	for i := 0; i+1 < len(args); i++ {
@@ -29,7 +31,7 @@ func TestDerailRunArgs(t *testing.T) {
 		t.Errorf("args (-want +got):\n%s\n%v", d, args)
 	}
 	plain := revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).Obj()
-	for _, a := range runArgs(plain, &plain.Spec.Models[0]) {
+	for _, a := range build.RunArgs(plain, &plain.Spec.Models[0]) {
 		if a == "--conditions" || a == "--checkpoint-statement" {
 			t.Errorf("open-source-120 runner got %s", a)
 		}
@@ -63,7 +65,7 @@ func TestDerailStatus(t *testing.T) {
 	}
 	// a record of the earlier protocol (no schema) is not a Derail result
 	recs = append(recs, summary.Record{Model: "m", ProblemID: "derail_00", Method: "repot-restart", Success: true, StoppedReason: "goal"})
-	res := computeResults(ev, recs)
+	res := ComputeResults(ev, recs)
 	got := derailResults(ev, res.Derail["m"])
 	if len(got) != 3 {
 		t.Fatalf("%d results, want 3", len(got))
@@ -84,7 +86,7 @@ func TestDerailStatus(t *testing.T) {
 	if col := derailColumn(ev, res); col != "eo 10.0% sla 80.0% rst -" {
 		t.Errorf("column %q", col)
 	}
-	if ms := methodResults(ev, res.Models["m"]); ms != nil {
+	if ms := MethodResults(ev, res.Models["m"]); ms != nil {
 		t.Errorf("method results for a derail evaluation: %+v", ms)
 	}
 	if res.RunsDone["m"] != 20 {

@@ -12,6 +12,8 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/ledger"
 	"repot.dev/repot-operator/runner/gpu"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // ledgerReadings returns the GPU readings of a model's ledgers. The
@@ -22,7 +24,7 @@ func ledgerReadings(ledgers []corev1.ConfigMap, model string) []gpu.Reading {
 	var out []gpu.Reading
 	for i := range ledgers {
 		cm := &ledgers[i]
-		if cm.Labels[LabelModel] != model {
+		if cm.Labels[build.LabelModel] != model {
 			continue
 		}
 		sc := bufio.NewScanner(strings.NewReader(cm.Data[ledger.ReadingsKey]))
@@ -41,7 +43,7 @@ func ledgerReadings(ledgers []corev1.ConfigMap, model string) []gpu.Reading {
 // for a model without telemetry or without readings yet. prev is the
 // model's previous GPU status (for condition transition times).
 func modelGPUCost(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, ledgers []corev1.ConfigMap, methods []repotv1.MethodResult, prev *repotv1.ModelGPUStatus, now metav1.Time) *repotv1.ModelGPUStatus {
-	if !hasGPUTelemetry(m) {
+	if !build.HasGPUTelemetry(m) {
 		return nil
 	}
 	readings := ledgerReadings(ledgers, m.Name)

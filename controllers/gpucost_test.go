@@ -15,6 +15,8 @@ import (
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/ledger"
 	"repot.dev/repot-operator/runner/gpu"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 func gpuLedger(t *testing.T, model string, rs ...gpu.Reading) corev1.ConfigMap {
@@ -29,7 +31,7 @@ func gpuLedger(t *testing.T, model string, rs ...gpu.Reading) corev1.ConfigMap {
 		b.WriteByte('\n')
 	}
 	b.WriteString("not a reading\n")
-	return corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "l-" + model, Labels: map[string]string{LabelModel: model}},
+	return corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "l-" + model, Labels: map[string]string{build.LabelModel: model}},
 		Data: map[string]string{ledger.ReadingsKey: b.String()}}
 }
 

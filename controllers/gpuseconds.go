@@ -10,6 +10,8 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/runner/summary"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // modelTimes are the moments of one model's life. They are moments, not
@@ -51,7 +53,7 @@ func nextModelTimes(e *repotv1.RepotEvaluation, w *world, m *repotv1.ModelSpec, 
 	if t.Completion == nil && s.Done {
 		t.Completion = &now
 	}
-	if !hasServer(m) {
+	if !build.HasServer(m) {
 		return t
 	}
 	d := serverDeployed(e, w, m)

@@ -10,6 +10,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // childKind is one kind of object the controller creates and owns.
@@ -52,7 +54,7 @@ var childKinds = []childKind{
 		plural: "configmaps", items: func(l *corev1.ConfigMapList) []corev1.ConfigMap { return l.Items },
 		field: func(w *world) *[]corev1.ConfigMap { return &w.Ledgers },
 		// The only ConfigMaps an evaluation owns are its ledgers.
-		keep: func(cm *corev1.ConfigMap) bool { return cm.Labels[LabelComponent] == ComponentLedger },
+		keep: func(cm *corev1.ConfigMap) bool { return cm.Labels[build.LabelComponent] == build.ComponentLedger },
 	},
 	kind[corev1.ServiceAccount, *corev1.ServiceAccount, corev1.ServiceAccountList, *corev1.ServiceAccountList]{
 		plural: "serviceaccounts", items: func(l *corev1.ServiceAccountList) []corev1.ServiceAccount { return l.Items },

@@ -13,40 +13,43 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+
+	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/kueueadapter"
 )
 
 // kueueNotInstalled is the admission message of a model of an evaluation
 // with the queue-name label on a cluster without Kueue.
-const kueueNotInstalled = "the evaluation has the label " + QueueNameLabel +
+const kueueNotInstalled = "the evaluation has the label " + kueueadapter.QueueNameLabel +
 	" but Kueue's Workload API (kueue.x-k8s.io/v1beta2) was not served when the operator started: install Kueue (the operator restarts itself within a minute once the API is served), or remove the label"
 
 // setupKueue makes the reconciler Kueue-aware when the API server serves
 // Kueue's Workload API: it indexes and watches the Workloads the
 // evaluations own. Without Kueue it leaves the builder as it is.
 func setupKueue(ctx context.Context, mgr ctrl.Manager, r *EvaluationReconciler, b *builder.Builder) (*builder.Builder, error) {
-	ok, err := KueueInstalled(mgr.GetRESTMapper())
+	ok, err := kueueadapter.KueueInstalled(mgr.GetRESTMapper())
 	if err != nil {
 		return nil, fmt.Errorf("looking for Kueue: %w", err)
 	}
 	if !ok {
 		return b, nil
 	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &kueue.Workload{}, ownerKey, func(o client.Object) []string {
-		if n := controllerName(o); n != "" {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &kueue.Workload{}, build.OwnerKey, func(o client.Object) []string {
+		if n := build.ControllerName(o); n != "" {
 			return []string{n}
 		}
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("index workloads by owner: %w", err)
 	}
-	r.queue = NewKueueQueue(mgr.GetClient(), r.opts.Clock.Now)
+	r.queue = kueueadapter.NewKueueQueue(mgr.GetClient(), r.opts.Clock.Now)
 	return b.Owns(&kueue.Workload{}), nil
 }
 
 // observeKueue reads the evaluation's Workloads when it is queued, and
 // says which models Kueue lets have children (world.Admitted).
 func (r *EvaluationReconciler) observeKueue(ctx context.Context, e *repotv1.RepotEvaluation, w *world) error {
-	if QueueName(e) == "" {
+	if kueueadapter.QueueName(e) == "" {
 		return nil
 	}
 	if r.queue == nil {
@@ -68,7 +71,7 @@ func admittedModels(e *repotv1.RepotEvaluation, w *world) map[string]bool {
 	out := make(map[string]bool, len(e.Spec.Models))
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]
-		out[m.Name] = !w.KueueMissing && w.Kueue.admission(m.Name).State == admissionAdmitted
+		out[m.Name] = !w.KueueMissing && w.Kueue.Admission(m.Name).State == kueueadapter.AdmissionAdmitted
 	}
 	return out
 }
@@ -79,20 +82,20 @@ func admittedModels(e *repotv1.RepotEvaluation, w *world) map[string]bool {
 // this pass. Once the evaluation ended, every model counts as done: its
 // Workload is finished when its children are gone, so an ended evaluation
 // holds no quota.
-func (p *plan) planKueue(e *repotv1.RepotEvaluation, w *world, o Options, models []modelState, ended bool) {
-	if QueueName(e) == "" || w.KueueMissing {
+func (p *plan) planKueue(e *repotv1.RepotEvaluation, w *world, o build.Options, models []modelState, ended bool) {
+	if kueueadapter.QueueName(e) == "" || w.KueueMissing {
 		return
 	}
-	gates := map[string]gate{}
+	gates := map[string]kueueadapter.Gate{}
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]
-		g := admissionGate(e, m, o, w.Kueue, models[i].Done || ended, modelChildrenLeft(e, w, m))
+		g := kueueadapter.AdmissionGate(e, m, o, w.Kueue, models[i].Done || ended, modelChildrenLeft(e, w, m))
 		gates[m.Name] = g
 		if g.Op != nil {
 			p.Queue = append(p.Queue, *g.Op)
 		}
-		if g.Admission.State == admissionAbsent && w.Kueue.Priority.Problem != "" {
-			p.requeueIn(priorityRecheck)
+		if g.Admission.State == kueueadapter.AdmissionAbsent && w.Kueue.Priority.Problem != "" {
+			p.requeueIn(kueueadapter.PriorityRecheck)
 		}
 	}
 	kept := p.Create[:0]
@@ -109,19 +112,19 @@ func (p *plan) planKueue(e *repotv1.RepotEvaluation, w *world, o Options, models
 
 // placeByAdmission applies the admitted flavors' placement to a server
 // Deployment or runner Job of a model; other objects are left alone.
-func placeByAdmission(obj client.Object, gates map[string]gate) error {
-	g, ok := gates[obj.GetLabels()[LabelModel]]
+func placeByAdmission(obj client.Object, gates map[string]kueueadapter.Gate) error {
+	g, ok := gates[obj.GetLabels()[build.LabelModel]]
 	if !ok {
 		return nil
 	}
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
-		if o.Labels[LabelComponent] == ComponentServer {
-			return g.place(PodSetServer, &o.Spec.Template.Spec)
+		if o.Labels[build.LabelComponent] == build.ComponentServer {
+			return g.Place(kueueadapter.PodSetServer, &o.Spec.Template.Spec)
 		}
 	case *batchv1.Job:
-		if o.Labels[LabelComponent] == ComponentRunner {
-			return g.place(PodSetRunners, &o.Spec.Template.Spec)
+		if o.Labels[build.LabelComponent] == build.ComponentRunner {
+			return g.Place(kueueadapter.PodSetRunners, &o.Spec.Template.Spec)
 		}
 	}
 	return nil
@@ -131,15 +134,15 @@ func placeByAdmission(obj client.Object, gates map[string]gate) error {
 // is left: its server Deployment or unfinished runner Job, or any of its
 // pods (terminating ones included: their GPUs are not free yet).
 func modelChildrenLeft(e *repotv1.RepotEvaluation, w *world, m *repotv1.ModelSpec) bool {
-	if w.deployment(ServerName(e.Name, m.Name)) != nil {
+	if w.deployment(build.ServerName(e.Name, m.Name)) != nil {
 		return true
 	}
-	if j := w.job(RunnerJobName(e.Name, m.Name)); j != nil && !jobFinished(j) {
+	if j := w.job(build.RunnerJobName(e.Name, m.Name)); j != nil && !jobFinished(j) {
 		return true
 	}
 	for _, pods := range [][]corev1.Pod{w.ServerPods, w.RunnerPods} {
 		for i := range pods {
-			if pods[i].Labels[LabelModel] == m.Name && pods[i].Status.Phase != corev1.PodSucceeded && pods[i].Status.Phase != corev1.PodFailed {
+			if pods[i].Labels[build.LabelModel] == m.Name && pods[i].Status.Phase != corev1.PodSucceeded && pods[i].Status.Phase != corev1.PodFailed {
 				return true
 			}
 		}
@@ -149,7 +152,7 @@ func modelChildrenLeft(e *repotv1.RepotEvaluation, w *world, m *repotv1.ModelSpe
 
 // kueueStatus writes each model's admission message into the status.
 func kueueStatus(st *repotv1.RepotEvaluationStatus, e *repotv1.RepotEvaluation, w *world) {
-	if QueueName(e) == "" {
+	if kueueadapter.QueueName(e) == "" {
 		return
 	}
 	for i := range st.Models {
@@ -158,7 +161,7 @@ func kueueStatus(st *repotv1.RepotEvaluationStatus, e *repotv1.RepotEvaluation, 
 		case w.KueueMissing:
 			ms.Admission = kueueNotInstalled
 		default:
-			a := w.Kueue.admission(ms.Name)
+			a := w.Kueue.Admission(ms.Name)
 			ms.Admission = a.State.String()
 			if a.Message != "" {
 				ms.Admission += ": " + a.Message
@@ -171,15 +174,15 @@ func kueueStatus(st *repotv1.RepotEvaluationStatus, e *repotv1.RepotEvaluation, 
 }
 
 // applyQueue carries out the plan's Workload actions.
-func (r *EvaluationReconciler) applyQueue(ctx context.Context, ops []queueOp) error {
+func (r *EvaluationReconciler) applyQueue(ctx context.Context, ops []kueueadapter.QueueOp) error {
 	for _, op := range ops {
 		var err error
 		switch op.Kind {
-		case queueSubmit:
+		case kueueadapter.QueueSubmit:
 			err = r.queue.Submit(ctx, op.Workload)
-		case queueRequeue:
+		case kueueadapter.QueueRequeue:
 			err = r.queue.Requeue(ctx, op.Workload)
-		case queueFinish:
+		case kueueadapter.QueueFinish:
 			err = r.queue.Finish(ctx, op.Workload, op.Message)
 		}
 		if err != nil {

@@ -8,6 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/kueueadapter"
 )
 
 // queuedStep plans one pass of a queued evaluation as the reconciler does:
@@ -15,7 +18,7 @@ import (
 func queuedStep(t *testing.T, w *world, now time.Time) plan {
 	t.Helper()
 	e := sweep()
-	e.Labels = map[string]string{QueueNameLabel: "gpus"}
+	e.Labels = map[string]string{kueueadapter.QueueNameLabel: "gpus"}
 	w.Admitted = admittedModels(e, w)
 	return step(e, w, now)
 }
@@ -35,7 +38,7 @@ func TestPlanKueue(t *testing.T) {
 	flavor := &kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "h100"}, Spec: kueue.ResourceFlavorSpec{
 		NodeLabels: map[string]string{"pool": "h100"}, Tolerations: []corev1.Toleration{{Key: "gpu", Operator: corev1.TolerationOpExists}}}}
 	w := newWorld()
-	w.Kueue = queueWorld{Workloads: map[string]*kueue.Workload{}, Flavors: map[string]*kueue.ResourceFlavor{"h100": flavor}}
+	w.Kueue = kueueadapter.QueueWorld{Workloads: map[string]*kueue.Workload{}, Flavors: map[string]*kueue.ResourceFlavor{"h100": flavor}}
 
 	p := queuedStep(t, w, t0)
 	if diff := cmp.Diff([]string{"submit ev-m1-workload", "submit ev-m2-workload", "submit ev-m3-workload", "submit ev-m4-workload"}, ops(p)); diff != "" {
@@ -45,24 +48,24 @@ func TestPlanKueue(t *testing.T) {
 		t.Fatalf("children before admission: %v", servers(w))
 	}
 	for _, op := range p.Queue {
-		w.Kueue.Workloads[op.Workload.Labels[LabelModel]] = op.Workload
+		w.Kueue.Workloads[op.Workload.Labels[build.LabelModel]] = op.Workload
 	}
 
 	// Kueue admits m2 only (m1 waits even though maxParallelModels allows 2).
 	wl := w.Kueue.Workloads["m2"]
 	wl.Status.Admission = &kueue.Admission{ClusterQueue: "gpus", PodSetAssignments: []kueue.PodSetAssignment{
-		{Name: PodSetServer, Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{"nvidia.com/gpu": "h100"}},
-		{Name: PodSetRunners, Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{corev1.ResourceCPU: "h100"}}}}
+		{Name: kueueadapter.PodSetServer, Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{"nvidia.com/gpu": "h100"}},
+		{Name: kueueadapter.PodSetRunners, Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{corev1.ResourceCPU: "h100"}}}}
 	wl.Status.Conditions = []metav1.Condition{cond(kueue.WorkloadQuotaReserved, metav1.ConditionTrue, ""), cond(kueue.WorkloadAdmitted, metav1.ConditionTrue, "")}
 	p = queuedStep(t, w, t0.Add(time.Second))
 	if len(p.Queue) != 0 {
 		t.Errorf("ops after admission: %v", ops(p))
 	}
-	if diff := cmp.Diff([]string{ServerName("ev", "m2")}, servers(w)); diff != "" {
+	if diff := cmp.Diff([]string{build.ServerName("ev", "m2")}, servers(w)); diff != "" {
 		t.Fatalf("servers (-want +got):\n%s", diff)
 	}
-	d := w.deployment(ServerName("ev", "m2"))
-	if d.Spec.Template.Spec.NodeSelector["pool"] != "h100" || !hasToleration(d.Spec.Template.Spec.Tolerations, flavor.Spec.Tolerations[0]) {
+	d := w.deployment(build.ServerName("ev", "m2"))
+	if d.Spec.Template.Spec.NodeSelector["pool"] != "h100" || !kueueadapter.HasToleration(d.Spec.Template.Spec.Tolerations, flavor.Spec.Tolerations[0]) {
 		t.Errorf("server not placed by the flavor: %v %v", d.Spec.Template.Spec.NodeSelector, d.Spec.Template.Spec.Tolerations)
 	}
 	if got := p.Status.Models[1].Admission; got != "Admitted: admitted by ClusterQueue gpus" {
@@ -72,14 +75,14 @@ func TestPlanKueue(t *testing.T) {
 	for range 3 { // ledgers, then the Job
 		queuedStep(t, w, t0.Add(2*time.Second))
 	}
-	j := w.job(RunnerJobName("ev", "m2"))
+	j := w.job(build.RunnerJobName("ev", "m2"))
 	if j == nil || j.Spec.Template.Spec.NodeSelector["pool"] != "h100" {
 		t.Fatalf("runner Job missing or not placed: %v", j)
 	}
 
 	// Eviction: the children go first; the quota is handed back after.
 	wl.Status.Conditions = append(wl.Status.Conditions, cond(kueue.WorkloadEvicted, metav1.ConditionTrue, "Preempted"))
-	w.ServerPods = []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "ev-m2-server-x", Labels: childLabels("ev", "m2", ComponentServer)}}}
+	w.ServerPods = []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "ev-m2-server-x", Labels: build.ChildLabels("ev", "m2", build.ComponentServer)}}}
 	p = queuedStep(t, w, t0.Add(3*time.Second))
 	if len(p.Queue) != 0 || len(w.Deployments)+len(w.Jobs) != 0 {
 		t.Fatalf("eviction: ops %v, left %v", ops(p), servers(w))
@@ -93,7 +96,7 @@ func TestPlanKueue(t *testing.T) {
 	if diff := cmp.Diff([]string{"requeue ev-m2-workload"}, ops(p)); diff != "" {
 		t.Errorf("after the children are gone (-want +got):\n%s", diff)
 	}
-	if !w.hasLedger(LedgerName("ev", "m2", 0)) {
+	if !w.hasLedger(build.LedgerName("ev", "m2", 0)) {
 		t.Error("eviction removed the ledger")
 	}
 }
@@ -116,7 +119,7 @@ func TestPlanKueuePriority(t *testing.T) {
 	high := int32(1000)
 	cases := []struct {
 		name     string
-		priority workloadPriority
+		priority kueueadapter.WorkloadPriority
 		wantOps  []string
 		wantRef  *kueue.PriorityClassRef
 		wantPrio *int32
@@ -128,20 +131,20 @@ func TestPlanKueuePriority(t *testing.T) {
 		wantAdm: "Absent",
 	}, {
 		name:     "a WorkloadPriorityClass",
-		priority: workloadPriority{Ref: kueue.NewWorkloadPriorityClassRef("eval-high"), Value: &high},
+		priority: kueueadapter.WorkloadPriority{Ref: kueue.NewWorkloadPriorityClassRef("eval-high"), Value: &high},
 		wantOps:  []string{"submit ev-m1-workload", "submit ev-m2-workload", "submit ev-m3-workload", "submit ev-m4-workload"},
 		wantRef:  kueue.NewWorkloadPriorityClassRef("eval-high"), wantPrio: &high,
 		wantAdm: "Absent",
 	}, {
 		name:     "a class that does not exist",
-		priority: workloadPriority{Problem: "no Workload is created: WorkloadPriorityClass \"gone\" does not exist"},
+		priority: kueueadapter.WorkloadPriority{Problem: "no Workload is created: WorkloadPriorityClass \"gone\" does not exist"},
 		wantAdm:  "Absent: no Workload is created: WorkloadPriorityClass \"gone\" does not exist",
-		requeue:  priorityRecheck,
+		requeue:  kueueadapter.PriorityRecheck,
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld()
-			w.Kueue = queueWorld{Workloads: map[string]*kueue.Workload{}, Priority: tc.priority}
+			w.Kueue = kueueadapter.QueueWorld{Workloads: map[string]*kueue.Workload{}, Priority: tc.priority}
 			p := queuedStep(t, w, t0)
 			if diff := cmp.Diff(tc.wantOps, ops(p)); diff != "" {
 				t.Errorf("ops (-want +got):\n%s", diff)

@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // phase is where an evaluation is in its life.
@@ -69,7 +71,7 @@ func decideOutcome(e *repotv1.RepotEvaluation, w *world) outcome {
 	}
 	complete := len(e.Spec.Models) > 0
 	for i := range e.Spec.Models {
-		j := w.job(RunnerJobName(e.Name, e.Spec.Models[i].Name))
+		j := w.job(build.RunnerJobName(e.Name, e.Spec.Models[i].Name))
 		if j == nil {
 			complete = false
 			continue

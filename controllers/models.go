@@ -4,6 +4,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // modelState is the planner's decision about one model's lifecycle:
@@ -85,7 +87,7 @@ func decideModels(e *repotv1.RepotEvaluation, w *world, res evaluationResults, e
 			if hasChildren(e, w, &models[i]) {
 				s.Phase = repotv1.ModelStarting
 			}
-			if j := w.job(RunnerJobName(e.Name, models[i].Name)); j != nil && !jobFinished(j) && (j.Spec.Suspend == nil || !*j.Spec.Suspend) {
+			if j := w.job(build.RunnerJobName(e.Name, models[i].Name)); j != nil && !jobFinished(j) && (j.Spec.Suspend == nil || !*j.Spec.Suspend) {
 				s.Phase = repotv1.ModelRunning
 			}
 		}
@@ -97,7 +99,7 @@ func decideModels(e *repotv1.RepotEvaluation, w *world, res evaluationResults, e
 // completed, or its ledgers hold all its runs (the server is then deleted
 // without waiting for the Job to wind down), or it was Done before.
 func modelDone(e *repotv1.RepotEvaluation, w *world, m *repotv1.ModelSpec, res evaluationResults, total int) bool {
-	if j := w.job(RunnerJobName(e.Name, m.Name)); j != nil && jobCompleted(j) {
+	if j := w.job(build.RunnerJobName(e.Name, m.Name)); j != nil && jobCompleted(j) {
 		return true
 	}
 	if total > 0 && res.RunsDone[m.Name] >= total {
@@ -109,10 +111,10 @@ func modelDone(e *repotv1.RepotEvaluation, w *world, m *repotv1.ModelSpec, res e
 
 // hasChildren says whether a model's server or unfinished runner Job exists.
 func hasChildren(e *repotv1.RepotEvaluation, w *world, m *repotv1.ModelSpec) bool {
-	if d := w.deployment(ServerName(e.Name, m.Name)); d != nil && d.DeletionTimestamp == nil {
+	if d := w.deployment(build.ServerName(e.Name, m.Name)); d != nil && d.DeletionTimestamp == nil {
 		return true
 	}
-	j := w.job(RunnerJobName(e.Name, m.Name))
+	j := w.job(build.RunnerJobName(e.Name, m.Name))
 	return j != nil && j.DeletionTimestamp == nil && !jobFinished(j)
 }
 
@@ -129,7 +131,7 @@ func previousModel(e *repotv1.RepotEvaluation, name string) *repotv1.ModelStatus
 // deleteServer deletes a model's server Deployment and Service, releasing
 // its GPUs.
 func (p *plan) deleteServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *world) {
-	name := ServerName(e.Name, m.Name)
+	name := build.ServerName(e.Name, m.Name)
 	if d := w.deployment(name); d != nil && d.DeletionTimestamp == nil {
 		p.Delete = append(p.Delete, d.DeepCopy())
 	}
@@ -142,14 +144,14 @@ func (p *plan) deleteServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w 
 // it); the ledgers stay, so that a later start resumes the unfinished runs.
 func (p *plan) evict(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *world) {
 	p.deleteServer(e, m, w)
-	if j := w.job(RunnerJobName(e.Name, m.Name)); j != nil && j.DeletionTimestamp == nil && !jobFinished(j) {
+	if j := w.job(build.RunnerJobName(e.Name, m.Name)); j != nil && j.DeletionTimestamp == nil && !jobFinished(j) {
 		p.Delete = append(p.Delete, j.DeepCopy())
 	}
 }
 
 // serverDeployed says whether a model's server Deployment exists.
 func serverDeployed(e *repotv1.RepotEvaluation, w *world, m *repotv1.ModelSpec) *appsv1.Deployment {
-	d := w.deployment(ServerName(e.Name, m.Name))
+	d := w.deployment(build.ServerName(e.Name, m.Name))
 	if d == nil || d.DeletionTimestamp != nil {
 		return nil
 	}

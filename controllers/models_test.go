@@ -15,6 +15,8 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/runner/summary"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // sweep is four simulated models of one GPU each, two at a time.
@@ -74,7 +76,7 @@ func TestModelLifecycle(t *testing.T) {
 		want: want{[]string{"m1=Done", "m2=Running", "m3=Starting", "m4=Queued"}, []string{"ev-m2-server", "ev-m3-server"}},
 	}, {
 		name:   "m2's Job completed: its server goes",
-		before: func() { finishJob(w, RunnerJobName("ev", "m2"), batchv1.JobComplete, "Completed") },
+		before: func() { finishJob(w, build.RunnerJobName("ev", "m2"), batchv1.JobComplete, "Completed") },
 		want:   want{[]string{"m1=Done", "m2=Done", "m3=Starting", "m4=Queued"}, []string{"ev-m3-server"}},
 	}, {
 		name: "m2's server gone: m4 starts",
@@ -148,15 +150,15 @@ func TestModelAdmission(t *testing.T) {
 	}
 	setServerReady(w, "ev", "m3", true)
 	settle(e, w, t0.Add(time.Second))
-	if w.job(RunnerJobName("ev", "m3")) == nil {
+	if w.job(build.RunnerJobName("ev", "m3")) == nil {
 		t.Fatal("admitted m3 has no runner Job")
 	}
 	w.Admitted = map[string]bool{}
 	p = step(e, w, t0.Add(2*time.Second))
-	if diff := cmp.Diff([]string{"Deployment/ev-m3-server", "Service/ev-m3-server", "Job/" + RunnerJobName("ev", "m3")}, digest(p).Delete); diff != "" {
+	if diff := cmp.Diff([]string{"Deployment/ev-m3-server", "Service/ev-m3-server", "Job/" + build.RunnerJobName("ev", "m3")}, digest(p).Delete); diff != "" {
 		t.Errorf("eviction deletes (-want +got):\n%s", diff)
 	}
-	if !w.hasLedger(LedgerName("ev", "m3", 0)) {
+	if !w.hasLedger(build.LedgerName("ev", "m3", 0)) {
 		t.Error("eviction removed m3's ledger")
 	}
 	if got := p.Status.Models[2].Phase; got != repotv1.ModelQueued {
@@ -218,7 +220,7 @@ func TestModelTimesFromPods(t *testing.T) {
 	e := sweep()
 	w := newWorld()
 	step(e, w, t0)
-	pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ev-m1-server-x", Labels: childLabels("ev", "m1", ComponentServer)},
+	pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ev-m1-server-x", Labels: build.ChildLabels("ev", "m1", build.ComponentServer)},
 		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{
 			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0.Add(5 * time.Second))},
 			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0.Add(20 * time.Second))},
@@ -238,16 +240,16 @@ func TestModelTimesFromPods(t *testing.T) {
 // A simulated server with gpus requests and tolerates them, as vLLM does.
 func TestSimulatedServerRequestsGPUs(t *testing.T) {
 	e := sweep()
-	d := serverDeployment(e, &e.Spec.Models[0], testOpts, 1)
+	d := build.ServerDeployment(e, &e.Spec.Models[0], testOpts, 1)
 	c := d.Spec.Template.Spec.Containers[0]
-	if q := c.Resources.Limits[gpuResource]; q.Value() != 1 {
+	if q := c.Resources.Limits[build.GPUResource]; q.Value() != 1 {
 		t.Errorf("GPU limit %v, want 1", q.String())
 	}
-	if tl := d.Spec.Template.Spec.Tolerations; len(tl) != 1 || tl[0].Key != string(gpuResource) {
+	if tl := d.Spec.Template.Spec.Tolerations; len(tl) != 1 || tl[0].Key != string(build.GPUResource) {
 		t.Errorf("tolerations %v, want the GPU taint's", tl)
 	}
 	plain := revtesting.MakeEvaluation("ev", "ns").Simulated("s", "weak", 1).Obj()
-	if _, ok := serverDeployment(plain, &plain.Spec.Models[0], testOpts, 1).Spec.Template.Spec.Containers[0].Resources.Limits[gpuResource]; ok {
+	if _, ok := build.ServerDeployment(plain, &plain.Spec.Models[0], testOpts, 1).Spec.Template.Spec.Containers[0].Resources.Limits[build.GPUResource]; ok {
 		t.Error("a simulated server without gpus requests GPUs")
 	}
 }
@@ -256,7 +258,7 @@ func TestSimulatedServerRequestsGPUs(t *testing.T) {
 // and ready at t0+ready seconds.
 func boundPod(model string, bound, ready int) corev1.Pod {
 	at := func(s int) metav1.Time { return metav1.NewTime(t0.Add(time.Duration(s) * time.Second)) }
-	return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ev-%s-server-%d", model, bound), Labels: childLabels("ev", model, ComponentServer)},
+	return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ev-%s-server-%d", model, bound), Labels: build.ChildLabels("ev", model, build.ComponentServer)},
 		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{
 			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: at(bound)},
 			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: at(ready)},
@@ -318,7 +320,7 @@ func TestGPUSecondsAcrossServers(t *testing.T) {
 
 			tc.remove(e, w)
 			check(t, step(e, w, at(71)), want{Held: 66, Idle: 60, Created: at(5), Deleted: true})
-			if d := w.deployment(ServerName("ev", "m1")); d != nil {
+			if d := w.deployment(build.ServerName("ev", "m1")); d != nil {
 				d.Status.ReadyReplicas = 0
 			}
 			check(t, step(e, w, at(200)), want{Held: 66, Idle: 60, Created: at(5), Deleted: true})
@@ -344,7 +346,7 @@ func TestGPUSecondsAcrossServers(t *testing.T) {
 			// from 310 s), and the third is bound at 700 s, ready at 705 s.
 			tc.remove(e, w)
 			step(e, w, at(500))
-			if d := w.deployment(ServerName("ev", "m1")); d != nil {
+			if d := w.deployment(build.ServerName("ev", "m1")); d != nil {
 				d.Status.ReadyReplicas = 0
 			}
 			tc.reruns(e, w)

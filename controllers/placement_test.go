@@ -8,6 +8,8 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // spec.placement reaches every child: labels and annotations on every
@@ -53,7 +55,7 @@ func TestPlacementReachesEveryChild(t *testing.T) {
 		if o.GetLabels()["example.com/cost-center"] != "ml" || o.GetAnnotations()["example.com/owner"] != "evals" {
 			t.Errorf("%s lacks the placement label or annotation: %v %v", o.GetName(), o.GetLabels(), o.GetAnnotations())
 		}
-		if o.GetLabels()[LabelManagedBy] != managerName {
+		if o.GetLabels()[build.LabelManagedBy] != build.ManagerName {
 			t.Errorf("%s lost the operator's managed-by label", o.GetName())
 		}
 	}

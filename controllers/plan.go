@@ -8,6 +8,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+
+	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/kueueadapter"
 )
 
 // problemsRecheck is how often an evaluation whose spec.problems cannot be
@@ -39,14 +42,14 @@ type plan struct {
 	DeleteEvaluation bool
 	// Queue are the actions on Kueue Workloads (kueue_wiring.go), carried
 	// out after the children.
-	Queue []queueOp
+	Queue []kueueadapter.QueueOp
 }
 
 // planEvaluation is the controller's decision for one evaluation and the
 // world it observed. It is a pure function: no client, no clock, no
 // randomness; the same inputs always give the same plan.
-func planEvaluation(e *repotv1.RepotEvaluation, w *world, o Options) plan {
-	o = o.withDefaults()
+func planEvaluation(e *repotv1.RepotEvaluation, w *world, o build.Options) plan {
+	o = o.WithDefaults()
 	var p plan
 	out := decideOutcome(e, w)
 	ended := out.Phase != phaseActive
@@ -106,23 +109,23 @@ func (p *plan) requeueIn(d time.Duration) {
 // while suspended) and, once the server is ready, its runner Job and the
 // ledgers it writes; for a Done model the deletion of its server; for an
 // evicted model the deletion of its server and runners.
-func (p *plan) planChildren(e *repotv1.RepotEvaluation, w *world, o Options, views []serverView, models []modelState) {
+func (p *plan) planChildren(e *repotv1.RepotEvaluation, w *world, o build.Options, views []serverView, models []modelState) {
 	suspend := e.Spec.IsSuspended()
-	access := RunnerAccessName(e.Name)
+	access := build.RunnerAccessName(e.Name)
 	if !hasNamed(w.ServiceAccounts, access) {
-		p.Create = append(p.Create, runnerServiceAccount(e))
+		p.Create = append(p.Create, build.RunnerServiceAccount(e))
 	}
 	if !hasNamed(w.Roles, access) {
-		p.Create = append(p.Create, runnerRole(e))
+		p.Create = append(p.Create, build.RunnerRole(e))
 	}
 	// The API server lets the operator bind only a Role it can read (it
 	// checks that the operator holds what the Role grants): the binding
 	// waits for the pass that observes the Role.
 	if !hasNamed(w.RoleBindings, access) && hasNamed(w.Roles, access) {
-		p.Create = append(p.Create, runnerRoleBinding(e))
+		p.Create = append(p.Create, build.RunnerRoleBinding(e))
 	}
 	if !hasNamed(w.NetworkPolicies, access) {
-		p.Create = append(p.Create, runnerNetworkPolicy(e, o))
+		p.Create = append(p.Create, build.RunnerNetworkPolicy(e, o))
 	}
 	// A runner pod never runs without its identity, its permissions and
 	// its network policy in place.
@@ -141,11 +144,11 @@ func (p *plan) planChildren(e *repotv1.RepotEvaluation, w *world, o Options, vie
 		case !models[i].Active:
 			continue
 		}
-		if hasServer(m) {
+		if build.HasServer(m) {
 			p.planServer(e, m, w, o, suspend)
 		}
 		j := p.planJob(e, m, w, o, views[i].Ready, suspend)
-		if j == nil && w.job(RunnerJobName(e.Name, m.Name)) == nil {
+		if j == nil && w.job(build.RunnerJobName(e.Name, m.Name)) == nil {
 			continue
 		}
 		// The ledgers come when the runner Job is due, not with the
@@ -153,7 +156,7 @@ func (p *plan) planChildren(e *repotv1.RepotEvaluation, w *world, o Options, vie
 		// starts the servers; the Job follows on the pass that observes
 		// them.
 		ledgersReady := true
-		for _, cm := range ledgerConfigMaps(e, m) {
+		for _, cm := range build.LedgerConfigMaps(e, m) {
 			if !w.hasLedger(cm.Name) {
 				p.Create = append(p.Create, cm)
 				ledgersReady = false
@@ -168,10 +171,10 @@ func (p *plan) planChildren(e *repotv1.RepotEvaluation, w *world, o Options, vie
 
 // planServer creates or scales a model's server: one replica, or zero while
 // suspended so that the GPUs are released.
-func (p *plan) planServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *world, o Options, suspend bool) {
-	name := ServerName(e.Name, m.Name)
+func (p *plan) planServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *world, o build.Options, suspend bool) {
+	name := build.ServerName(e.Name, m.Name)
 	if w.service(name) == nil {
-		p.Create = append(p.Create, serverService(e, m))
+		p.Create = append(p.Create, build.ServerService(e, m))
 	}
 	replicas := int32(1)
 	if suspend {
@@ -180,7 +183,7 @@ func (p *plan) planServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *w
 	d := w.deployment(name)
 	switch {
 	case d == nil && !suspend:
-		p.Create = append(p.Create, serverDeployment(e, m, o, replicas))
+		p.Create = append(p.Create, build.ServerDeployment(e, m, o, replicas))
 	case d != nil && ptr.Deref(d.Spec.Replicas, 1) != replicas:
 		u := d.DeepCopy()
 		u.Spec.Replicas = ptr.To(replicas)
@@ -193,13 +196,13 @@ func (p *plan) planServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *w
 // suspended Job is released only when the evaluation is not suspended and
 // the server is ready again; a running Job is not suspended because its
 // server blinks.
-func (p *plan) planJob(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *world, o Options, ready, suspend bool) *batchv1.Job {
-	j := w.job(RunnerJobName(e.Name, m.Name))
+func (p *plan) planJob(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *world, o build.Options, ready, suspend bool) *batchv1.Job {
+	j := w.job(build.RunnerJobName(e.Name, m.Name))
 	if j == nil {
 		if suspend || !ready || w.Problems.Unavailable != "" {
 			return nil
 		}
-		return runnerJob(e, m, o, false)
+		return build.RunnerJob(e, m, o, false)
 	}
 	if jobFinished(j) {
 		return nil
@@ -221,7 +224,7 @@ func (p *plan) planEnded(e *repotv1.RepotEvaluation, w *world, out outcome) {
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]
 		p.deleteServer(e, m, w)
-		if j := w.job(RunnerJobName(e.Name, m.Name)); out.Phase == phaseFailed && j != nil && !jobFinished(j) && !ptr.Deref(j.Spec.Suspend, false) {
+		if j := w.job(build.RunnerJobName(e.Name, m.Name)); out.Phase == phaseFailed && j != nil && !jobFinished(j) && !ptr.Deref(j.Spec.Suspend, false) {
 			u := j.DeepCopy()
 			u.Spec.Suspend = ptr.To(true)
 			p.Update = append(p.Update, u)

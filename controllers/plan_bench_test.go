@@ -10,6 +10,8 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/runner/summary"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // BenchmarkPlanEvaluation measures the pure part of one reconcile (plan,
@@ -27,7 +29,7 @@ func BenchmarkPlanEvaluation(b *testing.B) {
 	for range 3 {
 		step(e, world, t0)
 		for _, d := range world.Deployments {
-			setServerReady(world, "ev", d.Labels[LabelModel], true)
+			setServerReady(world, "ev", d.Labels[build.LabelModel], true)
 		}
 	}
 	for i := range 16 {
@@ -55,7 +57,7 @@ func BenchmarkPlanEvaluation(b *testing.B) {
 	// No ledger changed (a server became ready, a Job started): the
 	// snapshot hands the memoized results over.
 	b.Run("ledgers-unchanged", func(b *testing.B) {
-		res := computeResults(e, world.Records)
+		res := ComputeResults(e, world.Records)
 		world.Results = &res
 		defer func() { world.Results = nil }()
 		b.ReportAllocs()

@@ -13,6 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // t0 is the fixed "now" of the planning tests.
@@ -97,7 +99,7 @@ func roundTimes(st *repotv1.RepotEvaluationStatus) {
 // setServerReady marks a model's Deployment ready as the Deployment
 // controller would once the readiness sidecar passes.
 func setServerReady(w *world, eval, model string, ready bool) {
-	d := w.deployment(ServerName(eval, model))
+	d := w.deployment(build.ServerName(eval, model))
 	if ready {
 		d.Status.ReadyReplicas = 1
 	} else {
@@ -121,7 +123,7 @@ func unschedulablePod(eval, model string) corev1.Pod {
 // before t0.
 func unschedulableFor(eval, model string, d time.Duration) corev1.Pod {
 	return corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: ServerName(eval, model) + "-abc", Labels: childLabels(eval, model, ComponentServer)},
+		ObjectMeta: metav1.ObjectMeta{Name: build.ServerName(eval, model) + "-abc", Labels: build.ChildLabels(eval, model, build.ComponentServer)},
 		Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
 			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
 			Message:            "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.",

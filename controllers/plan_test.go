@@ -10,9 +10,11 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
-var testOpts = Options{Image: "repot-operator:test"}
+var testOpts = build.Options{Image: "repot-operator:test"}
 
 // step plans once against the world at time now and applies the plan to it.
 func step(e *repotv1.RepotEvaluation, w *world, now time.Time) plan {
@@ -43,7 +45,7 @@ var accessCreates = []string{"ServiceAccount/ev-runner", "Role/ev-runner", "Netw
 func ledgers(model string, n int) []string {
 	var out []string
 	for i := range n {
-		out = append(out, "ConfigMap/"+LedgerName("ev", model, i))
+		out = append(out, "ConfigMap/"+build.LedgerName("ev", model, i))
 	}
 	return out
 }
@@ -72,7 +74,7 @@ func TestPlanEvaluation(t *testing.T) {
 	sim := func() *revtesting.EvaluationWrapper {
 		return revtesting.MakeEvaluation("ev", "ns").Simulated("sim", "strong", 1).Shards(2)
 	}
-	job := RunnerJobName("ev", "sim")
+	job := build.RunnerJobName("ev", "sim")
 	cases := []struct {
 		name  string
 		eval  *repotv1.RepotEvaluation
@@ -309,7 +311,7 @@ func TestPlanEvaluation(t *testing.T) {
 			}
 		},
 		want: planDigest{
-			Create: []string{"Job/" + RunnerJobName("ev", "api")},
+			Create: []string{"Job/" + build.RunnerJobName("ev", "api")},
 			State:  repotv1.StateRunning, Started: true, Servers: []string{"api=External"},
 			Conditions: runningConds,
 			Events:     []string{"RunnersActive"},

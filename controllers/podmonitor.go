@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=podmonitors,verbs=get;create;patch;delete
@@ -32,7 +34,7 @@ const ReasonPodMonitorUnavailable = "PodMonitorUnavailable"
 // podMonitorFor is the PodMonitor of a vLLM model's server pod: vLLM's
 // /metrics on the http port and the GPU telemetry's /metrics, every 30s.
 func podMonitorFor(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) *unstructured.Unstructured {
-	meta := childMeta(e, ServerName(e.Name, m.Name), m.Name, ComponentServer)
+	meta := build.ChildMeta(e, build.ServerName(e.Name, m.Name), m.Name, build.ComponentServer)
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(podMonitorGVK)
 	u.SetName(meta.Name)
@@ -40,7 +42,7 @@ func podMonitorFor(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) *unstructur
 	u.SetLabels(meta.Labels)
 	u.SetOwnerReferences(meta.OwnerReferences)
 	sel := map[string]any{}
-	for k, v := range serverSelector(e.Name, m.Name) {
+	for k, v := range build.ServerSelector(e.Name, m.Name) {
 		sel[k] = v
 	}
 	u.Object["spec"] = map[string]any{
@@ -84,7 +86,7 @@ func (r *podMonitorReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		pm := podMonitorFor(e, m)
 		var err error
 		if want {
-			err = r.client.Patch(ctx, pm, client.Apply, client.FieldOwner(managerName), client.ForceOwnership)
+			err = r.client.Patch(ctx, pm, client.Apply, client.FieldOwner(build.ManagerName), client.ForceOwnership)
 		} else {
 			err = client.IgnoreNotFound(r.client.Delete(ctx, pm))
 		}

@@ -6,6 +6,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 func TestPodMonitorFor(t *testing.T) {
@@ -18,7 +20,7 @@ func TestPodMonitorFor(t *testing.T) {
 		t.Errorf("owner references %+v", pm.GetOwnerReferences())
 	}
 	want := map[string]any{
-		"selector": map[string]any{"matchLabels": map[string]any{LabelEvaluation: "ev", LabelModel: "m", LabelComponent: ComponentServer}},
+		"selector": map[string]any{"matchLabels": map[string]any{build.LabelEvaluation: "ev", build.LabelModel: "m", build.LabelComponent: build.ComponentServer}},
 		"podMetricsEndpoints": []any{
 			map[string]any{"port": "http", "path": "/metrics", "interval": "30s"},
 			map[string]any{"port": "telemetry", "path": "/metrics", "interval": "30s"},
@@ -28,7 +30,7 @@ func TestPodMonitorFor(t *testing.T) {
 		t.Errorf("spec (-want +got):\n%s", diff)
 	}
 	// The ports it names exist on the server pod.
-	pod := serverDeployment(ev, &ev.Spec.Models[0], testOpts, 1).Spec.Template.Spec
+	pod := build.ServerDeployment(ev, &ev.Spec.Models[0], testOpts, 1).Spec.Template.Spec
 	names := map[string]bool{}
 	for _, p := range pod.Containers[0].Ports {
 		names[p.Name] = true

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // serverView is what the controller concluded about one model's server.
@@ -20,7 +22,7 @@ type serverView struct {
 
 // observeServers reads each model's server from the world, in spec order.
 // ended means the evaluation finished; servers are then being deleted.
-func observeServers(e *repotv1.RepotEvaluation, w *world, o Options, ended bool, models []modelState) []serverView {
+func observeServers(e *repotv1.RepotEvaluation, w *world, o build.Options, ended bool, models []modelState) []serverView {
 	out := make([]serverView, 0, len(e.Spec.Models))
 	for i := range e.Spec.Models {
 		out = append(out, observeServer(e, &e.Spec.Models[i], w, o, ended || models[i].Done))
@@ -30,13 +32,13 @@ func observeServers(e *repotv1.RepotEvaluation, w *world, o Options, ended bool,
 
 // observeServer reads one model's server; stopped means the evaluation
 // ended or the model is Done, and its server is being deleted.
-func observeServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *world, o Options, stopped bool) serverView {
-	v := serverView{Model: m.Name, Endpoint: serverURL(e, m)}
-	if !hasServer(m) {
+func observeServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *world, o build.Options, stopped bool) serverView {
+	v := serverView{Model: m.Name, Endpoint: build.ServerURL(e, m)}
+	if !build.HasServer(m) {
 		v.State, v.Ready = repotv1.ServerExternal, true
 		return v
 	}
-	d := w.deployment(ServerName(e.Name, m.Name))
+	d := w.deployment(build.ServerName(e.Name, m.Name))
 	switch {
 	case stopped:
 		v.State = repotv1.ServerStopped
@@ -55,7 +57,7 @@ func observeServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *world, o
 		return v
 	}
 	stalledAfter := time.Duration(e.Spec.StalledAfterSecondsOrDefault()) * time.Second
-	diag := diagnoseServer(m.Name, w.serverPods(e.Name, m.Name), w.Now, serverReadyBudget(m, o), stalledAfter)
+	diag := diagnoseServer(m.Name, w.serverPods(e.Name, m.Name), w.Now, build.ServerReadyBudget(m, o), stalledAfter)
 	v.RecheckAfter = diag.RecheckAfter
 	if diag.Waiting {
 		v.State, v.Reason, v.Message = repotv1.ServerStarting, diag.Cause, truncate(diag.Message, 1024)

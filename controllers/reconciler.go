@@ -15,6 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+
+	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/kueueadapter"
 )
 
 // EvaluationReconciler runs RepotEvaluations: model servers, runner Jobs,
@@ -23,13 +26,13 @@ type EvaluationReconciler struct {
 	client    client.Client
 	apiReader client.Reader
 	recorder  events.EventRecorder
-	opts      Options
+	opts      build.Options
 	ledgers   *recordCache
 	// pending are this reconciler's writes the cache has not shown yet.
 	pending *pendingWrites
 	metrics *evaluationMetrics
 	// queue is Kueue, when the cluster serves it (setupKueue).
-	queue Queue
+	queue kueueadapter.Queue
 }
 
 // RBAC, least privilege: children are created (and servers deleted, Jobs

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"repot.dev/repot-operator/runner/summary"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // recordCache keeps the parsed records of each ledger ConfigMap by its
@@ -58,7 +60,7 @@ func (c *recordCache) read(eval types.NamespacedName, ledgers []corev1.ConfigMap
 		cm := &ordered[i]
 		pl, ok := old[cm.Name]
 		if !ok || pl.resourceVersion != cm.ResourceVersion || cm.ResourceVersion == "" {
-			r, p := parseLedger(cm.Name, cm.Data[LedgerDataKey])
+			r, p := parseLedger(cm.Name, cm.Data[build.LedgerDataKey])
 			pl = parsedLedger{resourceVersion: cm.ResourceVersion, records: r, problems: p}
 		}
 		next[cm.Name] = pl

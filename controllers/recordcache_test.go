@@ -6,13 +6,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // The aggregated results are computed again only when the generation or a
 // ledger's resourceVersion changed, and never memoized without one.
 func TestResultsMemo(t *testing.T) {
 	cm := func(name, rv string) corev1.ConfigMap {
-		return corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: rv, Labels: map[string]string{LabelModel: "m", LabelShard: name[len(name)-1:]}}}
+		return corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: rv, Labels: map[string]string{build.LabelModel: "m", build.LabelShard: name[len(name)-1:]}}}
 	}
 	c := newRecordCache()
 	eval := types.NamespacedName{Namespace: "ns", Name: "ev"}

@@ -12,6 +12,8 @@ import (
 
 	"repot.dev/repot-operator/controllers/ledger"
 	"repot.dev/repot-operator/runner/summary"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // ledgerProblem is a line of a ledger that could not be read. It is logged
@@ -26,14 +28,14 @@ func (p ledgerProblem) String() string {
 	return fmt.Sprintf("ledger %s line %d: %s", p.Ledger, p.Line, p.Err)
 }
 
-// readLedgers returns the records of the given ledger ConfigMaps in a fixed
+// ReadLedgers returns the records of the given ledger ConfigMaps in a fixed
 // order (by model label, then shard index, then line), whatever order the
 // cache listed them in, so that summary.Dedupe always keeps the same record
 // of a duplicated key. Records whose model does not match the ledger's model
 // label are kept: the key (model, problem, method) is what counts. Unreadable
 // lines are returned as problems. It is recordCache.read without a cache:
 // the reconciler reads through the cache, and the tests through this.
-func readLedgers(ledgers []corev1.ConfigMap) ([]summary.Record, []ledgerProblem) {
+func ReadLedgers(ledgers []corev1.ConfigMap) ([]summary.Record, []ledgerProblem) {
 	return newRecordCache().read(types.NamespacedName{}, ledgers)
 }
 
@@ -43,12 +45,12 @@ func sortLedgers(ls []corev1.ConfigMap) {
 }
 
 func ledgerLess(a, b *corev1.ConfigMap) bool {
-	ma, mb := a.Labels[LabelModel], b.Labels[LabelModel]
+	ma, mb := a.Labels[build.LabelModel], b.Labels[build.LabelModel]
 	if ma != mb {
 		return ma < mb
 	}
-	sa, ea := strconv.Atoi(a.Labels[LabelShard])
-	sb, eb := strconv.Atoi(b.Labels[LabelShard])
+	sa, ea := strconv.Atoi(a.Labels[build.LabelShard])
+	sb, eb := strconv.Atoi(b.Labels[build.LabelShard])
 	if ea == nil && eb == nil && sa != sb {
 		return sa < sb
 	}

@@ -12,6 +12,8 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/runner/summary"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 func recordLine(t *testing.T, r summary.Record) string {
@@ -26,8 +28,8 @@ func recordLine(t *testing.T, r summary.Record) string {
 func ledgerCM(model string, shard string, lines ...string) corev1.ConfigMap {
 	return corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "ev-" + model + "-ledger-" + shard, ResourceVersion: "1",
-			Labels: map[string]string{LabelModel: model, LabelShard: shard}},
-		Data: map[string]string{LedgerDataKey: strings.Join(lines, "\n")},
+			Labels: map[string]string{build.LabelModel: model, build.LabelShard: shard}},
+		Data: map[string]string{build.LedgerDataKey: strings.Join(lines, "\n")},
 	}
 }
 
@@ -65,8 +67,8 @@ func TestReadLedgersOrder(t *testing.T) {
 	line := func(p string) string { return recordLine(t, summary.Record{Model: "m", ProblemID: p, Method: "pot"}) }
 	a := []corev1.ConfigMap{ledgerCM("m", "10", line("c")), ledgerCM("m", "2", line("b")), ledgerCM("a", "0", line("a"))}
 	b := []corev1.ConfigMap{a[2], a[0], a[1]}
-	ra, _ := readLedgers(a)
-	rb, _ := readLedgers(b)
+	ra, _ := ReadLedgers(a)
+	rb, _ := ReadLedgers(b)
 	var ids []string
 	for _, r := range ra {
 		ids = append(ids, r.ProblemID)
@@ -90,7 +92,7 @@ func TestRecordCache(t *testing.T) {
 	if r, _ := c.read(key, []corev1.ConfigMap{cm}); len(r) != 1 {
 		t.Fatalf("records = %d, want 1", len(r))
 	}
-	cm.Data[LedgerDataKey] += "\n" + line("b")
+	cm.Data[build.LedgerDataKey] += "\n" + line("b")
 	if r, _ := c.read(key, []corev1.ConfigMap{cm}); len(r) != 1 {
 		t.Errorf("same resourceVersion re-parsed: records = %d, want the cached 1", len(r))
 	}
@@ -119,14 +121,14 @@ func TestComputeResults(t *testing.T) {
 		r("m", "p1", "repot-adaptive", true), // method not in the spec
 		r("other", "p1", "pot", true),        // model not in the spec
 	}
-	res := computeResults(ev, recs)
+	res := ComputeResults(ev, recs)
 	if got := res.RunsDone["m"]; got != 3 {
 		t.Errorf("runs done = %d, want 3", got)
 	}
 	if res.RunsDone["other"] != 0 || res.Models["other"] != nil {
 		t.Errorf("a stray model was counted")
 	}
-	got := methodResults(ev, res.Models["m"])
+	got := MethodResults(ev, res.Models["m"])
 	want := []struct {
 		Method        repotv1.Method
 		Solved, Total int32
@@ -146,7 +148,7 @@ func TestComputeResults(t *testing.T) {
 	if col := rateColumn(ev, res, "pot"); col != "50.0%" {
 		t.Errorf("pot column = %q", col)
 	}
-	if col := rateColumn(ev, computeResults(ev, nil), "pot"); col != "" {
+	if col := rateColumn(ev, ComputeResults(ev, nil), "pot"); col != "" {
 		t.Errorf("pot column without results = %q, want empty", col)
 	}
 }

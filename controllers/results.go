@@ -20,10 +20,10 @@ type evaluationResults struct {
 	Derail map[string]*summary.DerailModelSummary
 }
 
-// computeResults aggregates the records of the evaluation's own models and
+// ComputeResults aggregates the records of the evaluation's own models and
 // methods (a stray record of another model or method does not count), with
 // duplicate keys counted once.
-func computeResults(e *repotv1.RepotEvaluation, records []summary.Record) evaluationResults {
+func ComputeResults(e *repotv1.RepotEvaluation, records []summary.Record) evaluationResults {
 	models := map[string]bool{}
 	for i := range e.Spec.Models {
 		models[e.Spec.Models[i].Name] = true
@@ -55,9 +55,9 @@ func computeResults(e *repotv1.RepotEvaluation, records []summary.Record) evalua
 	return res
 }
 
-// methodResults maps a model's summary to the status, one entry per method
+// MethodResults maps a model's summary to the status, one entry per method
 // of spec.methods in spec order (zeros for a method without records).
-func methodResults(e *repotv1.RepotEvaluation, ms *summary.ModelSummary) []repotv1.MethodResult {
+func MethodResults(e *repotv1.RepotEvaluation, ms *summary.ModelSummary) []repotv1.MethodResult {
 	var out []repotv1.MethodResult
 	if e.Spec.IsDerail() {
 		return nil // conditions, not methods: see derailResults

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // runnerDiagnosis is why a model's runner pods make no progress.
@@ -86,7 +88,7 @@ func imagePullReason(r string) bool {
 func (w *world) runnerPods(eval, model string) []corev1.Pod {
 	var out []corev1.Pod
 	for _, p := range w.RunnerPods {
-		if p.Labels[LabelEvaluation] == eval && p.Labels[LabelModel] == model {
+		if p.Labels[build.LabelEvaluation] == eval && p.Labels[build.LabelModel] == model {
 			out = append(out, p)
 		}
 	}

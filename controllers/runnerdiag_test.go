@@ -10,12 +10,14 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // runnerPod is a runner pod of model m created age before t0.
 func runnerPodAt(name string, age time.Duration, phase corev1.PodPhase) corev1.Pod {
 	return corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(t0.Add(-age)), Labels: childLabels("ev", "m", ComponentRunner)},
+		ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(t0.Add(-age)), Labels: build.ChildLabels("ev", "m", build.ComponentRunner)},
 		Status:     corev1.PodStatus{Phase: phase},
 	}
 }

@@ -18,6 +18,8 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // CacheOptions restrict the manager's informers to what the controller
@@ -27,7 +29,7 @@ import (
 // KueueServed's answer, since a cache for a kind the API server does not
 // serve fails the manager's start.
 func CacheOptions(namespace string, withKueue bool) cache.Options {
-	managed := labels.SelectorFromSet(labels.Set{LabelManagedBy: managerName})
+	managed := labels.SelectorFromSet(labels.Set{build.LabelManagedBy: build.ManagerName})
 	opts := cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.Pod{}: {Label: managed},
@@ -52,11 +54,11 @@ func CacheOptions(namespace string, withKueue bool) cache.Options {
 
 // SetupWithManager registers the owner index and the evaluation controller.
 // The manager's cache should use CacheOptions.
-func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error {
-	opts = opts.withDefaults()
+func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts build.Options) error {
+	opts = opts.WithDefaults()
 	for _, k := range childObjects() {
-		if err := mgr.GetFieldIndexer().IndexField(ctx, k, ownerKey, func(o client.Object) []string {
-			if n := controllerName(o); n != "" {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, k, build.OwnerKey, func(o client.Object) []string {
+			if n := build.ControllerName(o); n != "" {
 				return []string{n}
 			}
 			return nil
@@ -103,8 +105,8 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 // through its labels.
 func podToEvaluation(_ context.Context, o client.Object) []reconcile.Request {
 	l := o.GetLabels()
-	if (l[LabelComponent] != ComponentServer && l[LabelComponent] != ComponentRunner) || l[LabelEvaluation] == "" {
+	if (l[build.LabelComponent] != build.ComponentServer && l[build.LabelComponent] != build.ComponentRunner) || l[build.LabelEvaluation] == "" {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: l[LabelEvaluation]}}}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: l[build.LabelEvaluation]}}}
 }

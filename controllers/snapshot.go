@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // snapshot reads the world of one evaluation: its children through the
@@ -19,7 +21,7 @@ import (
 // per ConfigMap resourceVersion) and its problem set.
 func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEvaluation) (*world, error) {
 	w := &world{Now: r.opts.Clock.Now()}
-	owned := []client.ListOption{client.InNamespace(e.Namespace), client.MatchingFields{ownerKey: e.Name}}
+	owned := []client.ListOption{client.InNamespace(e.Namespace), client.MatchingFields{build.OwnerKey: e.Name}}
 	for _, k := range childKinds {
 		if err := k.load(ctx, r.client, w, owned...); err != nil {
 			return nil, err
@@ -30,14 +32,14 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 
 	var pods corev1.PodList
 	if err := r.client.List(ctx, &pods, client.InNamespace(e.Namespace),
-		client.MatchingLabels{LabelEvaluation: e.Name}); err != nil {
+		client.MatchingLabels{build.LabelEvaluation: e.Name}); err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
 	for _, p := range pods.Items {
-		switch p.Labels[LabelComponent] {
-		case ComponentServer:
+		switch p.Labels[build.LabelComponent] {
+		case build.ComponentServer:
 			w.ServerPods = append(w.ServerPods, p)
-		case ComponentRunner:
+		case build.ComponentRunner:
 			w.RunnerPods = append(w.RunnerPods, p)
 		}
 	}
@@ -50,7 +52,7 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 
 	w.Records, w.LedgerProblems = r.ledgers.read(namespacedName(e), w.Ledgers)
 	res := r.ledgers.results(namespacedName(e), resultsKey(e.Generation, w.Ledgers), func() evaluationResults {
-		return computeResults(e, w.Records)
+		return ComputeResults(e, w.Records)
 	})
 	w.Results = &res
 	if n := len(w.LedgerProblems); n > 0 {

@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // buildStatus recomputes the whole status from the world: results from the
@@ -42,7 +44,7 @@ func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serv
 			},
 			RunsDone:                 int32(res.RunsDone[m.Name]),
 			RunsTotal:                perModelTotal,
-			Methods:                  methodResults(e, ms),
+			Methods:                  MethodResults(e, ms),
 			FailedPrefixPermille:     failedPrefix(e, ms),
 			RepotMinusPotRetryPoints: repotMinusPotRetry(ms),
 			Phase:                    models[i].Phase,
@@ -56,7 +58,7 @@ func buildStatus(e *repotv1.RepotEvaluation, w *world, out outcome, views []serv
 			mst.EarlierServers = t.Earlier.DeepCopy()
 		}
 		mst.GPUSecondsHeld, mst.GPUSecondsIdle = gpuSeconds(t, m.ServerGPUs(), w.Records, m.Name, w.Now)
-		mst.GPU = modelGPUCost(e, m, w.Ledgers, mst.Methods, previousGPU(e, m.Name), now)
+		mst.GPU = modelGPUCost(e, m, w.Ledgers, mst.Methods, build.PreviousGPU(e, m.Name), now)
 		done += mst.RunsDone
 		total += perModelTotal
 		st.Models = append(st.Models, mst)
@@ -224,7 +226,7 @@ func notReady(views []serverView, models []modelState) []string {
 func activeJobs(e *repotv1.RepotEvaluation, w *world) int {
 	n := 0
 	for i := range e.Spec.Models {
-		j := w.job(RunnerJobName(e.Name, e.Spec.Models[i].Name))
+		j := w.job(build.RunnerJobName(e.Name, e.Spec.Models[i].Name))
 		if j != nil && !jobFinished(j) && (j.Spec.Suspend == nil || !*j.Spec.Suspend) {
 			n++
 		}

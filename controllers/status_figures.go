@@ -27,7 +27,7 @@ func FiguresFromSummary(e *repotv1.RepotEvaluation, sum summary.Summary, scaling
 	for i := range e.Spec.Models {
 		ms := byName[e.Spec.Models[i].Name]
 		out = append(out, ModelFigures{
-			Name: e.Spec.Models[i].Name, Methods: methodResults(e, ms),
+			Name: e.Spec.Models[i].Name, Methods: MethodResults(e, ms),
 			FailedPrefixPermille: failedPrefix(e, ms), RepotMinusPotRetryPoints: repotMinusPotRetry(ms),
 		})
 	}

@@ -10,6 +10,8 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/runner/summary"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // A completed evaluation whose ledgers lack runs must not read as if every
@@ -41,7 +43,7 @@ func TestCompleteSaysWhenLedgersLackRuns(t *testing.T) {
 			w := newWorld()
 			w.Problems.Count = problems
 			runToRunning(e, w)
-			finishJob(w, RunnerJobName("ev", "sim"), batchv1.JobComplete, "CompletionsReached")
+			finishJob(w, build.RunnerJobName("ev", "sim"), batchv1.JobComplete, "CompletionsReached")
 			w.Records = tc.records
 			p := planEvaluation(e, w, testOpts)
 			c := findCondition(p.Status.Conditions, repotv1.ConditionComplete)

@@ -11,6 +11,9 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/runner/summary"
+
+	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/kueueadapter"
 )
 
 // world is everything the controller observed about one evaluation: its
@@ -63,7 +66,7 @@ type world struct {
 
 	// Kueue is what Kueue says of a queued evaluation's models (kueue.go);
 	// KueueMissing that the evaluation is queued but Kueue is not installed.
-	Kueue        queueWorld
+	Kueue        kueueadapter.QueueWorld
 	KueueMissing bool
 }
 
@@ -95,7 +98,7 @@ func (w *world) hasLedger(name string) bool { return hasNamed[corev1.ConfigMap](
 func (w *world) serverPods(eval, model string) []corev1.Pod {
 	var out []corev1.Pod
 	for _, p := range w.ServerPods {
-		if p.Labels[LabelEvaluation] == eval && p.Labels[LabelModel] == model {
+		if p.Labels[build.LabelEvaluation] == eval && p.Labels[build.LabelModel] == model {
 			out = append(out, p)
 		}
 	}
@@ -122,5 +125,5 @@ func (w *world) results(e *repotv1.RepotEvaluation) evaluationResults {
 	if w.Results != nil {
 		return *w.Results
 	}
-	return computeResults(e, w.Records)
+	return ComputeResults(e, w.Records)
 }

@@ -13,6 +13,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/kueueadapter"
 	"repot.dev/repot-operator/controllers/schedule"
 )
 
@@ -41,7 +43,7 @@ func newManagerCommand() *cobra.Command {
 			// The Workload cache needs Kueue's API; without Kueue a queued
 			// evaluation says so in its status, and the operator restarts
 			// itself once Kueue is installed (KueueWatch).
-			withKueue, err := controllers.KueueServed(cfg)
+			withKueue, err := kueueadapter.KueueServed(cfg)
 			if err != nil {
 				return err
 			}
@@ -57,7 +59,7 @@ func newManagerCommand() *cobra.Command {
 				return fmt.Errorf("create manager: %w", err)
 			}
 			ctx := ctrl.SetupSignalHandler()
-			opts := controllers.Options{Image: image, MaxConcurrentReconciles: concurrency}
+			opts := build.Options{Image: image, MaxConcurrentReconciles: concurrency}
 			if opts.APIServerCIDRs, err = parseCIDRs(apiCIDRs); err != nil {
 				return fmt.Errorf("--apiserver-cidrs: %w", err)
 			}
@@ -76,13 +78,13 @@ func newManagerCommand() *cobra.Command {
 			if !withKueue {
 				// Kueue installed later: stop, so that the restart watches
 				// Workloads (the caches are fixed at start).
-				watch := controllers.KueueWatch{Served: func() (bool, error) { return controllers.KueueServed(cfg) }}
+				watch := kueueadapter.KueueWatch{Served: func() (bool, error) { return kueueadapter.KueueServed(cfg) }}
 				if err := mgr.Add(watch); err != nil {
 					return err
 				}
 			}
 			err = mgr.Start(ctx)
-			if errors.Is(err, controllers.ErrKueueInstalled) {
+			if errors.Is(err, kueueadapter.ErrKueueInstalled) {
 				fmt.Fprintln(cmd.ErrOrStderr(), "repot manager:", err)
 				return nil
 			}
@@ -93,7 +95,7 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
 	f.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	f.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
-	f.StringVar(&image, "runner-image", controllers.DefaultImage, "the project's image for runner pods, simulated servers and readiness sidecars")
+	f.StringVar(&image, "runner-image", build.DefaultImage, "the project's image for runner pods, simulated servers and readiness sidecars")
 	f.StringVar(&namespace, "namespace", "", "watch only this namespace (default: all namespaces)")
 	f.StringVar(&apiCIDRs, "apiserver-cidrs", "", "comma-separated CIDRs of the API server that runner NetworkPolicies allow the ledger sidecar to reach (default: any address on 443 and 6443)")
 	f.IntVar(&concurrency, "max-concurrent-reconciles", 4, "evaluations reconciled in parallel")

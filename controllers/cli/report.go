@@ -2,8 +2,7 @@ package cli
 
 import (
 	"context"
-
-	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/controllers/results"
 	"repot.dev/repot-operator/runner/report"
 )
 
@@ -19,7 +18,7 @@ func ReportSources(ctx context.Context, kubeconfig, namespace string, evaluation
 	}
 	var srcs []report.Source
 	for _, name := range evaluations {
-		res, err := controllers.ReadEvaluationResults(ctx, c, ns, name)
+		res, err := results.ReadEvaluationResults(ctx, c, ns, name)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -28,7 +27,7 @@ func ReportSources(ctx context.Context, kubeconfig, namespace string, evaluation
 	if schedule == "" {
 		return nil, srcs, nil
 	}
-	sched, more, err := controllers.ReadScheduleReport(ctx, c, ns, schedule)
+	sched, more, err := results.ReadScheduleReport(ctx, c, ns, schedule)
 	if err != nil {
 		return nil, nil, err
 	}

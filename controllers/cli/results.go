@@ -4,8 +4,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
-	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/controllers/results"
 )
 
 func init() { register(newResultsCommand) }
@@ -55,21 +54,21 @@ DIR/<evaluation>/ and the schedule's history to DIR/schedule.json.`,
 				return err
 			}
 			if o.evaluation != "" {
-				res, err := controllers.ReadEvaluationResults(cmd.Context(), c, ns, o.evaluation)
+				res, err := results.ReadEvaluationResults(cmd.Context(), c, ns, o.evaluation)
 				if err != nil {
 					return err
 				}
-				if err := controllers.ExportEvaluation(o.out, res); err != nil {
+				if err := results.ExportEvaluation(o.out, res); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "exported %d records of %s/%s to %s\n", len(res.Records), ns, o.evaluation, o.out)
 				return nil
 			}
-			sched, runs, err := controllers.ReadSchedule(cmd.Context(), c, ns, o.schedule)
+			sched, runs, err := results.ReadSchedule(cmd.Context(), c, ns, o.schedule)
 			if err != nil {
 				return err
 			}
-			if err := controllers.ExportSchedule(o.out, sched, runs); err != nil {
+			if err := results.ExportSchedule(o.out, sched, runs); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "exported the history (%d points) and %d runs of %s/%s to %s\n", len(sched.Points), len(runs), ns, o.schedule, o.out)

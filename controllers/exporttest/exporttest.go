@@ -12,6 +12,7 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers"
+
 	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/summary"
 )

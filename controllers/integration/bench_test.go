@@ -24,7 +24,7 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
-	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -133,7 +133,7 @@ func benchOnce(b *testing.B, cfg *rest.Config, iter int) {
 	runtime.GC()
 	var base runtime.MemStats
 	runtime.ReadMemStats(&base)
-	m, err := startManager(requests.wrap(cfg), nil, func(o controllers.Options) controllers.Options {
+	m, err := startManager(requests.wrap(cfg), nil, func(o build.Options) build.Options {
 		o.Wrap = times.wrap
 		return o
 	})
@@ -285,13 +285,13 @@ func playCluster(ctx context.Context, c client.Client, ns string) {
 		}
 		cms := &metav1.PartialObjectMetadataList{}
 		cms.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
-		if err := c.List(ctx, cms, client.InNamespace(ns), client.MatchingLabels{controllers.LabelComponent: controllers.ComponentLedger}); err == nil {
+		if err := c.List(ctx, cms, client.InNamespace(ns), client.MatchingLabels{build.LabelComponent: build.ComponentLedger}); err == nil {
 			for _, cm := range cms.Items {
 				if written[cm.Name] {
 					continue
 				}
 				data, _ := json.Marshal(map[string]any{"data": map[string]string{
-					controllers.LedgerDataKey: ledgerText(cm.Labels[controllers.LabelModel], cm.Labels[controllers.LabelShard])}})
+					build.LedgerDataKey: ledgerText(cm.Labels[build.LabelModel], cm.Labels[build.LabelShard])}})
 				obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cm.Name}}
 				if c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data)) == nil {
 					written[cm.Name] = true

@@ -14,7 +14,7 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
-	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/controllers/build"
 )
 
 var _ = Describe("children of each model kind", func() {
@@ -37,7 +37,7 @@ var _ = Describe("children of each model kind", func() {
 		Expect(sidecar.ReadinessProbe.HTTPGet.Port.IntValue()).To(Equal(8081))
 		By("gating the runner, and its ledgers, on readiness")
 		Consistently(exists(&batchv1.Job{}, ns, "ev-strong-run"), "500ms").Should(BeFalse())
-		Expect(exists(&corev1.ConfigMap{}, ns, controllers.LedgerName("ev", "strong", 0))()).To(BeFalse())
+		Expect(exists(&corev1.ConfigMap{}, ns, build.LedgerName("ev", "strong", 0))()).To(BeFalse())
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(condition(e, repotv1.ConditionServersReady).Reason).To(Equal(repotv1.ReasonServersStarting))
 			g.Expect(e.Status.Models[0].Server.State).To(Equal(repotv1.ServerStarting))
@@ -45,7 +45,7 @@ var _ = Describe("children of each model kind", func() {
 		setServerReady(ns, "ev", "strong", true)
 
 		for i := range 2 {
-			Eventually(exists(&corev1.ConfigMap{}, ns, controllers.LedgerName("ev", "strong", i))).Should(BeTrue())
+			Eventually(exists(&corev1.ConfigMap{}, ns, build.LedgerName("ev", "strong", i))).Should(BeTrue())
 		}
 		var j batchv1.Job
 		Eventually(exists(&j, ns, "ev-strong-run")).Should(BeTrue())

@@ -15,7 +15,7 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/config/argocd"
-	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -71,8 +71,8 @@ var _ = Describe("GitOps", func() {
 			recs = append(recs, rec("m", p, "pot", p == "p1", map[bool]string{true: summary.RouteInitialSuccess, false: summary.RouteNoExtraCall}[p == "p1"], 1))
 			recs = append(recs, rec("m", p, "repot", p != "p4", map[bool]string{true: summary.RouteInitialSuccess, false: summary.RouteSuffixRepair}[p == "p1"], 2))
 		}
-		writeLedger(ns, controllers.LedgerName("ev", "m", 0), recs...)
-		finishJob(ns, controllers.RunnerJobName("ev", "m"))
+		writeLedger(ns, build.LedgerName("ev", "m", 0), recs...)
+		finishJob(ns, build.RunnerJobName("ev", "m"))
 		Eventually(stateIs(ns, "ev", repotv1.StateComplete)).Should(Succeed())
 		Eventually(func(g Gomega) { assessEval(g, ns, "ev", "Complete", "Healthy", "Current") }).Should(Succeed())
 		// The paired comparison of the methods is in the status.

@@ -21,6 +21,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // testImage is the project image the tests expect in pods.
@@ -110,7 +111,7 @@ func (m *runningManager) stop() error {
 
 // startManager starts the operator's manager the way `repot manager` does
 // (same cache options, same setup), with an injected clock.
-func startManager(cfg *rest.Config, clk *clocktesting.FakeClock, wrap func(controllers.Options) controllers.Options) (*runningManager, error) {
+func startManager(cfg *rest.Config, clk *clocktesting.FakeClock, wrap func(build.Options) build.Options) (*runningManager, error) {
 	scheme, err := controllers.NewScheme()
 	if err != nil {
 		return nil, err
@@ -126,7 +127,7 @@ func startManager(cfg *rest.Config, clk *clocktesting.FakeClock, wrap func(contr
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	opts := controllers.Options{Image: testImage}
+	opts := build.Options{Image: testImage}
 	if clk != nil {
 		opts.Clock = clk
 	}

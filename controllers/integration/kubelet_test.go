@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -85,7 +85,7 @@ func setSuspend(ns, name string, v bool) {
 func setServerReady(ns, eval, model string, ready bool) {
 	EventuallyWithOffset(1, func() error {
 		var d appsv1.Deployment
-		if err := k8s.Get(ctx, key(ns, controllers.ServerName(eval, model)), &d); err != nil {
+		if err := k8s.Get(ctx, key(ns, build.ServerName(eval, model)), &d); err != nil {
 			return err
 		}
 		n := int32(0)
@@ -135,7 +135,7 @@ func finishJob(ns, name string) {
 // of the model's server with the given status.
 func createServerPod(ns, eval, model string, status corev1.PodStatus) {
 	var d appsv1.Deployment
-	ExpectWithOffset(1, k8s.Get(ctx, key(ns, controllers.ServerName(eval, model)), &d)).To(Succeed())
+	ExpectWithOffset(1, k8s.Get(ctx, key(ns, build.ServerName(eval, model)), &d)).To(Succeed())
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: d.Name + "-7d9f-x2k4", Namespace: ns, Labels: d.Spec.Template.Labels},
 		Spec:       *d.Spec.Template.Spec.DeepCopy(),
@@ -158,7 +158,7 @@ func writeLedger(ns, name string, recs ...summary.Record) {
 		if err := k8s.Get(ctx, key(ns, name), &cm); err != nil {
 			return err
 		}
-		cm.Data = map[string]string{controllers.LedgerDataKey: strings.Join(lines, "\n") + "\n"}
+		cm.Data = map[string]string{build.LedgerDataKey: strings.Join(lines, "\n") + "\n"}
 		return k8s.Update(ctx, &cm)
 	}).Should(Succeed())
 }

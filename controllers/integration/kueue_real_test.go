@@ -21,7 +21,8 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
-	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/kueueadapter"
 	"repot.dev/repot-operator/hack/localcluster/cluster"
 	"repot.dev/repot-operator/runner/summary"
 )
@@ -88,7 +89,7 @@ var _ = Describe("Kueue admission by the real Kueue manager", Ordered, func() {
 		g.Expect(k8s.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
 		out := map[string]*kueue.Workload{}
 		for i := range list.Items {
-			out[list.Items[i].Labels[controllers.LabelModel]] = &list.Items[i]
+			out[list.Items[i].Labels[build.LabelModel]] = &list.Items[i]
 		}
 		return out
 	}
@@ -111,7 +112,7 @@ var _ = Describe("Kueue admission by the real Kueue manager", Ordered, func() {
 			}
 		}
 		for _, d := range ds.Items {
-			wl := wls[d.Labels[controllers.LabelModel]]
+			wl := wls[d.Labels[build.LabelModel]]
 			g.Expect(holds(wl) || apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted)).To(BeTrue(),
 				"server %s exists but its Workload holds no quota", d.Name)
 		}
@@ -121,7 +122,7 @@ var _ = Describe("Kueue admission by the real Kueue manager", Ordered, func() {
 	setActive := func(model string, active bool) {
 		Eventually(func(g Gomega) {
 			var wl kueue.Workload
-			g.Expect(k8s.Get(ctx, key(ns, controllers.WorkloadName("ev", model)), &wl)).To(Succeed())
+			g.Expect(k8s.Get(ctx, key(ns, kueueadapter.WorkloadName("ev", model)), &wl)).To(Succeed())
 			wl.Spec.Active = ptr.To(active)
 			g.Expect(k8s.Update(ctx, &wl)).To(Succeed())
 		}).Should(Succeed())
@@ -133,7 +134,7 @@ var _ = Describe("Kueue admission by the real Kueue manager", Ordered, func() {
 			w = w.Simulated(m, "strong", 1).SimulatedGPUs(1)
 		}
 		e := w.Obj()
-		e.Labels = map[string]string{controllers.QueueNameLabel: "gpus"}
+		e.Labels = map[string]string{kueueadapter.QueueNameLabel: "gpus"}
 		Expect(k8s.Create(ctx, e)).To(Succeed())
 
 		By("Kueue admits two of the four Workloads; only those get servers")
@@ -142,48 +143,48 @@ var _ = Describe("Kueue admission by the real Kueue manager", Ordered, func() {
 			held = check(g)
 			g.Expect(held).To(HaveLen(2))
 			for _, m := range held {
-				g.Expect(exists(&appsv1.Deployment{}, ns, controllers.ServerName("ev", m))()).To(BeTrue())
+				g.Expect(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", m))()).To(BeTrue())
 			}
 		}).WithTimeout(time.Minute).Should(Succeed())
 		Consistently(func(g Gomega) { g.Expect(check(g)).To(HaveLen(2)) }).WithTimeout(3 * time.Second).Should(Succeed())
 
 		victim := held[0]
 		setServerReady(ns, "ev", victim, true)
-		Eventually(exists(&batchv1.Job{}, ns, controllers.RunnerJobName("ev", victim))).Should(BeTrue())
-		ledger := controllers.LedgerName("ev", victim, 0)
+		Eventually(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", victim))).Should(BeTrue())
+		ledger := build.LedgerName("ev", victim, 0)
 		writeLedger(ns, ledger, rec(victim, "p1", "pot", true, summary.RouteInitialSuccess, 1), rec(victim, "p2", "pot", false, summary.RouteInitialSuccess, 1))
 
 		By(fmt.Sprintf("deactivating %s mid-run: Kueue evicts it, its children go, its quota goes to a waiting model", victim))
 		setActive(victim, false)
 		Eventually(func(g Gomega) {
-			g.Expect(exists(&appsv1.Deployment{}, ns, controllers.ServerName("ev", victim))()).To(BeFalse())
-			g.Expect(exists(&batchv1.Job{}, ns, controllers.RunnerJobName("ev", victim))()).To(BeFalse())
+			g.Expect(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", victim))()).To(BeFalse())
+			g.Expect(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", victim))()).To(BeFalse())
 			now := check(g)
 			g.Expect(now).To(HaveLen(2))
 			g.Expect(now).NotTo(ContainElement(victim))
 		}).WithTimeout(time.Minute).Should(Succeed())
 		var cm corev1.ConfigMap
 		Expect(k8s.Get(ctx, key(ns, ledger), &cm)).To(Succeed())
-		Expect(strings.Count(cm.Data[controllers.LedgerDataKey], "\n")).To(Equal(2), "the evicted model's ledger lost records")
+		Expect(strings.Count(cm.Data[build.LedgerDataKey], "\n")).To(Equal(2), "the evicted model's ledger lost records")
 		setActive(victim, true)
 
 		By("finishing the admitted models one after another until all four are done, never more than two at once")
 		done := map[string]bool{}
 		Eventually(func(g Gomega) {
 			for _, m := range check(g) {
-				if exists(&appsv1.Deployment{}, ns, controllers.ServerName("ev", m))() {
+				if exists(&appsv1.Deployment{}, ns, build.ServerName("ev", m))() {
 					setServerReady(ns, "ev", m, true)
 				}
 				var j batchv1.Job
-				if k8s.Get(ctx, key(ns, controllers.RunnerJobName("ev", m)), &j) == nil && j.Status.CompletionTime == nil {
+				if k8s.Get(ctx, key(ns, build.RunnerJobName("ev", m)), &j) == nil && j.Status.CompletionTime == nil {
 					if m == victim {
 						// Re-admitted: its runners start from the ledger kept
 						// through the eviction.
 						var c corev1.ConfigMap
 						g.Expect(k8s.Get(ctx, key(ns, ledger), &c)).To(Succeed())
-						g.Expect(strings.Count(c.Data[controllers.LedgerDataKey], "\n")).To(Equal(2))
+						g.Expect(strings.Count(c.Data[build.LedgerDataKey], "\n")).To(Equal(2))
 					}
-					finishJob(ns, controllers.RunnerJobName("ev", m))
+					finishJob(ns, build.RunnerJobName("ev", m))
 					done[m] = true
 				}
 			}

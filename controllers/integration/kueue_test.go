@@ -18,7 +18,8 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
-	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/kueueadapter"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -35,7 +36,7 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 
 	getWorkload := func(g Gomega, ns, model string) *kueue.Workload {
 		var wl kueue.Workload
-		g.Expect(k8s.Get(ctx, key(ns, controllers.WorkloadName("ev", model)), &wl)).To(Succeed())
+		g.Expect(k8s.Get(ctx, key(ns, kueueadapter.WorkloadName("ev", model)), &wl)).To(Succeed())
 		return &wl
 	}
 	setStatus := func(ns, model string, f func(wl *kueue.Workload)) {
@@ -67,21 +68,21 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 			var ds appsv1.DeploymentList
 			g.Expect(k8s.List(ctx, &ds, client.InNamespace(ns))).To(Succeed())
 			for _, d := range ds.Items {
-				if d.Labels[controllers.LabelModel] == model {
+				if d.Labels[build.LabelModel] == model {
 					names = append(names, d.Name)
 				}
 			}
 			var js batchv1.JobList
 			g.Expect(k8s.List(ctx, &js, client.InNamespace(ns))).To(Succeed())
 			for _, j := range js.Items {
-				if j.Labels[controllers.LabelModel] == model {
+				if j.Labels[build.LabelModel] == model {
 					names = append(names, j.Name)
 				}
 			}
 			var ss corev1.ServiceList
 			g.Expect(k8s.List(ctx, &ss, client.InNamespace(ns))).To(Succeed())
 			for _, s := range ss.Items {
-				if s.Labels[controllers.LabelModel] == model {
+				if s.Labels[build.LabelModel] == model {
 					names = append(names, s.Name)
 				}
 			}
@@ -102,7 +103,7 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 		queued := func(labels map[string]string, pl *repotv1.PlacementSpec, ref *kueue.PriorityClassRef, value int32) {
 			ns := createNamespace("kueue-prio")
 			e := revtesting.MakeEvaluation("ev", ns).Simulated("a", "strong", 1).Shards(1).Obj()
-			e.Labels = map[string]string{controllers.QueueNameLabel: "gpus"}
+			e.Labels = map[string]string{kueueadapter.QueueNameLabel: "gpus"}
 			maps.Copy(e.Labels, labels)
 			e.Spec.Placement = pl
 			Expect(k8s.Create(ctx, e)).To(Succeed())
@@ -112,12 +113,12 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 				g.Expect(wl.Spec.Priority).To(HaveValue(Equal(value)))
 			}).Should(Succeed())
 		}
-		queued(map[string]string{controllers.PriorityClassLabel: "eval-high"}, nil, kueue.NewWorkloadPriorityClassRef("eval-high"), 1000)
+		queued(map[string]string{kueueadapter.PriorityClassLabel: "eval-high"}, nil, kueue.NewWorkloadPriorityClassRef("eval-high"), 1000)
 		queued(nil, &repotv1.PlacementSpec{PriorityClassName: "batch-low"}, kueue.NewPodPriorityClassRef("batch-low"), 10)
 
 		ns3 := createNamespace("kueue-prio")
 		missing := revtesting.MakeEvaluation("ev", ns3).Simulated("a", "strong", 1).Shards(1).Obj()
-		missing.Labels = map[string]string{controllers.QueueNameLabel: "gpus", controllers.PriorityClassLabel: "no-such-class"}
+		missing.Labels = map[string]string{kueueadapter.QueueNameLabel: "gpus", kueueadapter.PriorityClassLabel: "no-such-class"}
 		Expect(k8s.Create(ctx, missing)).To(Succeed())
 		eventuallyEval(ns3, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(e.Status.Models).To(HaveLen(1))
@@ -142,7 +143,7 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 			Expect(k8s.Get(ctx, key("", "h100"), flavor)).To(Succeed())
 		}
 		e := revtesting.MakeEvaluation("ev", ns).Simulated("a", "strong", 1).Simulated("b", "weak", 2).Shards(1).Obj()
-		e.Labels = map[string]string{controllers.QueueNameLabel: "gpus"}
+		e.Labels = map[string]string{kueueadapter.QueueNameLabel: "gpus"}
 		Expect(k8s.Create(ctx, e)).To(Succeed())
 
 		By("one Workload per model, in the LocalQueue, with the server and runner pod sets")
@@ -164,18 +165,18 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 		admit(ns, "a")
 		Eventually(func(g Gomega) {
 			var d appsv1.Deployment
-			g.Expect(k8s.Get(ctx, key(ns, controllers.ServerName("ev", "a")), &d)).To(Succeed())
+			g.Expect(k8s.Get(ctx, key(ns, build.ServerName("ev", "a")), &d)).To(Succeed())
 			g.Expect(d.Spec.Template.Spec.NodeSelector).To(HaveKeyWithValue("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"))
 			g.Expect(d.Spec.Template.Spec.Tolerations).To(ContainElement(HaveField("Key", "nvidia.com/gpu")))
 		}).Should(Succeed())
 		setServerReady(ns, "ev", "a", true)
 		Eventually(func(g Gomega) {
 			var j batchv1.Job
-			g.Expect(k8s.Get(ctx, key(ns, controllers.RunnerJobName("ev", "a")), &j)).To(Succeed())
+			g.Expect(k8s.Get(ctx, key(ns, build.RunnerJobName("ev", "a")), &j)).To(Succeed())
 			g.Expect(j.Spec.Template.Spec.NodeSelector).To(HaveKeyWithValue("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"))
 		}).Should(Succeed())
 		Expect(modelChildren(ns, "b")(Default)).To(BeEmpty())
-		ledger := controllers.LedgerName("ev", "a", 0)
+		ledger := build.LedgerName("ev", "a", 0)
 		writeLedger(ns, ledger, rec("a", "p1", "pot", true, summary.RouteInitialSuccess, 1), rec("a", "p2", "pot", false, summary.RouteInitialSuccess, 1))
 
 		By("evicting model a: its children go, its ledger stays, its quota is handed back")
@@ -191,20 +192,20 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 		}).Should(Succeed())
 		var cm corev1.ConfigMap
 		Expect(k8s.Get(ctx, key(ns, ledger), &cm)).To(Succeed())
-		Expect(strings.Count(cm.Data[controllers.LedgerDataKey], "\n")).To(Equal(2), "the ledger lost records at the eviction")
+		Expect(strings.Count(cm.Data[build.LedgerDataKey], "\n")).To(Equal(2), "the ledger lost records at the eviction")
 
 		By("re-admitting model a: the children come back and the runner resumes from the ledger")
 		admit(ns, "a")
-		Eventually(exists(&appsv1.Deployment{}, ns, controllers.ServerName("ev", "a"))).Should(BeTrue())
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "a"))).Should(BeTrue())
 		setServerReady(ns, "ev", "a", true)
-		Eventually(exists(&batchv1.Job{}, ns, controllers.RunnerJobName("ev", "a"))).Should(BeTrue())
+		Eventually(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", "a"))).Should(BeTrue())
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(e.Status.Models[0].RunsDone).To(BeEquivalentTo(2))
 			g.Expect(e.Status.Models[0].Admission).To(HavePrefix("Admitted"))
 		})
 
 		By("model a done: once its children are gone, its Workload is finished")
-		finishJob(ns, controllers.RunnerJobName("ev", "a"))
+		finishJob(ns, build.RunnerJobName("ev", "a"))
 		Eventually(func(g Gomega) bool {
 			return apimeta.IsStatusConditionTrue(getWorkload(g, ns, "a").Status.Conditions, kueue.WorkloadFinished)
 		}).Should(BeTrue())

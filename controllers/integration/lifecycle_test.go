@@ -19,7 +19,7 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
-	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -56,7 +56,7 @@ var _ = Describe("lifecycle", func() {
 	It("suspends runners and releases the GPUs, and resumes from the ledger once the server answers again", func() {
 		ns := createNamespace("suspend")
 		startRunning(ns, sim(ns))
-		writeLedger(ns, controllers.LedgerName("ev", "m", 0), rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1))
+		writeLedger(ns, build.LedgerName("ev", "m", 0), rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1))
 
 		setSuspend(ns, "ev", true)
 		Eventually(jobSuspended(ns)).Should(BeTrue())
@@ -114,13 +114,13 @@ var _ = Describe("lifecycle", func() {
 			}
 			return reasons
 		}).Should(ContainElement("Warning/DeadlineExceeded"), "an event announces the recorded failure")
-		Expect(exists(&corev1.ConfigMap{}, ns, controllers.LedgerName("ev", "m", 0))()).To(BeTrue())
+		Expect(exists(&corev1.ConfigMap{}, ns, build.LedgerName("ev", "m", 0))()).To(BeTrue())
 	})
 
 	It("on completion deletes the servers, keeps status and ledgers, and the TTL deletes the evaluation", func() {
 		ns := createNamespace("ttl")
 		startRunning(ns, sim(ns).TTL(300))
-		writeLedger(ns, controllers.LedgerName("ev", "m", 0), rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1))
+		writeLedger(ns, build.LedgerName("ev", "m", 0), rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1))
 		finishJob(ns, "ev-m-run")
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(condition(e, repotv1.ConditionComplete).Status).To(Equal(metav1.ConditionTrue))
@@ -130,7 +130,7 @@ var _ = Describe("lifecycle", func() {
 		})
 		Eventually(exists(&appsv1.Deployment{}, ns, "ev-m-server")).Should(BeFalse())
 		Eventually(exists(&corev1.Service{}, ns, "ev-m-server")).Should(BeFalse())
-		Expect(exists(&corev1.ConfigMap{}, ns, controllers.LedgerName("ev", "m", 0))()).To(BeTrue())
+		Expect(exists(&corev1.ConfigMap{}, ns, build.LedgerName("ev", "m", 0))()).To(BeTrue())
 		Expect(exists(&batchv1.Job{}, ns, "ev-m-run")()).To(BeTrue())
 
 		clk.Step(299 * time.Second)
@@ -152,7 +152,7 @@ var _ = Describe("lifecycle", func() {
 		}
 		children := 0
 		for _, l := range lists {
-			Expect(k8s.List(ctx, l, client.InNamespace(ns), client.MatchingLabels{controllers.LabelEvaluation: "ev"})).To(Succeed())
+			Expect(k8s.List(ctx, l, client.InNamespace(ns), client.MatchingLabels{build.LabelEvaluation: "ev"})).To(Succeed())
 			items, err := metaItems(l)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(items).NotTo(BeEmpty(), "%T", l)

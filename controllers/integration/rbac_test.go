@@ -15,7 +15,7 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
-	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -56,7 +56,7 @@ var _ = Describe("with only the generated RBAC", Ordered, func() {
 		setServerReady(ns, "ev", "m", true)
 		Eventually(exists(&batchv1.Job{}, ns, "ev-m-run")).Should(BeTrue())
 		Expect(exists(&rbacv1.RoleBinding{}, ns, "ev-runner")()).To(BeTrue(), "the operator may grant the runner Role")
-		writeLedger(ns, controllers.LedgerName("ev", "m", 1), rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1))
+		writeLedger(ns, build.LedgerName("ev", "m", 1), rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1))
 		setSuspend(ns, "ev", true)
 		Eventually(jobSuspended(ns)).Should(BeTrue())
 		setSuspend(ns, "ev", false)

@@ -12,8 +12,9 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
-	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/exporttest"
+	"repot.dev/repot-operator/controllers/results"
 	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/report"
 	"repot.dev/repot-operator/runner/report/reporttest"
@@ -64,7 +65,7 @@ var _ = Describe("repot results export", func() {
 		Expect(k8s.Create(ctx, ev)).To(Succeed())
 		for _, m := range []string{"strong", "weak"} {
 			setServerReady(ns, "ev", m, true)
-			Eventually(exists(&corev1.ConfigMap{}, ns, controllers.LedgerName("ev", m, 1))).Should(BeTrue())
+			Eventually(exists(&corev1.ConfigMap{}, ns, build.LedgerName("ev", m, 1))).Should(BeTrue())
 		}
 		strong, weak := sweepRecords("strong", 6), sweepRecords("weak", 2)
 		infra := strong[len(strong)-1]
@@ -74,10 +75,10 @@ var _ = Describe("repot results export", func() {
 		// stray record of a model the evaluation does not have.
 		stray := weak[0]
 		stray.Model = "other"
-		writeLedger(ns, controllers.LedgerName("ev", "strong", 0), append([]summary.Record{infra}, strong[:48]...)...)
-		writeLedger(ns, controllers.LedgerName("ev", "strong", 1), append(strong[48:], strong[50])...)
-		writeLedger(ns, controllers.LedgerName("ev", "weak", 0), weak[:40]...)
-		writeLedger(ns, controllers.LedgerName("ev", "weak", 1), append(weak[40:], stray)...)
+		writeLedger(ns, build.LedgerName("ev", "strong", 0), append([]summary.Record{infra}, strong[:48]...)...)
+		writeLedger(ns, build.LedgerName("ev", "strong", 1), append(strong[48:], strong[50])...)
+		writeLedger(ns, build.LedgerName("ev", "weak", 0), weak[:40]...)
+		writeLedger(ns, build.LedgerName("ev", "weak", 1), append(weak[40:], stray)...)
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(e.Status.Progress).NotTo(BeNil())
 			g.Expect(e.Status.Progress.RunsDone).To(BeEquivalentTo(len(strong) + len(weak)))
@@ -85,11 +86,11 @@ var _ = Describe("repot results export", func() {
 		})
 		e := getEval(ns, "ev")
 
-		res, err := controllers.ReadEvaluationResults(ctx, k8s, ns, "ev")
+		res, err := results.ReadEvaluationResults(ctx, k8s, ns, "ev")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Records).To(HaveLen(len(strong) + len(weak)))
 		dir := GinkgoT().TempDir()
-		Expect(controllers.ExportEvaluation(dir, res)).To(Succeed())
+		Expect(results.ExportEvaluation(dir, res)).To(Succeed())
 
 		Expect(exporttest.MatchesStatus(e, dir)).To(Succeed())
 

@@ -8,7 +8,7 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
-	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -45,12 +45,12 @@ var _ = Describe("status from the ledgers", func() {
 		Expect(k8s.Create(ctx, ev)).To(Succeed())
 		// The ledgers come with the runner, once the server answers.
 		setServerReady(ns, "ev", "m", true)
-		Eventually(exists(&corev1.ConfigMap{}, ns, controllers.LedgerName("ev", "m", 1))).Should(BeTrue())
+		Eventually(exists(&corev1.ConfigMap{}, ns, build.LedgerName("ev", "m", 1))).Should(BeTrue())
 
 		potP1 := rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1)
 		// Shard 0 holds pot's runs (with p1 written twice, as a sidecar that
 		// restarted before its patch was acknowledged would) ...
-		writeLedger(ns, controllers.LedgerName("ev", "m", 0),
+		writeLedger(ns, build.LedgerName("ev", "m", 0),
 			potP1, potP1,
 			rec("m", "p2", "pot", false, summary.RouteNoExtraCall, 1),
 			rec("m", "p3", "pot", false, summary.RouteNoExtraCall, 1),
@@ -58,7 +58,7 @@ var _ = Describe("status from the ledgers", func() {
 		// ... and shard 1 repot's, plus p1/pot once more and an infra error.
 		infra := rec("m", "p4", "repot", false, "", 0)
 		infra.InfraError, infra.StoppedReason, infra.InfraRetries = "connection reset", "infra_error", 3
-		writeLedger(ns, controllers.LedgerName("ev", "m", 1),
+		writeLedger(ns, build.LedgerName("ev", "m", 1),
 			rec("m", "p1", "repot", true, summary.RouteInitialSuccess, 1),
 			rec("m", "p2", "repot", true, summary.RouteSuffixRepair, 2),
 			rec("m", "p3", "repot", false, summary.RouteSuffixRepair, 2),
@@ -112,12 +112,12 @@ var _ = Describe("status from the ledgers", func() {
 		Expect(k8s.Create(ctx, ev)).To(Succeed())
 		setServerReady(ns, "ev", "a", true)
 		setServerReady(ns, "ev", "b", true)
-		Eventually(exists(&corev1.ConfigMap{}, ns, controllers.LedgerName("ev", "a", 0))).Should(BeTrue())
-		Eventually(exists(&corev1.ConfigMap{}, ns, controllers.LedgerName("ev", "b", 0))).Should(BeTrue())
-		writeLedger(ns, controllers.LedgerName("ev", "a", 0),
+		Eventually(exists(&corev1.ConfigMap{}, ns, build.LedgerName("ev", "a", 0))).Should(BeTrue())
+		Eventually(exists(&corev1.ConfigMap{}, ns, build.LedgerName("ev", "b", 0))).Should(BeTrue())
+		writeLedger(ns, build.LedgerName("ev", "a", 0),
 			rec("a", "p1", "pot-retry", false, summary.RouteFreshRetry, 2),
 			rec("a", "p1", "repot", true, summary.RouteSuffixRepair, 2))
-		writeLedger(ns, controllers.LedgerName("ev", "b", 0),
+		writeLedger(ns, build.LedgerName("ev", "b", 0),
 			rec("b", "p1", "pot-retry", true, summary.RouteFreshRetry, 2),
 			rec("b", "p1", "repot", false, summary.RouteSuffixRepair, 2))
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {

@@ -8,7 +8,7 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
-	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/controllers/build"
 )
 
 var _ = Describe("a sweep with spec.maxParallelModels", func() {
@@ -43,7 +43,7 @@ var _ = Describe("a sweep with spec.maxParallelModels", func() {
 			g.Expect(e.Status.Models[0].Phase).To(Equal(repotv1.ModelRunning))
 			g.Expect(e.Status.Models[0].RunningTime).NotTo(BeNil())
 		})
-		finishJob(ns, controllers.RunnerJobName("ev", "a"))
+		finishJob(ns, build.RunnerJobName("ev", "a"))
 		Eventually(servers).Should(Equal([]string{"ev-b-server"}), "a's server goes and b starts")
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			a := e.Status.Models[0]

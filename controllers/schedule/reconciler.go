@@ -34,7 +34,7 @@ const (
 	componentLedger = "ledger"
 )
 
-// ownerKey indexes RepotEvaluations by the name of the RepotSchedule that
+// OwnerKey indexes RepotEvaluations by the name of the RepotSchedule that
 // controls them.
 const ownerKey = ".metadata.controller.repotschedule"
 

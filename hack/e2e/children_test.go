@@ -13,9 +13,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"repot.dev/repot-operator/controllers/build"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"repot.dev/repot-operator/controllers"
 )
 
 // children lists what is left of an evaluation: objects that carry its label
@@ -42,7 +41,7 @@ func children(ctx context.Context, c client.Client, eval string, uid types.UID) 
 			if err != nil {
 				continue
 			}
-			owned := o.GetLabels()[controllers.LabelEvaluation] == eval
+			owned := o.GetLabels()[build.LabelEvaluation] == eval
 			for _, r := range o.GetOwnerReferences() {
 				if r.UID == uid {
 					owned = true

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -103,7 +103,7 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 				operatorAlive()
 				ctx, cancel := ctxTimeout(30 * time.Second)
 				defer cancel()
-				return tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: controllers.RunnerJobName("demo", m.Name)}, &job)
+				return tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: build.RunnerJobName("demo", m.Name)}, &job)
 			}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
 			Expect(*job.Spec.CompletionMode).To(Equal(batchv1.IndexedCompletion))
 			var args []string
@@ -142,7 +142,7 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 			defer cancel()
 			var pods corev1.PodList
 			g.Expect(tc.c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{
-				controllers.LabelEvaluation: "demo", controllers.LabelComponent: controllers.ComponentRunner})).To(Succeed())
+				build.LabelEvaluation: "demo", build.LabelComponent: build.ComponentRunner})).To(Succeed())
 			best := -1
 			for _, p := range pods.Items {
 				if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
@@ -150,7 +150,7 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 				}
 				idx := p.Annotations[batchv1.JobCompletionIndexAnnotation]
 				var cm corev1.ConfigMap
-				if err := tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: controllers.LedgerPrefix("demo", p.Labels[controllers.LabelModel]) + idx}, &cm); err != nil {
+				if err := tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: build.LedgerPrefix("demo", p.Labels[build.LabelModel]) + idx}, &cm); err != nil {
 					continue
 				}
 				if n := strings.Count(cm.Data["records.jsonl"], "\n"); n >= 10 && n > best {
@@ -161,7 +161,7 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 			recorded = best
 		}).WithTimeout(10 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 		idx := victim.Annotations[batchv1.JobCompletionIndexAnnotation]
-		model := victim.Labels[controllers.LabelModel]
+		model := victim.Labels[build.LabelModel]
 		By(fmt.Sprintf("deleting pod %s (model %s, shard %s, %d records in its ledger)", victim.Name, model, idx, recorded))
 		ctx, cancel := ctxTimeout(30 * time.Second)
 		Expect(tc.c.Delete(ctx, &victim)).To(Succeed())
@@ -173,7 +173,7 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 			defer cancel()
 			var pods corev1.PodList
 			g.Expect(tc.c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{
-				controllers.LabelEvaluation: "demo", controllers.LabelModel: model, controllers.LabelComponent: controllers.ComponentRunner})).To(Succeed())
+				build.LabelEvaluation: "demo", build.LabelModel: model, build.LabelComponent: build.ComponentRunner})).To(Succeed())
 			found := false
 			for _, p := range pods.Items {
 				if p.UID == victim.UID || p.Annotations[batchv1.JobCompletionIndexAnnotation] != idx {

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"repot.dev/repot-operator/controllers"
+
 	"repot.dev/repot-operator/hack/localcluster/proc"
 )
 

@@ -24,7 +24,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/kueueadapter"
 )
 
 // kueueSweepYAML is four simulated models, each server asking for one GPU, in
@@ -93,7 +94,7 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 		g.Expect(tc.c.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
 		out := map[string]*kueue.Workload{}
 		for i := range list.Items {
-			out[list.Items[i].Labels[controllers.LabelModel]] = &list.Items[i]
+			out[list.Items[i].Labels[build.LabelModel]] = &list.Items[i]
 		}
 		return out
 	}
@@ -138,25 +139,25 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 			}
 			return out[m]
 		}
-		sel := client.MatchingLabels{controllers.LabelEvaluation: "sweep"}
+		sel := client.MatchingLabels{build.LabelEvaluation: "sweep"}
 		var ds appsv1.DeploymentList
 		g.Expect(tc.c.List(ctx, &ds, client.InNamespace(ns), sel)).To(Succeed())
 		for _, d := range ds.Items {
-			at(d.Labels[controllers.LabelModel]).deployments++
+			at(d.Labels[build.LabelModel]).deployments++
 		}
 		var js batchv1.JobList
 		g.Expect(tc.c.List(ctx, &js, client.InNamespace(ns), sel)).To(Succeed())
 		for _, j := range js.Items {
-			at(j.Labels[controllers.LabelModel]).jobs++
+			at(j.Labels[build.LabelModel]).jobs++
 		}
 		var ps corev1.PodList
 		g.Expect(tc.c.List(ctx, &ps, client.InNamespace(ns), client.MatchingLabels{
-			controllers.LabelEvaluation: "sweep", controllers.LabelComponent: controllers.ComponentServer})).To(Succeed())
+			build.LabelEvaluation: "sweep", build.LabelComponent: build.ComponentServer})).To(Succeed())
 		for _, p := range ps.Items {
 			if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 				continue
 			}
-			k := at(p.Labels[controllers.LabelModel])
+			k := at(p.Labels[build.LabelModel])
 			k.serverPods++
 			if p.Spec.NodeName != "" {
 				k.boundServerPods++
@@ -274,7 +275,7 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 			ctx, cancel := ctxTimeout(30 * time.Second)
 			defer cancel()
 			var ds appsv1.DeploymentList
-			g.Expect(tc.c.List(ctx, &ds, client.InNamespace(ns), client.MatchingLabels{controllers.LabelEvaluation: "sweep"})).To(Succeed())
+			g.Expect(tc.c.List(ctx, &ds, client.InNamespace(ns), client.MatchingLabels{build.LabelEvaluation: "sweep"})).To(Succeed())
 			g.Expect(ds.Items).NotTo(BeEmpty())
 			for _, d := range ds.Items {
 				spec := d.Spec.Template.Spec
@@ -301,7 +302,7 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 				total := 0
 				for shard := range 2 {
 					var cm corev1.ConfigMap
-					name := controllers.LedgerName("sweep", m, shard)
+					name := build.LedgerName("sweep", m, shard)
 					if err := tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &cm); err != nil {
 						continue
 					}
@@ -321,7 +322,7 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 				ctx, cancel := ctxTimeout(30 * time.Second)
 				defer cancel()
 				var wl kueue.Workload
-				g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: controllers.WorkloadName("sweep", victim)}, &wl)).To(Succeed())
+				g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: kueueadapter.WorkloadName("sweep", victim)}, &wl)).To(Succeed())
 				wl.Spec.Active = ptr.To(active)
 				g.Expect(tc.c.Update(ctx, &wl)).To(Succeed())
 			}).WithTimeout(time.Minute).Should(Succeed())
@@ -385,7 +386,7 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 		// runner found every run that had finished before the eviction and
 		// skipped it.
 		for shard := range 2 {
-			name := controllers.LedgerName("sweep", victim, shard)
+			name := build.LedgerName("sweep", victim, shard)
 			already := lastResumeCount(dir, victim, shard)
 			Expect(already).To(BeNumerically(">=", ledgered[name]),
 				"shard %d of %s resumed with %d finished runs, but %d were recorded before the eviction", shard, victim, already, ledgered[name])
@@ -400,7 +401,7 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 // lastResumeCount reads, from the log of the last runner pod of a shard,
 // how many finished runs `repot run` found in its output at the start.
 func lastResumeCount(dir, model string, shard int) int {
-	matches, _ := filepath.Glob(filepath.Join(dir, "pods", ns, controllers.RunnerJobName("sweep", model)+"-*", "logs", "run.log"))
+	matches, _ := filepath.Glob(filepath.Join(dir, "pods", ns, build.RunnerJobName("sweep", model)+"-*", "logs", "run.log"))
 	best, bestTime := -1, time.Time{}
 	for _, m := range matches {
 		data, err := os.ReadFile(m)

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/ledger"
 )
 
@@ -64,13 +64,13 @@ var _ = Describe("a sweep of four simulated models with maxParallelModels 2 on t
 			ctx, cancel := ctxTimeout(30 * time.Second)
 			var ds appsv1.DeploymentList
 			err := tc.c.List(ctx, &ds, client.InNamespace(ns), client.MatchingLabels{
-				controllers.LabelEvaluation: "sweep", controllers.LabelComponent: controllers.ComponentServer})
+				build.LabelEvaluation: "sweep", build.LabelComponent: build.ComponentServer})
 			now := time.Now()
 			if err == nil {
 				live := map[string]bool{}
 				for _, d := range ds.Items {
 					if d.DeletionTimestamp == nil {
-						live[d.Labels[controllers.LabelModel]] = true
+						live[d.Labels[build.LabelModel]] = true
 					}
 				}
 				maxServers = max(maxServers, len(live))
@@ -98,10 +98,10 @@ var _ = Describe("a sweep of four simulated models with maxParallelModels 2 on t
 		defer cancel()
 		var cms corev1.ConfigMapList
 		Expect(tc.c.List(ctx, &cms, client.InNamespace(ns), client.MatchingLabels{
-			controllers.LabelEvaluation: "sweep", controllers.LabelComponent: controllers.ComponentLedger})).To(Succeed())
+			build.LabelEvaluation: "sweep", build.LabelComponent: build.ComponentLedger})).To(Succeed())
 		lastEnd := map[string]time.Time{}
 		for _, cm := range cms.Items {
-			for _, line := range strings.Split(cm.Data[controllers.LedgerDataKey], "\n") {
+			for _, line := range strings.Split(cm.Data[build.LedgerDataKey], "\n") {
 				if strings.TrimSpace(line) == "" {
 					continue
 				}

@@ -1,4 +1,4 @@
-package controllers
+package build
 
 import (
 	"fmt"
@@ -27,21 +27,21 @@ const (
 	backoffPerShard = 3
 )
 
-// serverURL is the OpenAI-compatible base URL a model's runner calls.
-func serverURL(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) string {
+// ServerURL is the OpenAI-compatible base URL a model's runner calls.
+func ServerURL(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) string {
 	if m.Endpoint != nil {
 		return m.Endpoint.URL
 	}
 	return fmt.Sprintf("http://%s.%s.svc:%d/v1", ServerName(e.Name, m.Name), e.Namespace, serverPort)
 }
 
-// runnerJob is a model's Indexed Job: one completion per shard, each running
+// RunnerJob is a model's Indexed Job: one completion per shard, each running
 // `repot run` on its slice of the suite. suspend holds it (and stops its
 // pods).
-func runnerJob(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, suspend bool) *batchv1.Job {
+func RunnerJob(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, suspend bool) *batchv1.Job {
 	shards := e.Spec.ShardsPerModelOrDefault()
 	j := &batchv1.Job{
-		ObjectMeta: childMeta(e, RunnerJobName(e.Name, m.Name), m.Name, ComponentRunner),
+		ObjectMeta: ChildMeta(e, RunnerJobName(e.Name, m.Name), m.Name, ComponentRunner),
 		Spec: batchv1.JobSpec{
 			CompletionMode:       ptr.To(batchv1.IndexedCompletion),
 			Completions:          ptr.To(shards),
@@ -55,7 +55,7 @@ func runnerJob(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, susp
 				OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
 			}}},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: childLabels(e.Name, m.Name, ComponentRunner)},
+				ObjectMeta: metav1.ObjectMeta{Labels: ChildLabels(e.Name, m.Name, ComponentRunner)},
 				Spec:       runnerPod(e, m, o),
 			},
 		},
@@ -105,7 +105,7 @@ func runnerPod(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options) core
 		Name:            "run",
 		Image:           image,
 		Command:         []string{"repot"},
-		Args:            runArgs(e, m),
+		Args:            RunArgs(e, m),
 		Env:             env,
 		Resources:       res,
 		VolumeMounts:    mounts,
@@ -175,8 +175,8 @@ func ledgerTokenVolume() corev1.Volume {
 	}}}
 }
 
-// runArgs are the arguments of `repot run` for one shard of one model.
-func runArgs(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []string {
+// RunArgs are the arguments of `repot run` for one shard of one model.
+func RunArgs(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []string {
 	methods := make([]string, 0, len(e.Spec.MethodsOrDefault()))
 	for _, x := range e.Spec.MethodsOrDefault() {
 		methods = append(methods, string(x))
@@ -193,7 +193,7 @@ func runArgs(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []string {
 	}
 	args = append(args,
 		methodsFlag(e), strings.Join(methods, ","),
-		"--base-url", serverURL(e, m),
+		"--base-url", ServerURL(e, m),
 		"--model", servedModel(m),
 		"--model-label", m.Name,
 		"--shard-index=$(JOB_COMPLETION_INDEX)",
@@ -211,7 +211,7 @@ func runArgs(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []string {
 	if m.Endpoint != nil && m.Endpoint.APIKeySecret != nil {
 		args = append(args, "--api-key-env", apiKeyEnv)
 	}
-	if hasGPUTelemetry(m) {
+	if HasGPUTelemetry(m) {
 		args = append(args, "--gpu-telemetry-url", gpuTelemetryURL(e, m))
 	}
 	if e.Spec.Artifacts != nil {

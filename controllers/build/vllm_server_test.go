@@ -1,4 +1,4 @@
-package controllers
+package build
 
 import (
 	"slices"
@@ -59,7 +59,7 @@ func TestGPUMemoryUtilizationArg(t *testing.T) {
 func TestVLLMPodRunsUnderGPUTelemetry(t *testing.T) {
 	ev := revtesting.MakeEvaluation("ev", "ns").VLLM("m", "Qwen/Qwen3-8B").ServedModelName("qwen").Obj()
 	m := &ev.Spec.Models[0]
-	pod := serverDeployment(ev, m, testOpts, 1).Spec.Template.Spec
+	pod := ServerDeployment(ev, m, testOpts, 1).Spec.Template.Spec
 	if len(pod.InitContainers) != 1 || !cmp.Equal(pod.InitContainers[0].Command, []string{"cp", "/usr/local/bin/repot", "/repot-tools/repot"}) {
 		t.Fatalf("init containers %+v", pod.InitContainers)
 	}
@@ -75,8 +75,8 @@ func TestVLLMPodRunsUnderGPUTelemetry(t *testing.T) {
 	if !slices.Contains(pod.Containers[1].Args, "qwen") {
 		t.Errorf("ready-check args %q lack the served model name", pod.Containers[1].Args)
 	}
-	if !slices.Contains(runArgs(ev, m), "qwen") || !slices.Contains(runArgs(ev, m), "http://ev-m-server.ns.svc:9400/telemetry") {
-		t.Errorf("runner args %q lack the served model name or the telemetry URL", runArgs(ev, m))
+	if !slices.Contains(RunArgs(ev, m), "qwen") || !slices.Contains(RunArgs(ev, m), "http://ev-m-server.ns.svc:9400/telemetry") {
+		t.Errorf("runner args %q lack the served model name or the telemetry URL", RunArgs(ev, m))
 	}
 	sizes := map[string]string{}
 	for _, v := range pod.Volumes {
@@ -90,7 +90,7 @@ func TestVLLMPodRunsUnderGPUTelemetry(t *testing.T) {
 	if q := server.Resources.Requests[corev1.ResourceEphemeralStorage]; q.Cmp(resource.MustParse("210Gi")) != 0 {
 		t.Errorf("ephemeral-storage request %s, want the 200Gi cache + 10Gi", q.String())
 	}
-	svc := serverService(ev, m)
+	svc := ServerService(ev, m)
 	if len(svc.Spec.Ports) != 2 || svc.Spec.Ports[1].Port != 9400 {
 		t.Errorf("service ports %+v", svc.Spec.Ports)
 	}
@@ -111,7 +111,7 @@ func TestVLLMPodWithPVCRequestsOnlyTheWritableLayer(t *testing.T) {
 	ev := revtesting.MakeEvaluation("ev", "ns").VLLM("m", "x").ModelCachePVC("cache").Obj()
 	q := resource.MustParse("64Gi")
 	ev.Spec.Models[0].VLLM.ShmSizeLimit = &q
-	pod := serverDeployment(ev, &ev.Spec.Models[0], testOpts, 1).Spec.Template.Spec
+	pod := ServerDeployment(ev, &ev.Spec.Models[0], testOpts, 1).Spec.Template.Spec
 	if r := pod.Containers[0].Resources.Requests[corev1.ResourceEphemeralStorage]; r.Cmp(resource.MustParse("10Gi")) != 0 {
 		t.Errorf("ephemeral-storage request %s, want 10Gi with a PVC cache", r.String())
 	}
@@ -130,9 +130,9 @@ func TestSimulatedFakeGPU(t *testing.T) {
 		want bool
 	}{{plain, false}, {fake, true}} {
 		m := &tc.ev.Spec.Models[0]
-		pod := serverDeployment(tc.ev, m, testOpts, 1).Spec.Template.Spec
-		got := slices.Contains(pod.Containers[0].Args, "--fake-gpu") && slices.Contains(runArgs(tc.ev, m), "--gpu-telemetry-url") &&
-			len(serverService(tc.ev, m).Spec.Ports) == 2
+		pod := ServerDeployment(tc.ev, m, testOpts, 1).Spec.Template.Spec
+		got := slices.Contains(pod.Containers[0].Args, "--fake-gpu") && slices.Contains(RunArgs(tc.ev, m), "--gpu-telemetry-url") &&
+			len(ServerService(tc.ev, m).Spec.Ports) == 2
 		if got != tc.want {
 			t.Errorf("fakeGPU %q: telemetry wired %v, want %v (server args %q)", m.Simulated.FakeGPU, got, tc.want, pod.Containers[0].Args)
 		}

@@ -1,4 +1,4 @@
-package controllers
+package build
 
 import (
 	corev1 "k8s.io/api/core/v1"

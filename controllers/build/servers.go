@@ -1,4 +1,4 @@
-package controllers
+package build
 
 import (
 	"strconv"
@@ -19,7 +19,7 @@ const (
 	serverPort     = 8000
 	readyCheckPort = 8081
 	hfCachePath    = "/root/.cache/huggingface"
-	gpuResource    = corev1.ResourceName("nvidia.com/gpu")
+	GPUResource    = corev1.ResourceName("nvidia.com/gpu")
 )
 
 // Probe budgets. vLLM loads weights before /health answers; a 70B model from
@@ -34,44 +34,44 @@ const (
 	vllmReadyBudgetSlack = 10 * time.Minute
 )
 
-// serverReadyBudget is how long a running server pod may stay unready before
+// ServerReadyBudget is how long a running server pod may stay unready before
 // it counts as a probe timeout.
-func serverReadyBudget(m *repotv1.ModelSpec, o Options) time.Duration {
+func ServerReadyBudget(m *repotv1.ModelSpec, o Options) time.Duration {
 	if m.VLLM != nil {
 		return time.Duration(vllmStartupPeriod*vllmStartupFailures)*time.Second + vllmReadyBudgetSlack
 	}
 	return o.SimulatedReadyBudget
 }
 
-// serverService is the Service runners reach a model's server at. It is
+// ServerService is the Service runners reach a model's server at. It is
 // headless: the name resolves straight to the ready server pod, as for the
 // leader of a LeaderWorkerSet. A server is one pod, so a virtual IP would
 // balance nothing; and a sweep's many servers would each take an address
 // from the cluster's shared Service range, whose allocation is also the
 // costliest write the operator makes (a third of a second per Service at
 // sweep scale, BenchmarkHundredEvaluations).
-func serverService(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) *corev1.Service {
+func ServerService(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) *corev1.Service {
 	svc := &corev1.Service{
-		ObjectMeta: childMeta(e, ServerName(e.Name, m.Name), m.Name, ComponentServer),
+		ObjectMeta: ChildMeta(e, ServerName(e.Name, m.Name), m.Name, ComponentServer),
 		Spec: corev1.ServiceSpec{
 			Type:      corev1.ServiceTypeClusterIP,
 			ClusterIP: corev1.ClusterIPNone,
-			Selector:  serverSelector(e.Name, m.Name),
+			Selector:  ServerSelector(e.Name, m.Name),
 			Ports: []corev1.ServicePort{{
 				Name: "http", Port: serverPort, TargetPort: intstr.FromInt32(serverPort), Protocol: corev1.ProtocolTCP,
 			}},
 		},
 	}
-	if hasGPUTelemetry(m) {
+	if HasGPUTelemetry(m) {
 		svc.Spec.Ports = append(svc.Spec.Ports, telemetryServicePort())
 	}
 	return svc
 }
 
-// serverDeployment is the Deployment of a vllm or simulated model's server
+// ServerDeployment is the Deployment of a vllm or simulated model's server
 // with replicas replicas (0 releases the GPUs while suspended), or nil for a
 // model without a server.
-func serverDeployment(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, replicas int32) *appsv1.Deployment {
+func ServerDeployment(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, replicas int32) *appsv1.Deployment {
 	var pod corev1.PodSpec
 	switch {
 	case m.VLLM != nil:
@@ -81,16 +81,16 @@ func serverDeployment(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Option
 	default:
 		return nil
 	}
-	sel := serverSelector(e.Name, m.Name)
+	sel := ServerSelector(e.Name, m.Name)
 	d := &appsv1.Deployment{
-		ObjectMeta: childMeta(e, ServerName(e.Name, m.Name), m.Name, ComponentServer),
+		ObjectMeta: ChildMeta(e, ServerName(e.Name, m.Name), m.Name, ComponentServer),
 		Spec: appsv1.DeploymentSpec{
 			Replicas:             ptr.To(replicas),
 			Selector:             &metav1.LabelSelector{MatchLabels: sel},
 			Strategy:             appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
 			RevisionHistoryLimit: ptr.To[int32](1),
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: childLabels(e.Name, m.Name, ComponentServer)},
+				ObjectMeta: metav1.ObjectMeta{Labels: ChildLabels(e.Name, m.Name, ComponentServer)},
 				Spec:       pod,
 			},
 		},
@@ -113,8 +113,8 @@ func vllmPod(m *repotv1.ModelSpec, image string) corev1.PodSpec {
 	if res.Limits == nil {
 		res.Limits = corev1.ResourceList{}
 	}
-	res.Requests[gpuResource] = gpuQty
-	res.Limits[gpuResource] = gpuQty
+	res.Requests[GPUResource] = gpuQty
+	res.Limits[GPUResource] = gpuQty
 	vllmEphemeralRequest(v, &res)
 	shmSize, cacheSize := vllmVolumeSizes(v)
 
@@ -134,7 +134,7 @@ func vllmPod(m *repotv1.ModelSpec, image string) corev1.PodSpec {
 	for _, l := range v.NodeSelector {
 		nodeSel[l.Key] = l.Value
 	}
-	tol := []corev1.Toleration{{Key: string(gpuResource), Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	tol := []corev1.Toleration{{Key: string(GPUResource), Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
 	tol = append(tol, v.Tolerations...)
 
 	server := corev1.Container{
@@ -218,9 +218,9 @@ func simulatedPod(m *repotv1.ModelSpec, image string) corev1.PodSpec {
 	if g := m.ServerGPUs(); g > 0 {
 		// Rehearse a GPU server: request (and tolerate) GPUs it never uses.
 		q := *resource.NewQuantity(int64(g), resource.DecimalSI)
-		server.Resources.Requests[gpuResource] = q
-		server.Resources.Limits[gpuResource] = q
-		tol = []corev1.Toleration{{Key: string(gpuResource), Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+		server.Resources.Requests[GPUResource] = q
+		server.Resources.Limits[GPUResource] = q
+		tol = []corev1.Toleration{{Key: string(GPUResource), Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
 	}
 	return corev1.PodSpec{
 		Containers:                    []corev1.Container{server, readyCheckContainer(image, servedModel(m))},

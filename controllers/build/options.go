@@ -1,4 +1,4 @@
-package controllers
+package build
 
 import (
 	"time"
@@ -39,7 +39,7 @@ type Options struct {
 	SimulatedReadyBudget time.Duration
 }
 
-func (o Options) withDefaults() Options {
+func (o Options) WithDefaults() Options {
 	if o.Image == "" {
 		o.Image = DefaultImage
 	}

@@ -1,4 +1,4 @@
-package controllers
+package kueueadapter
 
 import (
 	"testing"
@@ -7,6 +7,8 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 func TestAdmissionGate(t *testing.T) {
@@ -19,8 +21,8 @@ func TestAdmissionGate(t *testing.T) {
 	pending := workloadWith([]metav1.Condition{cond(kueue.WorkloadQuotaReserved, metav1.ConditionFalse, "no quota")}, nil)
 	evicted := workloadWith(append(reserved, cond(kueue.WorkloadEvicted, metav1.ConditionTrue, "Preempted")), adm)
 	finished := workloadWith(append(reserved, cond(kueue.WorkloadFinished, metav1.ConditionTrue, "done")), adm)
-	world := func(wl *kueue.Workload) queueWorld {
-		w := queueWorld{Workloads: map[string]*kueue.Workload{}}
+	world := func(wl *kueue.Workload) QueueWorld {
+		w := QueueWorld{Workloads: map[string]*kueue.Workload{}}
 		if wl != nil {
 			w.Workloads["m"] = wl
 		}
@@ -37,13 +39,13 @@ func TestAdmissionGate(t *testing.T) {
 	}{
 		{name: "no queue label: always allowed", wantAllowed: true},
 		{name: "no queue label, done: Kueue has no say", done: true, wantAllowed: true},
-		{name: "queued, no workload: submit and wait", queued: true, wantOp: queueSubmit},
+		{name: "queued, no workload: submit and wait", queued: true, wantOp: QueueSubmit},
 		{name: "queued, pending: wait", queued: true, wl: pending},
 		{name: "queued, admitted: allowed", queued: true, wl: admitted, wantAllowed: true},
-		{name: "admitted and done, children gone: finish", queued: true, wl: admitted, done: true, wantOp: queueFinish, wantOpTarget: admitted},
+		{name: "admitted and done, children gone: finish", queued: true, wl: admitted, done: true, wantOp: QueueFinish, wantOpTarget: admitted},
 		{name: "admitted and done, children left: finish once they are gone", queued: true, wl: admitted, done: true, left: true},
 		{name: "evicted with children left: remove them first", queued: true, wl: evicted, left: true},
-		{name: "evicted, children gone: hand the quota back", queued: true, wl: evicted, wantOp: queueRequeue, wantOpTarget: evicted},
+		{name: "evicted, children gone: hand the quota back", queued: true, wl: evicted, wantOp: QueueRequeue, wantOpTarget: evicted},
 		{name: "finished and done: nothing more", queued: true, wl: finished, done: true},
 		{name: "done before any workload: nothing to submit", queued: true, done: true},
 	}
@@ -53,7 +55,7 @@ func TestAdmissionGate(t *testing.T) {
 			if tc.queued {
 				e = queued
 			}
-			g := admissionGate(e, &e.Spec.Models[0], Options{}, world(tc.wl), tc.done, tc.left)
+			g := AdmissionGate(e, &e.Spec.Models[0], build.Options{}, world(tc.wl), tc.done, tc.left)
 			if g.Allowed != tc.wantAllowed {
 				t.Errorf("allowed = %v, want %v", g.Allowed, tc.wantAllowed)
 			}
@@ -65,7 +67,7 @@ func TestAdmissionGate(t *testing.T) {
 				t.Fatalf("op = %v, want %v", got, tc.wantOp)
 			}
 			switch {
-			case tc.wantOp == queueSubmit:
+			case tc.wantOp == QueueSubmit:
 				if g.Op.Workload.Name != WorkloadName("ev", "m") || g.Op.Workload.Spec.QueueName != "q" {
 					t.Errorf("submitted workload %s in queue %s, want %s in q", g.Op.Workload.Name, g.Op.Workload.Spec.QueueName, WorkloadName("ev", "m"))
 				}

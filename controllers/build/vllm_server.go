@@ -1,4 +1,4 @@
-package controllers
+package build
 
 import (
 	"fmt"
@@ -124,8 +124,8 @@ func telemetryServicePort() corev1.ServicePort {
 	return corev1.ServicePort{Name: "telemetry", Port: telemetryPort, TargetPort: intstr.FromInt32(telemetryPort), Protocol: corev1.ProtocolTCP}
 }
 
-// previousGPU is the model's GPU status in the evaluation's last status.
-func previousGPU(e *repotv1.RepotEvaluation, model string) *repotv1.ModelGPUStatus {
+// PreviousGPU is the model's GPU status in the evaluation's last status.
+func PreviousGPU(e *repotv1.RepotEvaluation, model string) *repotv1.ModelGPUStatus {
 	for i := range e.Status.Models {
 		if e.Status.Models[i].Name == model {
 			return e.Status.Models[i].GPU
@@ -144,10 +144,10 @@ func simulatedGPU(server *corev1.Container, s *repotv1.SimulatedModel) {
 	server.Ports = append(server.Ports, corev1.ContainerPort{Name: "telemetry", ContainerPort: telemetryPort, Protocol: corev1.ProtocolTCP})
 }
 
-// hasGPUTelemetry reports whether the model's server serves GPU telemetry:
+// HasGPUTelemetry reports whether the model's server serves GPU telemetry:
 // a vLLM server (wrapped by gpu-telemetry) or a simulated one with a
 // SIMULATED GPU.
-func hasGPUTelemetry(m *repotv1.ModelSpec) bool {
+func HasGPUTelemetry(m *repotv1.ModelSpec) bool {
 	return m.VLLM != nil || (m.Simulated != nil && m.Simulated.FakeGPU != "")
 }
 

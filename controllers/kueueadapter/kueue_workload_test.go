@@ -1,4 +1,4 @@
-package controllers
+package kueueadapter
 
 import (
 	"testing"
@@ -11,6 +11,8 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 func TestModelWorkload(t *testing.T) {
@@ -47,7 +49,7 @@ func TestModelWorkload(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &tc.eval.Spec.Models[tc.model]
-			wl := modelWorkload(tc.eval, m, Options{}, workloadPriority{})
+			wl := modelWorkload(tc.eval, m, build.Options{}, WorkloadPriority{})
 			if wl.Name != tc.wantName || wl.Namespace != "ns" {
 				t.Errorf("workload %s/%s, want ns/%s", wl.Namespace, wl.Name, tc.wantName)
 			}
@@ -57,7 +59,7 @@ func TestModelWorkload(t *testing.T) {
 			if ref := metav1.GetControllerOf(wl); ref == nil || ref.Name != "sweep" || ref.Kind != "RepotEvaluation" {
 				t.Errorf("controller reference %+v, want the evaluation", ref)
 			}
-			if wl.Labels[LabelModel] != m.Name || wl.Labels[LabelComponent] != ComponentWorkload || wl.Labels[LabelManagedBy] == "" {
+			if wl.Labels[build.LabelModel] != m.Name || wl.Labels[build.LabelComponent] != ComponentWorkload || wl.Labels[build.LabelManagedBy] == "" {
 				t.Errorf("labels %v do not name the model and component", wl.Labels)
 			}
 			var sets []kueue.PodSetReference
@@ -74,11 +76,11 @@ func TestModelWorkload(t *testing.T) {
 			}
 			// The pod sets are the templates the controller creates once
 			// admitted, so Kueue accounts what will really run.
-			runner := runnerJob(tc.eval, m, Options{}.withDefaults(), false).Spec.Template
+			runner := build.RunnerJob(tc.eval, m, build.Options{}.WithDefaults(), false).Spec.Template
 			if diff := cmp.Diff(runner, wl.Spec.PodSets[len(wl.Spec.PodSets)-1].Template); diff != "" {
 				t.Errorf("runner pod set template differs from the runner Job's (-job +workload):\n%s", diff)
 			}
-			if d := serverDeployment(tc.eval, m, Options{}.withDefaults(), 1); d != nil {
+			if d := build.ServerDeployment(tc.eval, m, build.Options{}.WithDefaults(), 1); d != nil {
 				server := wl.Spec.PodSets[0].Template
 				if diff := cmp.Diff(d.Spec.Template, server); diff != "" {
 					t.Errorf("server pod set template differs from the Deployment's (-deployment +workload):\n%s", diff)
@@ -134,7 +136,7 @@ func TestReadAdmission(t *testing.T) {
 		want admission
 	}{{
 		name: "no workload",
-		want: admission{State: admissionAbsent},
+		want: admission{State: AdmissionAbsent},
 	}, {
 		name: "created, not yet seen by Kueue",
 		wl:   workloadWith(nil, nil),
@@ -153,7 +155,7 @@ func TestReadAdmission(t *testing.T) {
 		wl: workloadWith(admitted, adm(
 			psa(PodSetServer, map[corev1.ResourceName]kueue.ResourceFlavorReference{"nvidia.com/gpu": "h100", "cpu": "default"}),
 			psa(PodSetRunners, map[corev1.ResourceName]kueue.ResourceFlavorReference{"cpu": "spot", "memory": "spot"}))),
-		want: admission{State: admissionAdmitted, Message: "admitted by ClusterQueue gpus", Placement: map[kueue.PodSetReference]placement{
+		want: admission{State: AdmissionAdmitted, Message: "admitted by ClusterQueue gpus", Placement: map[kueue.PodSetReference]placement{
 			PodSetServer:  {NodeSelector: map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}, Tolerations: []corev1.Toleration{gpuTol}},
 			PodSetRunners: {NodeSelector: map[string]string{"pool": "spot"}, Tolerations: []corev1.Toleration{spotTol}},
 		}},

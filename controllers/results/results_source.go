@@ -1,4 +1,4 @@
-package controllers
+package results
 
 import (
 	"context"
@@ -12,6 +12,9 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/runner/report"
 	"repot.dev/repot-operator/runner/summary"
+
+	"repot.dev/repot-operator/controllers"
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // EvaluationResults are an evaluation's records as the operator counts them:
@@ -34,7 +37,7 @@ func ReadEvaluationResults(ctx context.Context, c client.Reader, namespace, name
 	}
 	var cms corev1.ConfigMapList
 	if err := c.List(ctx, &cms, client.InNamespace(namespace),
-		client.MatchingLabels{LabelEvaluation: name, LabelComponent: ComponentLedger}); err != nil {
+		client.MatchingLabels{build.LabelEvaluation: name, build.LabelComponent: build.ComponentLedger}); err != nil {
 		return nil, fmt.Errorf("listing the ledger ConfigMaps of %s/%s: %w", namespace, name, err)
 	}
 	var ledgers []corev1.ConfigMap
@@ -43,7 +46,7 @@ func ReadEvaluationResults(ctx context.Context, c client.Reader, namespace, name
 			ledgers = append(ledgers, cm)
 		}
 	}
-	recs, problems := readLedgers(ledgers)
+	recs, problems := controllers.ReadLedgers(ledgers)
 	res := &EvaluationResults{Evaluation: e, Records: evaluationRecords(e, recs)}
 	for _, p := range problems {
 		res.Problems = append(res.Problems, p.String())

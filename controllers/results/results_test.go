@@ -1,4 +1,4 @@
-package controllers
+package results
 
 import (
 	"encoding/json"
@@ -18,6 +18,8 @@ import (
 	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/report"
 	"repot.dev/repot-operator/runner/summary"
+
+	"repot.dev/repot-operator/controllers"
 )
 
 func resultRecord(model, problem, method string, success bool, infra string) summary.Record {
@@ -48,9 +50,9 @@ func TestEvaluationRecords(t *testing.T) {
 		t.Errorf("records (-want +got):\n%s", diff)
 	}
 	// The status figures from the exported summary are those of the records.
-	figs, _ := FiguresFromSummary(e, summary.Aggregate(got), nil)
-	res := computeResults(e, in)
-	if diff := cmp.Diff(methodResults(e, res.Models["a"]), figs[0].Methods); diff != "" {
+	figs, _ := controllers.FiguresFromSummary(e, summary.Aggregate(got), nil)
+	res := controllers.ComputeResults(e, in)
+	if diff := cmp.Diff(controllers.MethodResults(e, res.Models["a"]), figs[0].Methods); diff != "" {
 		t.Errorf("figures from the export differ from the status's (-status +export):\n%s", diff)
 	}
 }
@@ -166,8 +168,8 @@ func TestFiguresFromStatusLeaveOutEnergyEstimates(t *testing.T) {
 		Name:    "a",
 		Methods: []repotv1.MethodResult{{Method: "pot", Solved: 3, EstimatedEnergyJoules: &j, EstimatedJoulesPerSolvedProblem: &j}},
 	}}}
-	got := FiguresFromStatus(st)
-	want := []ModelFigures{{Name: "a", Methods: []repotv1.MethodResult{{Method: "pot", Solved: 3}}}}
+	got := controllers.FiguresFromStatus(st)
+	want := []controllers.ModelFigures{{Name: "a", Methods: []repotv1.MethodResult{{Method: "pot", Solved: 3}}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("figures (-want +got):\n%s", diff)
 	}

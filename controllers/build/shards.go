@@ -1,4 +1,4 @@
-package controllers
+package build
 
 import (
 	"strconv"
@@ -9,16 +9,16 @@ import (
 	"repot.dev/repot-operator/controllers/ledger"
 )
 
-// ledgerConfigMaps are the empty ledgers of a model, one per shard. The
+// LedgerConfigMaps are the empty ledgers of a model, one per shard. The
 // operator creates them before the runner Job and never writes their data:
 // the runner's ledger sidecar does. They outlive the servers and Jobs and
 // go only with the evaluation.
-func ledgerConfigMaps(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []*corev1.ConfigMap {
+func LedgerConfigMaps(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []*corev1.ConfigMap {
 	n := int(e.Spec.ShardsPerModelOrDefault())
 	out := make([]*corev1.ConfigMap, 0, n)
 	for s := range n {
 		cm := &corev1.ConfigMap{
-			ObjectMeta: childMeta(e, LedgerName(e.Name, m.Name, s), m.Name, ComponentLedger),
+			ObjectMeta: ChildMeta(e, LedgerName(e.Name, m.Name, s), m.Name, ComponentLedger),
 			Data:       map[string]string{LedgerDataKey: ""},
 		}
 		cm.Labels[LabelShard] = strconv.Itoa(s)

@@ -1,4 +1,4 @@
-package controllers
+package build
 
 import (
 	corev1 "k8s.io/api/core/v1"
@@ -8,19 +8,19 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 )
 
-// runnerServiceAccount is the identity of an evaluation's runner pods. Its
+// RunnerServiceAccount is the identity of an evaluation's runner pods. Its
 // token is never automounted; only the ledger containers get a projected
 // one.
-func runnerServiceAccount(e *repotv1.RepotEvaluation) *corev1.ServiceAccount {
+func RunnerServiceAccount(e *repotv1.RepotEvaluation) *corev1.ServiceAccount {
 	return &corev1.ServiceAccount{
-		ObjectMeta:                   childMeta(e, RunnerAccessName(e.Name), "", ComponentRunner),
+		ObjectMeta:                   ChildMeta(e, RunnerAccessName(e.Name), "", ComponentRunner),
 		AutomountServiceAccountToken: ptr.To(false),
 	}
 }
 
-// runnerRole lets the runner's ledger containers read and write the
+// RunnerRole lets the runner's ledger containers read and write the
 // evaluation's own ledger ConfigMaps, by name, and nothing else.
-func runnerRole(e *repotv1.RepotEvaluation) *rbacv1.Role {
+func RunnerRole(e *repotv1.RepotEvaluation) *rbacv1.Role {
 	var names []string
 	for i := range e.Spec.Models {
 		for s := range int(e.Spec.ShardsPerModelOrDefault()) {
@@ -28,7 +28,7 @@ func runnerRole(e *repotv1.RepotEvaluation) *rbacv1.Role {
 		}
 	}
 	return &rbacv1.Role{
-		ObjectMeta: childMeta(e, RunnerAccessName(e.Name), "", ComponentRunner),
+		ObjectMeta: ChildMeta(e, RunnerAccessName(e.Name), "", ComponentRunner),
 		Rules: []rbacv1.PolicyRule{{
 			APIGroups:     []string{""},
 			Resources:     []string{"configmaps"},
@@ -38,11 +38,11 @@ func runnerRole(e *repotv1.RepotEvaluation) *rbacv1.Role {
 	}
 }
 
-// runnerRoleBinding binds runnerRole to runnerServiceAccount.
-func runnerRoleBinding(e *repotv1.RepotEvaluation) *rbacv1.RoleBinding {
+// RunnerRoleBinding binds runnerRole to runnerServiceAccount.
+func RunnerRoleBinding(e *repotv1.RepotEvaluation) *rbacv1.RoleBinding {
 	name := RunnerAccessName(e.Name)
 	return &rbacv1.RoleBinding{
-		ObjectMeta: childMeta(e, name, "", ComponentRunner),
+		ObjectMeta: ChildMeta(e, name, "", ComponentRunner),
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: e.Namespace}},
 	}

@@ -1,4 +1,4 @@
-package controllers
+package build
 
 import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
@@ -26,8 +26,8 @@ func servedModel(m *repotv1.ModelSpec) string {
 	return m.Name
 }
 
-// hasServer reports whether the operator runs a server for the model.
-func hasServer(m *repotv1.ModelSpec) bool { return m.VLLM != nil || m.Simulated != nil }
+// HasServer reports whether the operator runs a server for the model.
+func HasServer(m *repotv1.ModelSpec) bool { return m.VLLM != nil || m.Simulated != nil }
 
 func runtimeClassOf(e *repotv1.RepotEvaluation) *string {
 	if r := e.Spec.Runner; r != nil && r.RuntimeClassName != nil {

@@ -1,4 +1,4 @@
-package controllers
+package build
 
 import (
 	"strings"
@@ -36,7 +36,7 @@ func TestNames(t *testing.T) {
 		})
 	}
 	// Shortened names of different inputs differ.
-	if modelBase(long, model) == modelBase(long, model[:19]+"n") {
+	if ModelBase(long, model) == ModelBase(long, model[:19]+"n") {
 		t.Errorf("different long inputs share a name")
 	}
 }

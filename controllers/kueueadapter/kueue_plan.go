@@ -1,30 +1,32 @@
-package controllers
+package kueueadapter
 
 import (
 	corev1 "k8s.io/api/core/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // queueOpKind is what the controller does to a model's Workload.
 type queueOpKind int
 
 const (
-	queueSubmit queueOpKind = iota + 1
-	queueRequeue
-	queueFinish
+	QueueSubmit queueOpKind = iota + 1
+	QueueRequeue
+	QueueFinish
 )
 
-// queueOp is one action on a Workload, carried out after the children.
-type queueOp struct {
+// QueueOp is one action on a Workload, carried out after the children.
+type QueueOp struct {
 	Kind     queueOpKind
 	Workload *kueue.Workload
 	Message  string
 }
 
-// gate is the Kueue side of "may this model's children exist now".
-type gate struct {
+// Gate is the Kueue side of "may this model's children exist now".
+type Gate struct {
 	// Allowed is true when Kueue does not admit the evaluation, or has
 	// admitted the model's Workload.
 	Allowed bool
@@ -32,10 +34,10 @@ type gate struct {
 	// Kueue does not admit the evaluation).
 	Admission admission
 	// Op is what to do to the Workload, if anything.
-	Op *queueOp
+	Op *QueueOp
 }
 
-// admissionGate decides, for one model of an evaluation, whether Kueue lets
+// AdmissionGate decides, for one model of an evaluation, whether Kueue lets
 // its children exist and what to do to its Workload. done means every run of
 // the model is recorded; childrenLeft that some of its children (server,
 // runner Job or their pods) still exist.
@@ -51,34 +53,34 @@ type gate struct {
 //   - Evicted: not allowed (the children are removed); once none is left,
 //     the quota is handed back so that Kueue queues the Workload again. The
 //     ledgers stay, so a new admission resumes the unfinished runs only.
-func admissionGate(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, qw queueWorld, done, childrenLeft bool) gate {
+func AdmissionGate(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o build.Options, qw QueueWorld, done, childrenLeft bool) Gate {
 	if QueueName(e) == "" {
-		return gate{Allowed: true}
+		return Gate{Allowed: true}
 	}
 	wl := qw.Workloads[m.Name]
-	a := qw.admission(m.Name)
-	g := gate{Admission: a}
+	a := qw.Admission(m.Name)
+	g := Gate{Admission: a}
 	switch {
 	case done:
 		if wl != nil && a.State != admissionFinished && !childrenLeft {
-			g.Op = &queueOp{Kind: queueFinish, Workload: wl, Message: "all runs of model " + m.Name + " are recorded"}
+			g.Op = &QueueOp{Kind: QueueFinish, Workload: wl, Message: "all runs of model " + m.Name + " are recorded"}
 		}
-	case a.State == admissionAbsent && qw.Priority.Problem != "":
+	case a.State == AdmissionAbsent && qw.Priority.Problem != "":
 		// Held back: a.Message says why.
-	case a.State == admissionAbsent:
-		g.Op = &queueOp{Kind: queueSubmit, Workload: modelWorkload(e, m, o, qw.Priority)}
-	case a.State == admissionAdmitted:
+	case a.State == AdmissionAbsent:
+		g.Op = &QueueOp{Kind: QueueSubmit, Workload: modelWorkload(e, m, o, qw.Priority)}
+	case a.State == AdmissionAdmitted:
 		g.Allowed = true
 	case a.State == admissionEvicted && !childrenLeft:
-		g.Op = &queueOp{Kind: queueRequeue, Workload: wl}
+		g.Op = &QueueOp{Kind: QueueRequeue, Workload: wl}
 	}
 	return g
 }
 
-// place applies the admitted placement of a pod set to a child's pod
+// Place applies the admitted placement of a pod set to a child's pod
 // template; without Kueue (or without a placement for the set) it changes
 // nothing.
-func (g gate) place(set kueue.PodSetReference, spec *corev1.PodSpec) error {
+func (g Gate) Place(set kueue.PodSetReference, spec *corev1.PodSpec) error {
 	pl, ok := g.Admission.Placement[set]
 	if !ok {
 		return nil

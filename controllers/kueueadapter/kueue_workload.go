@@ -1,4 +1,4 @@
-package controllers
+package kueueadapter
 
 import (
 	"fmt"
@@ -12,6 +12,8 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // QueueNameLabel on a RepotEvaluation names the Kueue LocalQueue (in the
@@ -35,7 +37,7 @@ const (
 func QueueName(e *repotv1.RepotEvaluation) string { return e.Labels[QueueNameLabel] }
 
 // WorkloadName is the Kueue Workload of one model.
-func WorkloadName(eval, model string) string { return modelBase(eval, model) + "-workload" }
+func WorkloadName(eval, model string) string { return build.ModelBase(eval, model) + "-workload" }
 
 // modelWorkload is the Kueue Workload that admits one model as a whole: its
 // server (with its GPUs) and its runner shards, as the pod templates the
@@ -45,16 +47,16 @@ func WorkloadName(eval, model string) string { return modelBase(eval, model) + "
 //
 // Its priority (class and value) is the evaluation's, as Kueue's job
 // integrations set it: Kueue orders the queue and preempts by it.
-func modelWorkload(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, prio workloadPriority) *kueue.Workload {
-	o = o.withDefaults()
+func modelWorkload(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o build.Options, prio WorkloadPriority) *kueue.Workload {
+	o = o.WithDefaults()
 	var sets []kueue.PodSet
-	if d := serverDeployment(e, m, o, 1); d != nil {
+	if d := build.ServerDeployment(e, m, o, 1); d != nil {
 		sets = append(sets, kueue.PodSet{Name: PodSetServer, Count: 1, Template: *d.Spec.Template.DeepCopy()})
 	}
-	j := runnerJob(e, m, o, false)
+	j := build.RunnerJob(e, m, o, false)
 	sets = append(sets, kueue.PodSet{Name: PodSetRunners, Count: *j.Spec.Parallelism, Template: *j.Spec.Template.DeepCopy()})
 	return &kueue.Workload{
-		ObjectMeta: childMeta(e, WorkloadName(e.Name, m.Name), m.Name, ComponentWorkload),
+		ObjectMeta: build.ChildMeta(e, WorkloadName(e.Name, m.Name), m.Name, ComponentWorkload),
 		Spec: kueue.WorkloadSpec{
 			QueueName:        kueue.LocalQueueName(QueueName(e)),
 			PodSets:          sets,
@@ -68,13 +70,13 @@ func modelWorkload(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, 
 type admissionState int
 
 const (
-	// admissionAbsent: no Workload yet; the controller creates it.
-	admissionAbsent admissionState = iota
+	// AdmissionAbsent: no Workload yet; the controller creates it.
+	AdmissionAbsent admissionState = iota
 	// admissionPending: queued, no quota reserved.
 	admissionPending
-	// admissionAdmitted: quota reserved and admitted; the model's children
+	// AdmissionAdmitted: quota reserved and admitted; the model's children
 	// may exist, placed by the admitted flavors.
-	admissionAdmitted
+	AdmissionAdmitted
 	// admissionEvicted: Kueue evicted the Workload (preemption,
 	// deactivation, ...) while it held quota; the model's children must go,
 	// and once they are gone the controller hands the quota back so that
@@ -110,7 +112,7 @@ type admission struct {
 // pods without it could put them on the wrong nodes.
 func readAdmission(wl *kueue.Workload, flavors map[string]*kueue.ResourceFlavor) admission {
 	if wl == nil {
-		return admission{State: admissionAbsent}
+		return admission{State: AdmissionAbsent}
 	}
 	conds := wl.Status.Conditions
 	if apimeta.IsStatusConditionTrue(conds, kueue.WorkloadFinished) {
@@ -130,7 +132,7 @@ func readAdmission(wl *kueue.Workload, flavors map[string]*kueue.ResourceFlavor)
 		}
 		return admission{State: admissionPending, Message: msg}
 	}
-	out := admission{State: admissionAdmitted, Placement: map[kueue.PodSetReference]placement{},
+	out := admission{State: AdmissionAdmitted, Placement: map[kueue.PodSetReference]placement{},
 		Message: fmt.Sprintf("admitted by ClusterQueue %s", wl.Status.Admission.ClusterQueue)}
 	for _, psa := range wl.Status.Admission.PodSetAssignments {
 		pl, err := flavorPlacement(psa, flavors)
@@ -165,7 +167,7 @@ func flavorPlacement(psa kueue.PodSetAssignment, flavors map[string]*kueue.Resou
 			pl.NodeSelector[k] = v
 		}
 		for _, t := range rf.Spec.Tolerations {
-			if !hasToleration(pl.Tolerations, t) {
+			if !HasToleration(pl.Tolerations, t) {
 				pl.Tolerations = append(pl.Tolerations, t)
 			}
 		}
@@ -194,7 +196,7 @@ func (pl placement) apply(spec *corev1.PodSpec) error {
 		spec.NodeSelector[k] = v
 	}
 	for _, t := range pl.Tolerations {
-		if !hasToleration(spec.Tolerations, t) {
+		if !HasToleration(spec.Tolerations, t) {
 			spec.Tolerations = append(spec.Tolerations, t)
 		}
 	}
@@ -208,7 +210,7 @@ func conditionMessage(conds []metav1.Condition, t string) string {
 	return ""
 }
 
-func hasToleration(ts []corev1.Toleration, t corev1.Toleration) bool {
+func HasToleration(ts []corev1.Toleration, t corev1.Toleration) bool {
 	for i := range ts {
 		if ts[i].MatchToleration(&t) {
 			return true

@@ -1,4 +1,4 @@
-package controllers
+package kueueadapter
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;create;delete
@@ -32,7 +34,7 @@ import (
 type Queue interface {
 	// Observe returns the evaluation's Workloads by model and the cluster's
 	// ResourceFlavors by name.
-	Observe(ctx context.Context, e *repotv1.RepotEvaluation) (queueWorld, error)
+	Observe(ctx context.Context, e *repotv1.RepotEvaluation) (QueueWorld, error)
 	// Submit creates a model's Workload.
 	Submit(ctx context.Context, wl *kueue.Workload) error
 	// Requeue clears the admission of an evicted Workload whose children are
@@ -43,22 +45,22 @@ type Queue interface {
 	Finish(ctx context.Context, wl *kueue.Workload, message string) error
 }
 
-// queueWorld is what Observe saw.
-type queueWorld struct {
+// QueueWorld is what Observe saw.
+type QueueWorld struct {
 	// Workloads of the evaluation by model name.
 	Workloads map[string]*kueue.Workload
 	// Flavors by name.
 	Flavors map[string]*kueue.ResourceFlavor
 	// Priority is what the evaluation's new Workloads carry (read only
 	// while some model has no Workload yet).
-	Priority workloadPriority
+	Priority WorkloadPriority
 }
 
-// admission is where a model's Workload stands (readAdmission); a model
+// Admission is where a model's Workload stands (readAdmission); a model
 // with no Workload says why when the priority class holds it back.
-func (qw queueWorld) admission(model string) admission {
+func (qw QueueWorld) Admission(model string) admission {
 	a := readAdmission(qw.Workloads[model], qw.Flavors)
-	if a.State == admissionAbsent && qw.Priority.Problem != "" {
+	if a.State == AdmissionAbsent && qw.Priority.Problem != "" {
 		a.Message = qw.Priority.Problem
 	}
 	return a
@@ -70,9 +72,9 @@ func (qw queueWorld) admission(model string) admission {
 // their priority, as Kueue's job integrations take it from the pods.
 const PriorityClassLabel = "kueue.x-k8s.io/priority-class"
 
-// workloadPriority is a Workload's priority: the class it comes from and
+// WorkloadPriority is a Workload's priority: the class it comes from and
 // its value (both nil: Kueue's default, 0).
-type workloadPriority struct {
+type WorkloadPriority struct {
 	Ref   *kueue.PriorityClassRef
 	Value *int32
 	// Problem, when set, says why the priority cannot be read (a class
@@ -80,9 +82,9 @@ type workloadPriority struct {
 	Problem string
 }
 
-// priorityRecheck is how soon a pass looks again for a priority class that
+// PriorityRecheck is how soon a pass looks again for a priority class that
 // did not exist (the operator does not watch them).
-const priorityRecheck = 30 * time.Second
+const PriorityRecheck = 30 * time.Second
 
 // WorkloadGVK is the Kueue API the controller uses.
 var WorkloadGVK = kueue.GroupVersion.WithKind("Workload")
@@ -135,15 +137,15 @@ func NewKueueQueue(c client.Client, now func() time.Time) Queue {
 	return &kueueQueue{client: c, now: now}
 }
 
-func (q *kueueQueue) Observe(ctx context.Context, e *repotv1.RepotEvaluation) (queueWorld, error) {
-	w := queueWorld{Workloads: map[string]*kueue.Workload{}, Flavors: map[string]*kueue.ResourceFlavor{}}
+func (q *kueueQueue) Observe(ctx context.Context, e *repotv1.RepotEvaluation) (QueueWorld, error) {
+	w := QueueWorld{Workloads: map[string]*kueue.Workload{}, Flavors: map[string]*kueue.ResourceFlavor{}}
 	var wls kueue.WorkloadList
-	if err := q.client.List(ctx, &wls, client.InNamespace(e.Namespace), client.MatchingFields{ownerKey: e.Name}); err != nil {
+	if err := q.client.List(ctx, &wls, client.InNamespace(e.Namespace), client.MatchingFields{build.OwnerKey: e.Name}); err != nil {
 		return w, fmt.Errorf("list owned workloads: %w", err)
 	}
 	for i := range wls.Items {
 		wl := &wls.Items[i]
-		if m := wl.Labels[LabelModel]; m != "" && wl.Labels[LabelComponent] == ComponentWorkload {
+		if m := wl.Labels[build.LabelModel]; m != "" && wl.Labels[build.LabelComponent] == ComponentWorkload {
 			w.Workloads[m] = wl
 		}
 	}
@@ -168,7 +170,7 @@ func (q *kueueQueue) Observe(ctx context.Context, e *repotv1.RepotEvaluation) (q
 // priority: the WorkloadPriorityClass of the label
 // kueue.x-k8s.io/priority-class, else the PriorityClass of
 // spec.placement.priorityClassName, else none.
-func (q *kueueQueue) priority(ctx context.Context, e *repotv1.RepotEvaluation) (workloadPriority, error) {
+func (q *kueueQueue) priority(ctx context.Context, e *repotv1.RepotEvaluation) (WorkloadPriority, error) {
 	var (
 		obj  client.Object
 		what string
@@ -179,14 +181,14 @@ func (q *kueueQueue) priority(ctx context.Context, e *repotv1.RepotEvaluation) (
 	} else if name := podPriorityClass(e); name != "" {
 		obj, what, ref = &schedulingv1.PriorityClass{}, "PriorityClass "+strconv.Quote(name)+" (spec.placement.priorityClassName)", kueue.NewPodPriorityClassRef(name)
 	} else {
-		return workloadPriority{}, nil
+		return WorkloadPriority{}, nil
 	}
 	err := q.client.Get(ctx, client.ObjectKey{Name: ref.Name}, obj)
 	switch {
 	case apierrors.IsNotFound(err):
-		return workloadPriority{Problem: "no Workload is created: " + what + " does not exist; create it or change the evaluation"}, nil
+		return WorkloadPriority{Problem: "no Workload is created: " + what + " does not exist; create it or change the evaluation"}, nil
 	case err != nil:
-		return workloadPriority{}, fmt.Errorf("read %s: %w", what, err)
+		return WorkloadPriority{}, fmt.Errorf("read %s: %w", what, err)
 	}
 	var value int32
 	switch c := obj.(type) {
@@ -195,7 +197,7 @@ func (q *kueueQueue) priority(ctx context.Context, e *repotv1.RepotEvaluation) (
 	case *schedulingv1.PriorityClass:
 		value = c.Value
 	}
-	return workloadPriority{Ref: ref, Value: &value}, nil
+	return WorkloadPriority{Ref: ref, Value: &value}, nil
 }
 
 func (q *kueueQueue) Submit(ctx context.Context, wl *kueue.Workload) error {

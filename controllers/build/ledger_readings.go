@@ -1,4 +1,4 @@
-package controllers
+package build
 
 // readingsFile is where `repot run --gpu-telemetry-url` writes the GPU
 // readings in a runner pod.

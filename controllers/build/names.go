@@ -1,4 +1,4 @@
-package controllers
+package build
 
 import (
 	"crypto/sha256"
@@ -19,7 +19,7 @@ const (
 	LabelShard = "repot.dev/shard"
 	// LabelManagedBy is the standard managed-by label.
 	LabelManagedBy = "app.kubernetes.io/managed-by"
-	managerName    = "repot-operator"
+	ManagerName    = "repot-operator"
 )
 
 // Component label values.
@@ -33,19 +33,19 @@ const (
 // valid DNS label (63 characters) including the pod names Jobs derive from it.
 const maxBaseLen = 40
 
-// modelBase is the stem of every per-model child name: "<evaluation>-<model>",
+// ModelBase is the stem of every per-model child name: "<evaluation>-<model>",
 // shortened with a stable hash suffix when it would be too long.
-func modelBase(eval, model string) string { return shorten(eval+"-"+model, maxBaseLen) }
+func ModelBase(eval, model string) string { return shorten(eval+"-"+model, maxBaseLen) }
 
 // ServerName names the Deployment and the Service of a model's server.
-func ServerName(eval, model string) string { return modelBase(eval, model) + "-server" }
+func ServerName(eval, model string) string { return ModelBase(eval, model) + "-server" }
 
 // RunnerJobName names a model's Indexed runner Job.
-func RunnerJobName(eval, model string) string { return modelBase(eval, model) + "-run" }
+func RunnerJobName(eval, model string) string { return ModelBase(eval, model) + "-run" }
 
 // LedgerPrefix is the ledger name without its shard index; a runner pod
 // appends $(JOB_COMPLETION_INDEX) to it.
-func LedgerPrefix(eval, model string) string { return modelBase(eval, model) + "-ledger-" }
+func LedgerPrefix(eval, model string) string { return ModelBase(eval, model) + "-ledger-" }
 
 // LedgerName names the ledger ConfigMap of one (evaluation, model, shard).
 func LedgerName(eval, model string, shard int) string {
@@ -71,12 +71,12 @@ func shorten(s string, n int) string {
 	return prefix + "-" + h
 }
 
-// childLabels are the labels of a per-model child.
-func childLabels(eval, model, component string) map[string]string {
+// ChildLabels are the labels of a per-model child.
+func ChildLabels(eval, model, component string) map[string]string {
 	l := map[string]string{
 		LabelEvaluation: eval,
 		LabelComponent:  component,
-		LabelManagedBy:  managerName,
+		LabelManagedBy:  ManagerName,
 	}
 	if model != "" {
 		l[LabelModel] = model
@@ -84,7 +84,7 @@ func childLabels(eval, model, component string) map[string]string {
 	return l
 }
 
-// serverSelector selects the pods of one model's server.
-func serverSelector(eval, model string) map[string]string {
+// ServerSelector selects the pods of one model's server.
+func ServerSelector(eval, model string) map[string]string {
 	return map[string]string{LabelEvaluation: eval, LabelModel: model, LabelComponent: ComponentServer}
 }

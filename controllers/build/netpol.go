@@ -1,4 +1,4 @@
-package controllers
+package build
 
 import (
 	"net"
@@ -13,11 +13,11 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 )
 
-// runnerNetworkPolicy denies all ingress to the evaluation's runner pods and
+// RunnerNetworkPolicy denies all ingress to the evaluation's runner pods and
 // allows egress only to: DNS; each model's server pods on the server port;
 // an endpoint model's (or a problems URL's) host and port; and the API
 // server (for the ledger sidecar).
-func runnerNetworkPolicy(e *repotv1.RepotEvaluation, o Options) *networkingv1.NetworkPolicy {
+func RunnerNetworkPolicy(e *repotv1.RepotEvaluation, o Options) *networkingv1.NetworkPolicy {
 	tcp, udp := corev1.ProtocolTCP, corev1.ProtocolUDP
 	port := func(p corev1.Protocol, n int) networkingv1.NetworkPolicyPort {
 		v := intstr.FromInt(n)
@@ -28,13 +28,13 @@ func runnerNetworkPolicy(e *repotv1.RepotEvaluation, o Options) *networkingv1.Ne
 	}}
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]
-		if hasServer(m) {
+		if HasServer(m) {
 			ports := []networkingv1.NetworkPolicyPort{port(tcp, serverPort)}
-			if hasGPUTelemetry(m) { // the runner reads /telemetry there
+			if HasGPUTelemetry(m) { // the runner reads /telemetry there
 				ports = append(ports, port(tcp, telemetryPort))
 			}
 			egress = append(egress, networkingv1.NetworkPolicyEgressRule{
-				To:    []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: serverSelector(e.Name, m.Name)}}},
+				To:    []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: ServerSelector(e.Name, m.Name)}}},
 				Ports: ports,
 			})
 		}
@@ -51,7 +51,7 @@ func runnerNetworkPolicy(e *repotv1.RepotEvaluation, o Options) *networkingv1.Ne
 	}
 	egress = append(egress, api)
 	return &networkingv1.NetworkPolicy{
-		ObjectMeta: childMeta(e, RunnerAccessName(e.Name), "", ComponentRunner),
+		ObjectMeta: ChildMeta(e, RunnerAccessName(e.Name), "", ComponentRunner),
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{
 				LabelEvaluation: e.Name, LabelComponent: ComponentRunner,

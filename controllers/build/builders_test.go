@@ -1,4 +1,4 @@
-package controllers
+package build
 
 import (
 	"slices"
@@ -40,7 +40,7 @@ func TestRunArgs(t *testing.T) {
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, runArgs(tc.eval, &tc.eval.Spec.Models[0])); diff != "" {
+			if diff := cmp.Diff(tc.want, RunArgs(tc.eval, &tc.eval.Spec.Models[0])); diff != "" {
 				t.Errorf("args (-want +got):\n%s", diff)
 			}
 		})
@@ -96,7 +96,7 @@ func TestRunnerNetworkPolicy(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			np := runnerNetworkPolicy(ev, tc.opts)
+			np := RunnerNetworkPolicy(ev, tc.opts)
 			type rule struct {
 				To    []string
 				Ports []string
@@ -136,7 +136,7 @@ func TestRunnerNetworkPolicy(t *testing.T) {
 
 func TestRunnerRole(t *testing.T) {
 	ev := revtesting.MakeEvaluation("ev", "ns").Simulated("a", "s", 1).Simulated("b", "s", 2).Shards(2).Obj()
-	r := runnerRole(ev)
+	r := RunnerRole(ev)
 	want := []string{"ev-a-ledger-0", "ev-a-ledger-1", "ev-b-ledger-0", "ev-b-ledger-1"}
 	if len(r.Rules) != 1 {
 		t.Fatalf("rules = %d, want 1", len(r.Rules))
@@ -152,18 +152,18 @@ func TestRunnerRole(t *testing.T) {
 func TestServerPods(t *testing.T) {
 	ev := revtesting.MakeEvaluation("ev", "ns").VLLM("q", "Qwen/Qwen3-8B").GPUProduct("NVIDIA-A100-SXM4-80GB").
 		Simulated("s", "weak", 3).Endpoint("e", "http://x/v1", "m").Obj()
-	vllm := serverDeployment(ev, &ev.Spec.Models[0], testOpts, 1)
+	vllm := ServerDeployment(ev, &ev.Spec.Models[0], testOpts, 1)
 	if got := vllm.Spec.Template.Spec.NodeSelector[repotv1.GPUProductLabel]; got != "NVIDIA-A100-SXM4-80GB" {
 		t.Errorf("product selector = %q", got)
 	}
-	sim := serverDeployment(ev, &ev.Spec.Models[1], testOpts, 0)
+	sim := ServerDeployment(ev, &ev.Spec.Models[1], testOpts, 0)
 	if *sim.Spec.Replicas != 0 {
 		t.Errorf("replicas = %d, want 0", *sim.Spec.Replicas)
 	}
 	if len(sim.Spec.Template.Spec.NodeSelector) != 0 || len(sim.Spec.Template.Spec.Tolerations) != 0 {
 		t.Errorf("simulated server is pinned to GPU nodes")
 	}
-	if serverDeployment(ev, &ev.Spec.Models[2], testOpts, 1) != nil {
+	if ServerDeployment(ev, &ev.Spec.Models[2], testOpts, 1) != nil {
 		t.Errorf("endpoint model got a server")
 	}
 	for _, d := range []*corev1.PodSpec{&vllm.Spec.Template.Spec, &sim.Spec.Template.Spec} {

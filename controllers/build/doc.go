@@ -1,0 +1,19 @@
+// Package build holds the object builders of the RepotEvaluation controller:
+// pure functions from an evaluation's spec (and Options) to the children it
+// owns. It imports no client and nothing of the controller; the planner in
+// package controllers decides which of these objects should exist.
+//
+//   - names.go, owner.go: child names (shortened, hashed when long), the
+//     labels and selectors, the owner reference and the owner index key;
+//   - options.go, defaults.go: the controller's Options and the defaults the
+//     builders apply (image, served model name, runtime class);
+//   - servers.go, vllm_server.go: the model server Deployment and Service
+//     (vLLM on GPU nodes with gpu-telemetry, or the simulated server), the
+//     readiness sidecar, the telemetry URL;
+//   - runners.go, shards.go, ledger_readings.go: the Indexed runner Job and
+//     its `repot run` arguments, the ledger ConfigMaps, one per shard, and
+//     the ledger sidecar's arguments;
+//   - access.go, netpol.go, security.go: the runner's ServiceAccount, Role
+//     and RoleBinding, its NetworkPolicy, the restricted security contexts;
+//   - placement.go: spec.placement on every child.
+package build

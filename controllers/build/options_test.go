@@ -1,0 +1,3 @@
+package build
+
+var testOpts = Options{Image: "repot-operator:test"}

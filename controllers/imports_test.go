@@ -1,0 +1,128 @@
+package controllers
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "repot.dev/repot-operator"
+
+// importRules say which imports each part of the module must not have, so
+// that packages import downward only: the engine (envs, runner) knows nothing
+// of the operator; the object builders and the Kueue adapter sit below the
+// controller; the readers and the commands sit above it. A path ending in
+// "/..." is that package and everything under it; any other is one package.
+// Only non-test files count (tests may reach across, e.g. to a fake client).
+var importRules = []struct {
+	from   string
+	denied []string
+	why    string
+}{
+	{"envs/...", []string{module + "/controllers/..."}, "the engine knows nothing of the operator"},
+	{"runner/...", []string{module + "/controllers/..."}, "the engine knows nothing of the operator; main.go joins runner/cli and controllers/cli"},
+	{"controllers/build", []string{
+		module + "/controllers", module + "/controllers/kueueadapter", module + "/controllers/results",
+		module + "/controllers/cli", module + "/controllers/schedule",
+		"sigs.k8s.io/controller-runtime/pkg/client", "k8s.io/client-go/...",
+	}, "the object builders are pure functions of the spec: no client, nothing above them"},
+	{"controllers/kueueadapter", []string{
+		module + "/controllers", module + "/controllers/results", module + "/controllers/cli", module + "/controllers/schedule",
+	}, "the Kueue adapter sits below the controller"},
+	{"controllers", []string{module + "/controllers/results", module + "/controllers/cli", module + "/controllers/schedule"},
+		"the controller does not depend on its readers or commands"},
+	{"controllers/results", []string{module + "/controllers/cli"}, "the results readers sit below the commands"},
+	{"controllers/ledger", []string{
+		module + "/controllers", module + "/controllers/build", module + "/controllers/kueueadapter",
+		module + "/controllers/results", module + "/controllers/cli", module + "/controllers/schedule",
+	}, "the ledger store runs in the runner pod and needs none of the controller"},
+}
+
+func matches(pattern, path string) bool {
+	if p, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return path == p || strings.HasPrefix(path, p+"/")
+	}
+	return path == pattern
+}
+
+// importViolations returns "dir imports path (why)" for each import of a
+// non-test Go file under root that importRules deny.
+func importViolations(root string) ([]string, error) {
+	var out []string
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != root && (strings.HasPrefix(n, ".") || n == "testdata" || n == "bin" || n == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(rel)
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, is := range f.Imports {
+			imp, _ := strconv.Unquote(is.Path.Value)
+			for _, r := range importRules {
+				if !matches(r.from, dir) {
+					continue
+				}
+				for _, d := range r.denied {
+					if matches(d, imp) {
+						out = append(out, dir+"/"+filepath.Base(path)+" imports "+imp+" ("+r.why+")")
+					}
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+func TestImportDirection(t *testing.T) {
+	if _, err := os.Stat("../go.mod"); err != nil {
+		t.Fatalf("the module root is not the parent directory: %v", err)
+	}
+	bad, err := importViolations("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bad {
+		t.Error(b)
+	}
+}
+
+func TestImportRulesCatchAViolation(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "runner", "cli")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "package cli\n\nimport _ \"" + module + "/controllers/ledger\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "x.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad, err := importViolations(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bad) != 1 || !strings.HasPrefix(bad[0], "runner/cli/x.go imports "+module+"/controllers/ledger") {
+		t.Errorf("violations = %q; want the one of runner/cli/x.go", bad)
+	}
+}
