@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/controllers/planning"
 )
 
 // createParallelism bounds the concurrent writes of one reconcile; the
@@ -29,10 +30,10 @@ const createParallelism = 32
 // requeues it. It returns how many of the changes took effect (a child
 // that already existed, or was already gone, does not count): each brings
 // a watch event, and with it another pass.
-func (r *EvaluationReconciler) applyChildren(ctx context.Context, e *repotv1.RepotEvaluation, p *plan) (int, error) {
+func (r *EvaluationReconciler) applyChildren(ctx context.Context, e *repotv1.RepotEvaluation, p *planning.Plan) (int, error) {
 	var took atomic.Int32
-	key := namespacedName(e)
-	if err := r.parallel(ctx, p.Delete, func(ctx context.Context, obj client.Object) error {
+	key := planning.NamespacedName(e)
+	if err := r.parallel(ctx, p.Delete, func(ctx context.Context, obj planning.Object) error {
 		err := r.client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
 		if err == nil {
 			took.Add(1)
@@ -45,7 +46,7 @@ func (r *EvaluationReconciler) applyChildren(ctx context.Context, e *repotv1.Rep
 	}); err != nil {
 		return int(took.Load()), err
 	}
-	if err := r.parallel(ctx, p.Create, func(ctx context.Context, obj client.Object) error {
+	if err := r.parallel(ctx, p.Create, func(ctx context.Context, obj planning.Object) error {
 		err := r.client.Create(ctx, obj)
 		switch {
 		case err == nil:
@@ -63,7 +64,7 @@ func (r *EvaluationReconciler) applyChildren(ctx context.Context, e *repotv1.Rep
 	}); err != nil {
 		return int(took.Load()), err
 	}
-	err := r.parallel(ctx, p.Update, func(ctx context.Context, obj client.Object) error {
+	err := r.parallel(ctx, p.Update, func(ctx context.Context, obj planning.Object) error {
 		if err := r.client.Update(ctx, obj); err != nil {
 			return fmt.Errorf("update %T %s: %w", obj, obj.GetName(), err)
 		}
@@ -75,7 +76,7 @@ func (r *EvaluationReconciler) applyChildren(ctx context.Context, e *repotv1.Rep
 
 // parallel runs f on every object, a few at a time, and returns the first
 // error.
-func (r *EvaluationReconciler) parallel(ctx context.Context, objs []client.Object, f func(context.Context, client.Object) error) error {
+func (r *EvaluationReconciler) parallel(ctx context.Context, objs []planning.Object, f func(context.Context, planning.Object) error) error {
 	if len(objs) == 0 {
 		return nil
 	}

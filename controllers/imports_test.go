@@ -15,8 +15,12 @@ const module = "repot.dev/repot-operator"
 
 // importRules say which imports each part of the module must not have, so
 // that packages import downward only: the engine (envs, runner) knows nothing
-// of the operator; the object builders and the Kueue adapter sit below the
-// controller; the readers and the commands sit above it. A path ending in
+// of the operator; the object builders, the Kueue adapter and the planning
+// sit below the I/O shell (package controllers) and import no client
+// (planning and the Kueue adapter no controller-runtime at all; the builders'
+// Options name controller-runtime's reconcile.Reconciler); the readers and
+// the commands sit above the shell. Only direct imports are checked. A path
+// ending in
 // "/..." is that package and everything under it; any other is one package.
 // Only non-test files count (tests may reach across, e.g. to a fake client).
 var importRules = []struct {
@@ -27,19 +31,25 @@ var importRules = []struct {
 	{"envs/...", []string{module + "/controllers/..."}, "the engine knows nothing of the operator"},
 	{"runner/...", []string{module + "/controllers/..."}, "the engine knows nothing of the operator; main.go joins runner/cli and controllers/cli"},
 	{"controllers/build", []string{
-		module + "/controllers", module + "/controllers/kueueadapter", module + "/controllers/results",
+		module + "/controllers", module + "/controllers/kueueadapter", module + "/controllers/planning", module + "/controllers/results",
 		module + "/controllers/cli", module + "/controllers/schedule",
 		"sigs.k8s.io/controller-runtime/pkg/client", "k8s.io/client-go/...",
 	}, "the object builders are pure functions of the spec: no client, nothing above them"},
 	{"controllers/kueueadapter", []string{
+		module + "/controllers", module + "/controllers/planning", module + "/controllers/results",
+		module + "/controllers/cli", module + "/controllers/schedule",
+		"sigs.k8s.io/controller-runtime/...", "k8s.io/client-go/...",
+	}, "the Kueue adapter is pure (Workloads and their admission); the shell holds its client"},
+	{"controllers/planning", []string{
 		module + "/controllers", module + "/controllers/results", module + "/controllers/cli", module + "/controllers/schedule",
-	}, "the Kueue adapter sits below the controller"},
+		"sigs.k8s.io/controller-runtime/...", "k8s.io/client-go/...",
+	}, "planning is pure: no client, no controller-runtime, nothing of the shell above it"},
 	{"controllers", []string{module + "/controllers/results", module + "/controllers/cli", module + "/controllers/schedule"},
 		"the controller does not depend on its readers or commands"},
 	{"controllers/results", []string{module + "/controllers/cli"}, "the results readers sit below the commands"},
 	{"controllers/ledger", []string{
 		module + "/controllers", module + "/controllers/build", module + "/controllers/kueueadapter",
-		module + "/controllers/results", module + "/controllers/cli", module + "/controllers/schedule",
+		module + "/controllers/planning", module + "/controllers/results", module + "/controllers/cli", module + "/controllers/schedule",
 	}, "the ledger store runs in the runner pod and needs none of the controller"},
 }
 

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/controllers/planning"
 )
 
 // pendingTTL bounds how long a write is assumed to be on its way to the
@@ -44,13 +44,13 @@ type evalWrites struct {
 type childKey struct{ kind, name string }
 
 type pendingChild struct {
-	obj client.Object
+	obj planning.Object
 	at  time.Time
 	// gone is a deletion; otherwise obj was created.
 	gone bool
 }
 
-func keyOf(o client.Object) childKey { return childKey{fmt.Sprintf("%T", o), o.GetName()} }
+func keyOf(o planning.Object) childKey { return childKey{fmt.Sprintf("%T", o), o.GetName()} }
 
 func newPendingWrites() *pendingWrites {
 	return &pendingWrites{evals: map[types.NamespacedName]*evalWrites{}}
@@ -66,12 +66,12 @@ func (p *pendingWrites) of(e types.NamespacedName) *evalWrites {
 }
 
 // created records a child the API server accepted (obj as it returned it).
-func (p *pendingWrites) created(e types.NamespacedName, obj client.Object, now time.Time) {
+func (p *pendingWrites) created(e types.NamespacedName, obj planning.Object, now time.Time) {
 	p.wroteChild(e, pendingChild{obj: obj, at: now})
 }
 
 // deleted records a child the API server deleted (or is deleting).
-func (p *pendingWrites) deleted(e types.NamespacedName, obj client.Object, now time.Time) {
+func (p *pendingWrites) deleted(e types.NamespacedName, obj planning.Object, now time.Time) {
 	p.wroteChild(e, pendingChild{obj: obj, at: now, gone: true})
 }
 
@@ -85,7 +85,7 @@ func (p *pendingWrites) wroteChild(e types.NamespacedName, c pendingChild) {
 // writes: a created child the cache lacks is added, a deleted one it still
 // holds is removed. Writes the cache shows, or older than pendingTTL, are
 // forgotten.
-func (p *pendingWrites) overlay(e types.NamespacedName, w *world) {
+func (p *pendingWrites) overlay(e types.NamespacedName, w *planning.World) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ew := p.evals[e]
@@ -93,15 +93,15 @@ func (p *pendingWrites) overlay(e types.NamespacedName, w *world) {
 		return
 	}
 	for k, c := range ew.children {
-		kd := kindOf(c.obj)
-		if kd == nil || kd.has(w, k.name) != c.gone || w.Now.Sub(c.at) > pendingTTL {
+		kd := planning.KindOf(c.obj)
+		if kd == nil || kd.Has(w, k.name) != c.gone || w.Now.Sub(c.at) > pendingTTL {
 			delete(ew.children, k) // the cache shows it, or it is too old
 			continue
 		}
 		if c.gone {
-			kd.remove(w, c.obj)
+			kd.Remove(w, c.obj)
 		} else {
-			kd.put(w, c.obj)
+			kd.Put(w, c.obj)
 		}
 	}
 }
@@ -122,7 +122,7 @@ func (p *pendingWrites) wroteStatus(e types.NamespacedName, st repotv1.RepotEval
 func (p *pendingWrites) storedStatus(e *repotv1.RepotEvaluation, now time.Time) repotv1.RepotEvaluationStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	ew := p.evals[namespacedName(e)]
+	ew := p.evals[planning.NamespacedName(e)]
 	if ew == nil || ew.status == nil {
 		return e.Status
 	}

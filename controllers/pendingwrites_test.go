@@ -11,13 +11,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/controllers/planning"
 )
 
 func deployment(name string) *appsv1.Deployment {
 	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}}
 }
 
-func deploymentNames(w *world) []string {
+func deploymentNames(w *planning.World) []string {
 	var out []string
 	for _, d := range w.Deployments {
 		out = append(out, d.Name)
@@ -60,7 +61,7 @@ func TestPendingWritesOverlay(t *testing.T) {
 				p.deleted(ev, deployment(n), t0)
 			}
 			for i, want := range [][]string{tc.want, tc.wantAfter} {
-				w := &world{Now: tc.at}
+				w := &planning.World{Now: tc.at}
 				for _, n := range tc.cache {
 					w.Deployments = append(w.Deployments, *deployment(n))
 				}
@@ -70,7 +71,7 @@ func TestPendingWritesOverlay(t *testing.T) {
 				}
 			}
 			// Nothing leaks to another evaluation.
-			other := &world{Now: tc.at}
+			other := &planning.World{Now: tc.at}
 			p.overlay(types.NamespacedName{Namespace: "ns", Name: "other"}, other)
 			if len(other.Deployments) != 0 {
 				t.Errorf("another evaluation sees %v", deploymentNames(other))
@@ -83,7 +84,7 @@ func TestPendingWritesOverlayKeepsKinds(t *testing.T) {
 	ev := types.NamespacedName{Namespace: "ns", Name: "ev"}
 	p := newPendingWrites()
 	p.created(ev, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, t0)
-	w := &world{Now: t0, Deployments: []appsv1.Deployment{*deployment("a")}}
+	w := &planning.World{Now: t0, Deployments: []appsv1.Deployment{*deployment("a")}}
 	p.overlay(ev, w)
 	if len(w.Services) != 1 || len(w.Deployments) != 1 {
 		t.Errorf("a Service named like a Deployment: got %d services, %d deployments, want 1 and 1", len(w.Services), len(w.Deployments))
@@ -113,15 +114,15 @@ func TestPendingWritesStoredStatus(t *testing.T) {
 	for _, tc := range tests {
 		p := newPendingWrites()
 		if tc.write {
-			p.wroteStatus(namespacedName(tc.e), written, "6", t0)
+			p.wroteStatus(planning.NamespacedName(tc.e), written, "6", t0)
 		}
 		if diff := cmp.Diff(tc.want, p.storedStatus(tc.e, tc.at)); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
 		}
 	}
 	p := newPendingWrites()
-	p.wroteStatus(namespacedName(eval("5")), written, "6", t0)
-	p.forget(namespacedName(eval("5")))
+	p.wroteStatus(planning.NamespacedName(eval("5")), written, "6", t0)
+	p.forget(planning.NamespacedName(eval("5")))
 	if diff := cmp.Diff(cached, p.storedStatus(eval("5"), t0)); diff != "" {
 		t.Errorf("after forget (-want +got):\n%s", diff)
 	}

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-
 	"repot.dev/repot-operator/controllers/build"
 )
 

@@ -6,7 +6,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
-
 	"repot.dev/repot-operator/controllers/build"
 )
 

@@ -15,9 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/kueueadapter"
+	"repot.dev/repot-operator/controllers/planning"
 )
 
 // EvaluationReconciler runs RepotEvaluations: model servers, runner Jobs,
@@ -27,7 +27,7 @@ type EvaluationReconciler struct {
 	apiReader client.Reader
 	recorder  events.EventRecorder
 	opts      build.Options
-	ledgers   *recordCache
+	ledgers   *planning.RecordCache
 	// pending are this reconciler's writes the cache has not shown yet.
 	pending *pendingWrites
 	metrics *evaluationMetrics
@@ -76,7 +76,7 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, err
 	}
 	// 4. Decide (pure).
-	p := planEvaluation(e, w, r.opts)
+	p := planning.PlanEvaluation(e, w, r.opts)
 	// 5. Create, update and delete children; an error requeues with backoff,
 	//    except a child the API server rejects as invalid: retrying cannot
 	//    help. The rejection becomes part of the world and the planner
@@ -88,7 +88,7 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	if rejected != nil {
 		w.Rejected = rejected
-		p = planEvaluation(e, w, r.opts)
+		p = planning.PlanEvaluation(e, w, r.opts)
 	}
 	//    Then the Kueue Workloads: create, hand back an evicted one's
 	//    quota, mark a done model's finished.
@@ -126,7 +126,7 @@ func (r *EvaluationReconciler) fetch(ctx context.Context, req ctrl.Request) (*re
 	var e repotv1.RepotEvaluation
 	if err := r.client.Get(ctx, req.NamespacedName, &e); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.ledgers.forget(req.NamespacedName)
+			r.ledgers.Forget(req.NamespacedName)
 			r.pending.forget(req.NamespacedName)
 			r.metrics.forget(req.Namespace, req.Name)
 			return nil, nil
@@ -155,11 +155,11 @@ func (r *EvaluationReconciler) writeStatus(ctx context.Context, e *repotv1.Repot
 	if err := r.client.Status().Patch(ctx, u, client.MergeFrom(e)); err != nil {
 		return fmt.Errorf("write status: %w", err)
 	}
-	r.pending.wroteStatus(namespacedName(e), st, u.ResourceVersion, r.opts.Clock.Now())
+	r.pending.wroteStatus(planning.NamespacedName(e), st, u.ResourceVersion, r.opts.Clock.Now())
 	return nil
 }
 
-func (r *EvaluationReconciler) emit(e *repotv1.RepotEvaluation, evs []event) {
+func (r *EvaluationReconciler) emit(e *repotv1.RepotEvaluation, evs []planning.Event) {
 	for _, ev := range evs {
 		typ := "Normal"
 		if ev.Warning {

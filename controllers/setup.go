@@ -18,8 +18,9 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-
 	"repot.dev/repot-operator/controllers/build"
+
+	"repot.dev/repot-operator/controllers/planning"
 )
 
 // CacheOptions restrict the manager's informers to what the controller
@@ -40,7 +41,7 @@ func CacheOptions(namespace string, withKueue bool) cache.Options {
 		// managedFields leaves the stored ones as they are.)
 		DefaultTransform: cache.TransformStripManagedFields(),
 	}
-	for _, k := range childObjects() {
+	for _, k := range planning.ChildObjects() {
 		opts.ByObject[k] = cache.ByObject{Label: managed}
 	}
 	if withKueue {
@@ -56,7 +57,7 @@ func CacheOptions(namespace string, withKueue bool) cache.Options {
 // The manager's cache should use CacheOptions.
 func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts build.Options) error {
 	opts = opts.WithDefaults()
-	for _, k := range childObjects() {
+	for _, k := range planning.ChildObjects() {
 		if err := mgr.GetFieldIndexer().IndexField(ctx, k, build.OwnerKey, func(o client.Object) []string {
 			if n := build.ControllerName(o); n != "" {
 				return []string{n}
@@ -71,7 +72,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts build.Options)
 		apiReader: mgr.GetAPIReader(),
 		recorder:  mgr.GetEventRecorder("repot-operator"),
 		opts:      opts,
-		ledgers:   newRecordCache(),
+		ledgers:   planning.NewRecordCache(),
 		pending:   newPendingWrites(),
 		metrics:   newEvaluationMetrics(),
 	}
@@ -87,7 +88,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts build.Options)
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToEvaluation)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles})
-	for _, k := range childObjects() {
+	for _, k := range planning.ChildObjects() {
 		b = b.Owns(k)
 	}
 	b, err := setupKueue(ctx, mgr, r, b)

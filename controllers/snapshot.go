@@ -12,23 +12,26 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-
 	"repot.dev/repot-operator/controllers/build"
+
+	"repot.dev/repot-operator/controllers/planning"
 )
 
 // snapshot reads the world of one evaluation: its children through the
 // owner index (with the writes of this reconciler the cache lacks), its server pods by label, its ledgers' records (parsed once
 // per ConfigMap resourceVersion) and its problem set.
-func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEvaluation) (*world, error) {
-	w := &world{Now: r.opts.Clock.Now()}
+func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEvaluation) (*planning.World, error) {
+	w := &planning.World{Now: r.opts.Clock.Now()}
 	owned := []client.ListOption{client.InNamespace(e.Namespace), client.MatchingFields{build.OwnerKey: e.Name}}
-	for _, k := range childKinds {
-		if err := k.load(ctx, r.client, w, owned...); err != nil {
-			return nil, err
+	for _, k := range planning.ChildKinds {
+		l := k.NewList()
+		if err := r.client.List(ctx, l, owned...); err != nil {
+			return nil, fmt.Errorf("list owned %s: %w", k.Plural(), err)
 		}
+		k.SetList(w, l)
 	}
 	// The cache may not show this reconciler's last writes yet.
-	r.pending.overlay(namespacedName(e), w)
+	r.pending.overlay(planning.NamespacedName(e), w)
 
 	var pods corev1.PodList
 	if err := r.client.List(ctx, &pods, client.InNamespace(e.Namespace),
@@ -50,26 +53,26 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 		return nil, err
 	}
 
-	w.Records, w.LedgerProblems = r.ledgers.read(namespacedName(e), w.Ledgers)
-	res := r.ledgers.results(namespacedName(e), resultsKey(e.Generation, w.Ledgers), func() evaluationResults {
-		return ComputeResults(e, w.Records)
+	w.Records, w.LedgerProblems = r.ledgers.Read(planning.NamespacedName(e), w.Ledgers)
+	res := r.ledgers.Results(planning.NamespacedName(e), planning.ResultsKey(e.Generation, w.Ledgers), func() planning.EvaluationResults {
+		return planning.ComputeResults(e, w.Records)
 	})
 	w.Results = &res
 	if n := len(w.LedgerProblems); n > 0 {
 		log.FromContext(ctx).Info("skipping ledger lines that are not records", "count", n, "first", w.LedgerProblems[0].String())
 	}
 
-	w.Problems = problemsFromSpec(e)
+	w.Problems = planning.ProblemsFromSpec(e)
 	if p := e.Spec.Problems; p != nil && p.ConfigMap != nil {
 		var cm corev1.ConfigMap
 		err := r.apiReader.Get(ctx, types.NamespacedName{Namespace: e.Namespace, Name: p.ConfigMap.Name}, &cm)
 		switch {
 		case apierrors.IsNotFound(err):
-			w.Problems = problemsFromConfigMap(p.ConfigMap, nil)
+			w.Problems = planning.ProblemsFromConfigMap(p.ConfigMap, nil)
 		case err != nil:
 			return nil, fmt.Errorf("get problems ConfigMap %s: %w", p.ConfigMap.Name, err)
 		default:
-			w.Problems = problemsFromConfigMap(p.ConfigMap, &cm)
+			w.Problems = planning.ProblemsFromConfigMap(p.ConfigMap, &cm)
 		}
 	}
 	return w, nil
@@ -78,9 +81,9 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 // readMountFailures reads the FailedMount events of the runner pods that
 // are Pending past their grace period (usually none, so usually no call):
 // the kubelet reports a volume that does not mount only as an event.
-func (r *EvaluationReconciler) readMountFailures(ctx context.Context, e *repotv1.RepotEvaluation, w *world) error {
+func (r *EvaluationReconciler) readMountFailures(ctx context.Context, e *repotv1.RepotEvaluation, w *planning.World) error {
 	grace := time.Duration(e.Spec.StalledAfterSecondsOrDefault()) * time.Second
-	for _, name := range pendingPastGrace(w.RunnerPods, w.Now, grace) {
+	for _, name := range planning.PendingPastGrace(w.RunnerPods, w.Now, grace) {
 		var evs corev1.EventList
 		if err := r.apiReader.List(ctx, &evs, client.InNamespace(e.Namespace),
 			client.MatchingFields{"involvedObject.name": name, "reason": "FailedMount"}); err != nil {
@@ -96,7 +99,7 @@ func (r *EvaluationReconciler) readMountFailures(ctx context.Context, e *repotv1
 			if w.MountFailures == nil {
 				w.MountFailures = map[string]string{}
 			}
-			w.MountFailures[name] = truncate(last.Message, 512)
+			w.MountFailures[name] = planning.Truncate(last.Message, 512)
 		}
 	}
 	return nil

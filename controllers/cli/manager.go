@@ -14,7 +14,6 @@ import (
 
 	"repot.dev/repot-operator/controllers"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/controllers/kueueadapter"
 	"repot.dev/repot-operator/controllers/schedule"
 )
 
@@ -43,7 +42,7 @@ func newManagerCommand() *cobra.Command {
 			// The Workload cache needs Kueue's API; without Kueue a queued
 			// evaluation says so in its status, and the operator restarts
 			// itself once Kueue is installed (KueueWatch).
-			withKueue, err := kueueadapter.KueueServed(cfg)
+			withKueue, err := controllers.KueueServed(cfg)
 			if err != nil {
 				return err
 			}
@@ -78,13 +77,13 @@ func newManagerCommand() *cobra.Command {
 			if !withKueue {
 				// Kueue installed later: stop, so that the restart watches
 				// Workloads (the caches are fixed at start).
-				watch := kueueadapter.KueueWatch{Served: func() (bool, error) { return kueueadapter.KueueServed(cfg) }}
+				watch := controllers.KueueWatch{Served: func() (bool, error) { return controllers.KueueServed(cfg) }}
 				if err := mgr.Add(watch); err != nil {
 					return err
 				}
 			}
 			err = mgr.Start(ctx)
-			if errors.Is(err, kueueadapter.ErrKueueInstalled) {
+			if errors.Is(err, controllers.ErrKueueInstalled) {
 				fmt.Fprintln(cmd.ErrOrStderr(), "repot manager:", err)
 				return nil
 			}

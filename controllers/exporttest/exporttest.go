@@ -11,8 +11,7 @@ import (
 	"reflect"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-	"repot.dev/repot-operator/controllers"
-
+	"repot.dev/repot-operator/controllers/planning"
 	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/summary"
 )
@@ -54,8 +53,8 @@ func MatchesStatus(e *repotv1.RepotEvaluation, dir string) error {
 		s := summary.Scaling(recs)
 		scaling = &s
 	}
-	figs, sc := controllers.FiguresFromSummary(e, sum, scaling)
-	if err := sameJSON("figures", figs, controllers.FiguresFromStatus(&e.Status)); err != nil {
+	figs, sc := planning.FiguresFromSummary(e, sum, scaling)
+	if err := sameJSON("figures", figs, planning.FiguresFromStatus(&e.Status)); err != nil {
 		return err
 	}
 	if err := sameJSON("scaling", sc, e.Status.Scaling); err != nil {

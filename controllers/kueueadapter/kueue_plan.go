@@ -5,7 +5,6 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-
 	"repot.dev/repot-operator/controllers/build"
 )
 

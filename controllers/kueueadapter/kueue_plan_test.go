@@ -7,7 +7,6 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
-
 	"repot.dev/repot-operator/controllers/build"
 )
 

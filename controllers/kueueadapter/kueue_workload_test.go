@@ -11,7 +11,6 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
-
 	"repot.dev/repot-operator/controllers/build"
 )
 
@@ -252,7 +251,7 @@ func TestRequeueStatus(t *testing.T) {
 		t.Run(tc.evictedBy, func(t *testing.T) {
 			wl := workloadWith([]metav1.Condition{cond(kueue.WorkloadQuotaReserved, metav1.ConditionTrue, ""), cond(kueue.WorkloadAdmitted, metav1.ConditionTrue, ""),
 				{Type: kueue.WorkloadEvicted, Status: metav1.ConditionTrue, Reason: tc.evictedBy, Message: "evicted: " + tc.evictedBy}}, &kueue.Admission{ClusterQueue: "gpus"})
-			requeueStatus(wl, metav1.Now())
+			RequeueStatus(wl, metav1.Now())
 			if got := readAdmission(wl, nil); got.State != admissionPending || got.Message != "evicted: "+tc.evictedBy {
 				t.Errorf("after requeue: %+v, want pending with the eviction's message", got)
 			}

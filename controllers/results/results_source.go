@@ -10,11 +10,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/planning"
 	"repot.dev/repot-operator/runner/report"
 	"repot.dev/repot-operator/runner/summary"
-
-	"repot.dev/repot-operator/controllers"
-	"repot.dev/repot-operator/controllers/build"
 )
 
 // EvaluationResults are an evaluation's records as the operator counts them:
@@ -46,7 +45,7 @@ func ReadEvaluationResults(ctx context.Context, c client.Reader, namespace, name
 			ledgers = append(ledgers, cm)
 		}
 	}
-	recs, problems := controllers.ReadLedgers(ledgers)
+	recs, problems := planning.ReadLedgers(ledgers)
 	res := &EvaluationResults{Evaluation: e, Records: evaluationRecords(e, recs)}
 	for _, p := range problems {
 		res.Problems = append(res.Problems, p.String())

@@ -15,11 +15,10 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+	"repot.dev/repot-operator/controllers/planning"
 	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/report"
 	"repot.dev/repot-operator/runner/summary"
-
-	"repot.dev/repot-operator/controllers"
 )
 
 func resultRecord(model, problem, method string, success bool, infra string) summary.Record {
@@ -50,9 +49,9 @@ func TestEvaluationRecords(t *testing.T) {
 		t.Errorf("records (-want +got):\n%s", diff)
 	}
 	// The status figures from the exported summary are those of the records.
-	figs, _ := controllers.FiguresFromSummary(e, summary.Aggregate(got), nil)
-	res := controllers.ComputeResults(e, in)
-	if diff := cmp.Diff(controllers.MethodResults(e, res.Models["a"]), figs[0].Methods); diff != "" {
+	figs, _ := planning.FiguresFromSummary(e, summary.Aggregate(got), nil)
+	res := planning.ComputeResults(e, in)
+	if diff := cmp.Diff(planning.MethodResults(e, res.Models["a"]), figs[0].Methods); diff != "" {
 		t.Errorf("figures from the export differ from the status's (-status +export):\n%s", diff)
 	}
 }
@@ -168,8 +167,8 @@ func TestFiguresFromStatusLeaveOutEnergyEstimates(t *testing.T) {
 		Name:    "a",
 		Methods: []repotv1.MethodResult{{Method: "pot", Solved: 3, EstimatedEnergyJoules: &j, EstimatedJoulesPerSolvedProblem: &j}},
 	}}}
-	got := controllers.FiguresFromStatus(st)
-	want := []controllers.ModelFigures{{Name: "a", Methods: []repotv1.MethodResult{{Method: "pot", Solved: 3}}}}
+	got := planning.FiguresFromStatus(st)
+	want := []planning.ModelFigures{{Name: "a", Methods: []repotv1.MethodResult{{Method: "pot", Solved: 3}}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("figures (-want +got):\n%s", diff)
 	}

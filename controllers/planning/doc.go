@@ -1,0 +1,34 @@
+// Package planning is the RepotEvaluation controller's decision: pure
+// functions of an evaluation and the World its reconcile observed, with no
+// client, no clock and no randomness (the same inputs always give the same
+// Plan). The I/O shell in package controllers reads the World, calls
+// PlanEvaluation and carries the Plan out.
+//
+//   - world.go, kinds.go, project.go: the World a pass observed (one slice
+//     per kind of the ChildKinds registry, the Object interface that stands
+//     for client.Object), and the World once a Plan is applied (what the
+//     status describes);
+//   - plan.go, rejected.go: the Plan of one pass (children to create,
+//     update, delete; the status; events; Workload operations; when to look
+//     again), and what a child the API server rejects means;
+//   - models.go, gpuseconds.go, readiness.go: the per-model lifecycle
+//     (Queued, Starting, Running, Done), spec.maxParallelModels and the
+//     admission gate (World.Admitted), the servers' readiness, and the
+//     GPU-seconds each server held and idled;
+//   - kueue_admission.go: the Plan's Kueue part: the models Kueue admitted,
+//     the Workload operations, placement by admitted flavor, the admission
+//     messages of the status (the Kueue types are in kueueadapter);
+//   - diagnose.go, runnerdiag.go: why a server is not ready (waiting for
+//     capacity, unschedulable, image pull, crash loop, probe timeout), why
+//     runner pods make no progress (image pull, Pending, failed mounts);
+//   - records.go, recordcache.go: the ledgers' records (ReadLedgers), parsed
+//     once per ConfigMap resourceVersion (RecordCache);
+//   - results.go, derail.go, gpucost.go, gitops.go, sandboxmode.go,
+//     problems.go: what the status says of the records (per-method results,
+//     Derail conditions, GPU energy, paired comparisons and the problem
+//     set's hash, sandbox modes, the problem count);
+//   - status.go, status_figures.go, conditions.go, events.go: the status,
+//     recomputed from the World on every pass, its conditions and the events
+//     of their transitions;
+//   - lifecycle.go: completion, failure, the active deadline and the TTL.
+package planning

@@ -1,0 +1,168 @@
+package planning
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/kueueadapter"
+)
+
+// queuedStep plans one pass of a queued evaluation as the reconciler does:
+// world.Admitted from the Workloads, then the plan, applied to the world.
+func queuedStep(t *testing.T, w *World, now time.Time) Plan {
+	t.Helper()
+	e := sweep()
+	e.Labels = map[string]string{kueueadapter.QueueNameLabel: "gpus"}
+	w.Admitted = AdmittedModels(e, w)
+	return step(e, w, now)
+}
+
+func ops(p Plan) []string {
+	var out []string
+	for _, op := range p.Queue {
+		out = append(out, [...]string{"", "submit", "requeue", "finish"}[op.Kind]+" "+op.Workload.Name)
+	}
+	return out
+}
+
+// A queued sweep: Workloads first, children only for the admitted model,
+// placed by its flavor; eviction removes them, and the quota is handed back
+// once they are gone.
+func TestPlanKueue(t *testing.T) {
+	flavor := &kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "h100"}, Spec: kueue.ResourceFlavorSpec{
+		NodeLabels: map[string]string{"pool": "h100"}, Tolerations: []corev1.Toleration{{Key: "gpu", Operator: corev1.TolerationOpExists}}}}
+	w := newWorld()
+	w.Kueue = kueueadapter.QueueWorld{Workloads: map[string]*kueue.Workload{}, Flavors: map[string]*kueue.ResourceFlavor{"h100": flavor}}
+
+	p := queuedStep(t, w, t0)
+	if diff := cmp.Diff([]string{"submit ev-m1-workload", "submit ev-m2-workload", "submit ev-m3-workload", "submit ev-m4-workload"}, ops(p)); diff != "" {
+		t.Errorf("first pass (-want +got):\n%s", diff)
+	}
+	if len(w.Deployments)+len(w.Jobs) != 0 {
+		t.Fatalf("children before admission: %v", servers(w))
+	}
+	for _, op := range p.Queue {
+		w.Kueue.Workloads[op.Workload.Labels[build.LabelModel]] = op.Workload
+	}
+
+	// Kueue admits m2 only (m1 waits even though maxParallelModels allows 2).
+	wl := w.Kueue.Workloads["m2"]
+	wl.Status.Admission = &kueue.Admission{ClusterQueue: "gpus", PodSetAssignments: []kueue.PodSetAssignment{
+		{Name: kueueadapter.PodSetServer, Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{"nvidia.com/gpu": "h100"}},
+		{Name: kueueadapter.PodSetRunners, Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{corev1.ResourceCPU: "h100"}}}}
+	wl.Status.Conditions = []metav1.Condition{cond(kueue.WorkloadQuotaReserved, metav1.ConditionTrue, ""), cond(kueue.WorkloadAdmitted, metav1.ConditionTrue, "")}
+	p = queuedStep(t, w, t0.Add(time.Second))
+	if len(p.Queue) != 0 {
+		t.Errorf("ops after admission: %v", ops(p))
+	}
+	if diff := cmp.Diff([]string{build.ServerName("ev", "m2")}, servers(w)); diff != "" {
+		t.Fatalf("servers (-want +got):\n%s", diff)
+	}
+	d := w.deployment(build.ServerName("ev", "m2"))
+	if d.Spec.Template.Spec.NodeSelector["pool"] != "h100" || !kueueadapter.HasToleration(d.Spec.Template.Spec.Tolerations, flavor.Spec.Tolerations[0]) {
+		t.Errorf("server not placed by the flavor: %v %v", d.Spec.Template.Spec.NodeSelector, d.Spec.Template.Spec.Tolerations)
+	}
+	if got := p.Status.Models[1].Admission; got != "Admitted: admitted by ClusterQueue gpus" {
+		t.Errorf("m2 admission status %q", got)
+	}
+	setServerReady(w, "ev", "m2", true)
+	for range 3 { // ledgers, then the Job
+		queuedStep(t, w, t0.Add(2*time.Second))
+	}
+	j := w.job(build.RunnerJobName("ev", "m2"))
+	if j == nil || j.Spec.Template.Spec.NodeSelector["pool"] != "h100" {
+		t.Fatalf("runner Job missing or not placed: %v", j)
+	}
+
+	// Eviction: the children go first; the quota is handed back after.
+	wl.Status.Conditions = append(wl.Status.Conditions, cond(kueue.WorkloadEvicted, metav1.ConditionTrue, "Preempted"))
+	w.ServerPods = []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "ev-m2-server-x", Labels: build.ChildLabels("ev", "m2", build.ComponentServer)}}}
+	p = queuedStep(t, w, t0.Add(3*time.Second))
+	if len(p.Queue) != 0 || len(w.Deployments)+len(w.Jobs) != 0 {
+		t.Fatalf("eviction: ops %v, left %v", ops(p), servers(w))
+	}
+	p = queuedStep(t, w, t0.Add(4*time.Second))
+	if len(p.Queue) != 0 {
+		t.Errorf("quota handed back while a server pod still terminates: %v", ops(p))
+	}
+	w.ServerPods = nil
+	p = queuedStep(t, w, t0.Add(5*time.Second))
+	if diff := cmp.Diff([]string{"requeue ev-m2-workload"}, ops(p)); diff != "" {
+		t.Errorf("after the children are gone (-want +got):\n%s", diff)
+	}
+	if !w.hasLedger(build.LedgerName("ev", "m2", 0)) {
+		t.Error("eviction removed the ledger")
+	}
+}
+
+func TestPlanKueueNotInstalled(t *testing.T) {
+	w := newWorld()
+	w.KueueMissing = true
+	p := queuedStep(t, w, t0)
+	if len(p.Queue) != 0 || len(w.Deployments) != 0 {
+		t.Fatalf("without Kueue: ops %v, servers %v", ops(p), servers(w))
+	}
+	if got := p.Status.Models[0].Admission; got != kueueNotInstalled {
+		t.Errorf("admission status %q, want the not-installed message", got)
+	}
+}
+
+// The Workloads carry the evaluation's priority; a priority class that does
+// not exist holds them back, says so per model and looks again later.
+func TestPlanKueuePriority(t *testing.T) {
+	high := int32(1000)
+	cases := []struct {
+		name     string
+		priority kueueadapter.WorkloadPriority
+		wantOps  []string
+		wantRef  *kueue.PriorityClassRef
+		wantPrio *int32
+		wantAdm  string
+		requeue  time.Duration
+	}{{
+		name:    "no class: Kueue's default",
+		wantOps: []string{"submit ev-m1-workload", "submit ev-m2-workload", "submit ev-m3-workload", "submit ev-m4-workload"},
+		wantAdm: "Absent",
+	}, {
+		name:     "a WorkloadPriorityClass",
+		priority: kueueadapter.WorkloadPriority{Ref: kueue.NewWorkloadPriorityClassRef("eval-high"), Value: &high},
+		wantOps:  []string{"submit ev-m1-workload", "submit ev-m2-workload", "submit ev-m3-workload", "submit ev-m4-workload"},
+		wantRef:  kueue.NewWorkloadPriorityClassRef("eval-high"), wantPrio: &high,
+		wantAdm: "Absent",
+	}, {
+		name:     "a class that does not exist",
+		priority: kueueadapter.WorkloadPriority{Problem: "no Workload is created: WorkloadPriorityClass \"gone\" does not exist"},
+		wantAdm:  "Absent: no Workload is created: WorkloadPriorityClass \"gone\" does not exist",
+		requeue:  kueueadapter.PriorityRecheck,
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld()
+			w.Kueue = kueueadapter.QueueWorld{Workloads: map[string]*kueue.Workload{}, Priority: tc.priority}
+			p := queuedStep(t, w, t0)
+			if diff := cmp.Diff(tc.wantOps, ops(p)); diff != "" {
+				t.Errorf("ops (-want +got):\n%s", diff)
+			}
+			for _, op := range p.Queue {
+				if diff := cmp.Diff(tc.wantRef, op.Workload.Spec.PriorityClassRef); diff != "" {
+					t.Errorf("%s priorityClassRef (-want +got):\n%s", op.Workload.Name, diff)
+				}
+				if diff := cmp.Diff(tc.wantPrio, op.Workload.Spec.Priority); diff != "" {
+					t.Errorf("%s priority (-want +got):\n%s", op.Workload.Name, diff)
+				}
+			}
+			if got := p.Status.Models[0].Admission; got != tc.wantAdm {
+				t.Errorf("admission status %q, want %q", got, tc.wantAdm)
+			}
+			if tc.requeue > 0 && p.RequeueAfter != tc.requeue {
+				t.Errorf("requeue after %v, want %v", p.RequeueAfter, tc.requeue)
+			}
+		})
+	}
+}

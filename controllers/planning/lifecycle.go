@@ -1,0 +1,108 @@
+package planning
+
+import (
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/controllers/build"
+)
+
+// phase is where an evaluation is in its life.
+type phase int
+
+const (
+	phaseActive phase = iota
+	phaseComplete
+	phaseFailed
+)
+
+// outcome is the evaluation's phase with, once it ended, why and when.
+type outcome struct {
+	Phase   phase
+	Reason  string
+	Message string
+	// CompletionTime is when it ended; set for the two final phases.
+	CompletionTime *metav1.Time
+	// DeadlineIn is the time left before activeDeadlineSeconds passes, 0
+	// when there is no deadline or the evaluation ended.
+	DeadlineIn time.Duration
+}
+
+// hasStarted says whether the evaluation started: its status records a start
+// time, or one of its servers or runner Jobs exists. The second covers the
+// passes between the one that created the first server and the status write
+// that records the start, which the reconciler leaves to the next pass that
+// changes no child. (The runner's identity and ledgers do not count: an
+// evaluation whose first server the API server rejects has not started, and
+// its spec stays editable.)
+func hasStarted(e *repotv1.RepotEvaluation, w *World) bool {
+	return e.Status.StartTime != nil || len(w.Deployments) > 0 || len(w.Jobs) > 0
+}
+
+// decideOutcome says whether the evaluation has ended. An ended evaluation
+// stays ended (completionTime is set once); otherwise the active deadline is
+// checked first, then failed and completed runner Jobs.
+func decideOutcome(e *repotv1.RepotEvaluation, w *World) outcome {
+	now := metav1.NewTime(w.Now)
+	if ct := e.Status.CompletionTime; ct != nil {
+		if c := findCondition(e.Status.Conditions, repotv1.ConditionFailed); c != nil && c.Status == metav1.ConditionTrue {
+			return outcome{Phase: phaseFailed, Reason: c.Reason, Message: c.Message, CompletionTime: ct}
+		}
+		return outcome{Phase: phaseComplete, Reason: repotv1.ReasonAllRunsRecorded, Message: completeMessage(e), CompletionTime: ct}
+	}
+	if o, changed := problemsChanged(e, w, now); changed {
+		return o
+	}
+	var deadlineIn time.Duration
+	if d := e.Spec.ActiveDeadlineSeconds; d != nil && e.Status.StartTime != nil {
+		limit := time.Duration(*d) * time.Second
+		ran := w.Now.Sub(e.Status.StartTime.Time)
+		if ran >= limit {
+			return outcome{Phase: phaseFailed, Reason: repotv1.ReasonDeadlineExceeded, CompletionTime: &now, Message: fmt.Sprintf(
+				"the evaluation ran for %s, past spec.activeDeadlineSeconds (%ds); runners were stopped and servers deleted, the ledgers keep the finished runs",
+				ran.Round(time.Second), *d)}
+		}
+		deadlineIn = limit - ran
+	}
+	complete := len(e.Spec.Models) > 0
+	for i := range e.Spec.Models {
+		j := w.job(build.RunnerJobName(e.Name, e.Spec.Models[i].Name))
+		if j == nil {
+			complete = false
+			continue
+		}
+		if c := jobCondition(j, batchv1.JobFailed); c != nil {
+			return outcome{Phase: phaseFailed, Reason: repotv1.ReasonBackoffLimitExceeded, CompletionTime: &now, Message: fmt.Sprintf(
+				"runner Job %s of model %s failed (%s: %s); the ledgers keep the finished runs",
+				j.Name, e.Spec.Models[i].Name, c.Reason, c.Message)}
+		}
+		if jobCondition(j, batchv1.JobComplete) == nil {
+			complete = false
+		}
+	}
+	if complete {
+		return outcome{Phase: phaseComplete, Reason: repotv1.ReasonAllRunsRecorded, Message: completeMessage(e), CompletionTime: &now}
+	}
+	return outcome{Phase: phaseActive, DeadlineIn: deadlineIn}
+}
+
+func completeMessage(e *repotv1.RepotEvaluation) string {
+	return fmt.Sprintf("every runner Job of the %d model(s) completed; servers were deleted, the ledgers and traces stay", len(e.Spec.Models))
+}
+
+// ttlExpiry says, for an ended evaluation with spec.ttlSecondsAfterFinished,
+// whether it is due for deletion and otherwise how long until it is.
+func ttlExpiry(e *repotv1.RepotEvaluation, o outcome, now time.Time) (due bool, after time.Duration) {
+	if o.Phase == phaseActive || o.CompletionTime == nil || e.Spec.TTLSecondsAfterFinished == nil {
+		return false, 0
+	}
+	at := o.CompletionTime.Add(time.Duration(*e.Spec.TTLSecondsAfterFinished) * time.Second)
+	if !now.Before(at) {
+		return true, 0
+	}
+	return false, at.Sub(now)
+}

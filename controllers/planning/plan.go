@@ -1,0 +1,231 @@
+package planning
+
+import (
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/utils/ptr"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/kueueadapter"
+)
+
+// problemsRecheck is how often an evaluation whose spec.problems cannot be
+// read looks again (the ConfigMap is not watched).
+const problemsRecheck = 30 * time.Second
+
+// event is a Kubernetes event to emit once the status is written.
+type Event struct {
+	Warning bool
+	Reason  string
+	Message string
+}
+
+// plan is what one reconcile must do: the children to create, update and
+// delete (in that order; creations are ordered so that the service account,
+// its Role and the ledgers exist before any Job), the new status, the events
+// to emit after the status is written, and when to look again.
+type Plan struct {
+	Create []Object
+	Update []Object
+	Delete []Object
+
+	Status repotv1.RepotEvaluationStatus
+	Events []Event
+
+	// RequeueAfter is set for timed work (deadline, TTL, probe budget).
+	RequeueAfter time.Duration
+	// DeleteEvaluation is set when the TTL after finishing has passed.
+	DeleteEvaluation bool
+	// Queue are the actions on Kueue Workloads (kueue_wiring.go), carried
+	// out after the children.
+	Queue []kueueadapter.QueueOp
+}
+
+// planEvaluation is the controller's decision for one evaluation and the
+// world it observed. It is a pure function: no client, no clock, no
+// randomness; the same inputs always give the same plan.
+func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan {
+	o = o.WithDefaults()
+	var p Plan
+	out := decideOutcome(e, w)
+	ended := out.Phase != phaseActive
+	res := w.results(e)
+	models := decideModels(e, w, res, ended)
+	views := observeServers(e, w, o, ended, models)
+	switch {
+	case w.Rejected != nil:
+		// Nothing of this pass was applied for sure: describe the world as
+		// observed and say why it cannot go on.
+	case ended:
+		p.planEnded(e, w, out)
+		p.planKueue(e, w, o, models, true)
+	case hasStarted(e, w) || !e.Spec.IsSuspended():
+		p.planChildren(e, w, o, views, models)
+		p.planKueue(e, w, o, models, false)
+	}
+	p.Create = p.Create[:min(len(p.Create), o.CreatesPerPass)]
+	after := project(w, &p)
+	afterModels := decideModels(e, after, res, ended)
+	runners := diagnoseModelsRunners(e, w, afterModels)
+	p.Status = buildStatus(e, after, out, observeServers(e, after, o, ended, afterModels), afterModels, res, runners)
+	kueueStatus(&p.Status, e, w)
+	if w.Rejected != nil {
+		p.planRejected(e, w, w.Rejected, w.Now)
+		return p
+	}
+	p.Events = transitionEvents(e.Status.Conditions, p.Status.Conditions)
+
+	due, ttlIn := ttlExpiry(e, out, w.Now)
+	p.DeleteEvaluation = due
+	p.requeueIn(ttlIn)
+	p.requeueIn(out.DeadlineIn)
+	if !ended {
+		for _, v := range views {
+			p.requeueIn(v.RecheckAfter)
+		}
+		for _, d := range runners {
+			p.requeueIn(d.RecheckAfter)
+		}
+		if w.Problems.Unavailable != "" {
+			p.requeueIn(problemsRecheck)
+		}
+	}
+	return p
+}
+
+func (p *Plan) requeueIn(d time.Duration) {
+	if d > 0 && (p.RequeueAfter == 0 || d < p.RequeueAfter) {
+		p.RequeueAfter = d
+	}
+}
+
+// planChildren ensures the children of a running (or suspended) evaluation:
+// the runner's identity and network policy, and per model as its lifecycle
+// state says (decideModels): for an active model its server (scaled to zero
+// while suspended) and, once the server is ready, its runner Job and the
+// ledgers it writes; for a Done model the deletion of its server; for an
+// evicted model the deletion of its server and runners.
+func (p *Plan) planChildren(e *repotv1.RepotEvaluation, w *World, o build.Options, views []serverView, models []modelState) {
+	suspend := e.Spec.IsSuspended()
+	access := build.RunnerAccessName(e.Name)
+	if !hasNamed(w.ServiceAccounts, access) {
+		p.Create = append(p.Create, build.RunnerServiceAccount(e))
+	}
+	if !hasNamed(w.Roles, access) {
+		p.Create = append(p.Create, build.RunnerRole(e))
+	}
+	// The API server lets the operator bind only a Role it can read (it
+	// checks that the operator holds what the Role grants): the binding
+	// waits for the pass that observes the Role.
+	if !hasNamed(w.RoleBindings, access) && hasNamed(w.Roles, access) {
+		p.Create = append(p.Create, build.RunnerRoleBinding(e))
+	}
+	if !hasNamed(w.NetworkPolicies, access) {
+		p.Create = append(p.Create, build.RunnerNetworkPolicy(e, o))
+	}
+	// A runner pod never runs without its identity, its permissions and
+	// its network policy in place.
+	accessReady := hasNamed(w.ServiceAccounts, access) && hasNamed(w.Roles, access) &&
+		hasNamed(w.RoleBindings, access) && hasNamed(w.NetworkPolicies, access)
+	var jobs []Object
+	for i := range e.Spec.Models {
+		m := &e.Spec.Models[i]
+		switch {
+		case models[i].Done:
+			p.deleteServer(e, m, w)
+			continue
+		case models[i].Evicted:
+			p.evict(e, m, w)
+			continue
+		case !models[i].Active:
+			continue
+		}
+		if build.HasServer(m) {
+			p.planServer(e, m, w, o, suspend)
+		}
+		j := p.planJob(e, m, w, o, views[i].Ready, suspend)
+		if j == nil && w.job(build.RunnerJobName(e.Name, m.Name)) == nil {
+			continue
+		}
+		// The ledgers come when the runner Job is due, not with the
+		// server, so that the first pass of a sweep creates only what
+		// starts the servers; the Job follows on the pass that observes
+		// them.
+		ledgersReady := true
+		for _, cm := range build.LedgerConfigMaps(e, m) {
+			if !w.hasLedger(cm.Name) {
+				p.Create = append(p.Create, cm)
+				ledgersReady = false
+			}
+		}
+		if j != nil && ledgersReady && accessReady {
+			jobs = append(jobs, j)
+		}
+	}
+	p.Create = append(p.Create, jobs...)
+}
+
+// planServer creates or scales a model's server: one replica, or zero while
+// suspended so that the GPUs are released.
+func (p *Plan) planServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *World, o build.Options, suspend bool) {
+	name := build.ServerName(e.Name, m.Name)
+	if w.service(name) == nil {
+		p.Create = append(p.Create, build.ServerService(e, m))
+	}
+	replicas := int32(1)
+	if suspend {
+		replicas = 0
+	}
+	d := w.deployment(name)
+	switch {
+	case d == nil && !suspend:
+		p.Create = append(p.Create, build.ServerDeployment(e, m, o, replicas))
+	case d != nil && ptr.Deref(d.Spec.Replicas, 1) != replicas:
+		u := d.DeepCopy()
+		u.Spec.Replicas = ptr.To(replicas)
+		p.Update = append(p.Update, u)
+	}
+}
+
+// planJob returns a model's runner Job to create (once its server is ready
+// and its problems readable), or records an update of its suspend flag. A
+// suspended Job is released only when the evaluation is not suspended and
+// the server is ready again; a running Job is not suspended because its
+// server blinks.
+func (p *Plan) planJob(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *World, o build.Options, ready, suspend bool) *batchv1.Job {
+	j := w.job(build.RunnerJobName(e.Name, m.Name))
+	if j == nil {
+		if suspend || !ready || w.Problems.Unavailable != "" {
+			return nil
+		}
+		return build.RunnerJob(e, m, o, false)
+	}
+	if jobFinished(j) {
+		return nil
+	}
+	cur := ptr.Deref(j.Spec.Suspend, false)
+	want := suspend || (cur && !ready)
+	if want != cur {
+		u := j.DeepCopy()
+		u.Spec.Suspend = ptr.To(want)
+		p.Update = append(p.Update, u)
+	}
+	return nil
+}
+
+// planEnded tears down what an ended evaluation no longer needs: its
+// servers, and the runners of an evaluation that failed while they ran. The
+// ledgers, Jobs and access objects stay until the evaluation is deleted.
+func (p *Plan) planEnded(e *repotv1.RepotEvaluation, w *World, out outcome) {
+	for i := range e.Spec.Models {
+		m := &e.Spec.Models[i]
+		p.deleteServer(e, m, w)
+		if j := w.job(build.RunnerJobName(e.Name, m.Name)); out.Phase == phaseFailed && j != nil && !jobFinished(j) && !ptr.Deref(j.Spec.Suspend, false) {
+			u := j.DeepCopy()
+			u.Spec.Suspend = ptr.To(true)
+			p.Update = append(p.Update, u)
+		}
+	}
+}

@@ -1,0 +1,32 @@
+package planning
+
+// project returns the world as it will be once the plan's child changes
+// are applied. The status describes that world, so that a pass which
+// creates the children also reports them, and the next pass finds nothing
+// to change. Objects are shallow-copied into new slices; w is not modified.
+func project(w *World, p *Plan) *World {
+	n := *w
+	for _, k := range ChildKinds {
+		k.Clone(&n, w)
+	}
+	for _, objs := range [][]Object{p.Create, p.Update} {
+		for _, o := range objs {
+			n.put(o)
+		}
+	}
+	for _, o := range p.Delete {
+		if k := KindOf(o); k != nil {
+			k.Remove(&n, o)
+		}
+	}
+	return &n
+}
+
+// put adds or replaces an object of a registered kind by name.
+func (w *World) put(o Object) {
+	for _, k := range ChildKinds {
+		if k.Put(w, o) {
+			return
+		}
+	}
+}

@@ -1,0 +1,85 @@
+package planning
+
+import (
+	"bufio"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/ledger"
+	"repot.dev/repot-operator/runner/summary"
+)
+
+// ledgerProblem is a line of a ledger that could not be read. It is logged
+// by the reconciler, never fatal: the other lines still count.
+type ledgerProblem struct {
+	Ledger string
+	Line   int
+	Err    string
+}
+
+func (p ledgerProblem) String() string {
+	return fmt.Sprintf("ledger %s line %d: %s", p.Ledger, p.Line, p.Err)
+}
+
+// ReadLedgers returns the records of the given ledger ConfigMaps in a fixed
+// order (by model label, then shard index, then line), whatever order the
+// cache listed them in, so that summary.Dedupe always keeps the same record
+// of a duplicated key. Records whose model does not match the ledger's model
+// label are kept: the key (model, problem, method) is what counts. Unreadable
+// lines are returned as problems. It is recordCache.read without a cache:
+// the reconciler reads through the cache, and the tests through this.
+func ReadLedgers(ledgers []corev1.ConfigMap) ([]summary.Record, []ledgerProblem) {
+	return NewRecordCache().Read(types.NamespacedName{}, ledgers)
+}
+
+// sortLedgers orders ledgers by model label, then shard index, then name.
+func sortLedgers(ls []corev1.ConfigMap) {
+	sort.Slice(ls, func(i, j int) bool { return ledgerLess(&ls[i], &ls[j]) })
+}
+
+func ledgerLess(a, b *corev1.ConfigMap) bool {
+	ma, mb := a.Labels[build.LabelModel], b.Labels[build.LabelModel]
+	if ma != mb {
+		return ma < mb
+	}
+	sa, ea := strconv.Atoi(a.Labels[build.LabelShard])
+	sb, eb := strconv.Atoi(b.Labels[build.LabelShard])
+	if ea == nil && eb == nil && sa != sb {
+		return sa < sb
+	}
+	return a.Name < b.Name
+}
+
+// parseLedger parses one ledger's JSONL text. Blank lines are skipped; a line
+// that is not a record with a model, a problem id and a method is a problem
+// (a partly written last line is one too, and is picked up once complete).
+func parseLedger(name, text string) ([]summary.Record, []ledgerProblem) {
+	var recs []summary.Record
+	var problems []ledgerProblem
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := strings.TrimSpace(sc.Text())
+		if b == "" {
+			continue
+		}
+		r, err := ledger.ParseRecord([]byte(b))
+		if err != nil {
+			problems = append(problems, ledgerProblem{Ledger: name, Line: line, Err: err.Error()})
+			continue
+		}
+		recs = append(recs, r)
+	}
+	if err := sc.Err(); err != nil {
+		problems = append(problems, ledgerProblem{Ledger: name, Line: line + 1, Err: err.Error()})
+	}
+	return recs, problems
+}

@@ -1,0 +1,128 @@
+package planning
+
+import (
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/kueueadapter"
+	"repot.dev/repot-operator/runner/summary"
+)
+
+// world is everything the controller observed about one evaluation: its
+// children (found through the owner index; one slice per kind of the
+// childKinds registry), its server pods, the records of
+// its ledgers and the clock. Planning is a pure function of the evaluation
+// and its world.
+type World struct {
+	Now time.Time
+
+	Deployments     []appsv1.Deployment
+	Services        []corev1.Service
+	Jobs            []batchv1.Job
+	Ledgers         []corev1.ConfigMap
+	ServiceAccounts []corev1.ServiceAccount
+	Roles           []rbacv1.Role
+	RoleBindings    []rbacv1.RoleBinding
+	NetworkPolicies []networkingv1.NetworkPolicy
+	// ServerPods are the pods of the evaluation's servers (by label: envtest
+	// and real clusters alike create them through ReplicaSets).
+	ServerPods []corev1.Pod
+
+	// Records are the records of all ledgers in a fixed order (readLedgers).
+	Records []summary.Record
+	// Results, when set, are computeResults of Records for this
+	// evaluation, memoized by the snapshot; the planner computes them when
+	// nil. Shared between passes: read only.
+	Results *EvaluationResults
+	// LedgerProblems are unreadable ledger lines (logged, never counted).
+	LedgerProblems []ledgerProblem
+
+	// Problems is what is known about spec.problems.
+	Problems problemsInfo
+
+	// Rejected, when set, is the API server's refusal of a child built from
+	// the spec in this pass (an Invalid error): retrying the same object
+	// cannot succeed, and the planner decides what that means (planRejected).
+	Rejected error
+
+	// Admitted, when not nil, is what an admission system (Kueue) admitted:
+	// only the models set true may have children (world.admitted). nil means
+	// no admission system: every model is admitted.
+	Admitted map[string]bool
+
+	// RunnerPods are the pods of the evaluation's runner Jobs (by label).
+	RunnerPods []corev1.Pod
+	// MountFailures are the latest FailedMount event messages of runner
+	// pods Pending past their grace period, by pod name.
+	MountFailures map[string]string
+
+	// Kueue is what Kueue says of a queued evaluation's models (kueue.go);
+	// KueueMissing that the evaluation is queued but Kueue is not installed.
+	Kueue        kueueadapter.QueueWorld
+	KueueMissing bool
+}
+
+// problemsInfo describes the evaluation's problem set.
+type problemsInfo struct {
+	// Count is the number of problems, 0 when unknown (a URL of custom
+	// problems is only read by the runner).
+	Count int
+	// Unavailable, when set, says why spec.problems cannot be read; runners
+	// are not started until it can.
+	Unavailable string
+	// Hash is "sha256:<hex>" of a problems ConfigMap's key ("" otherwise).
+	Hash string
+}
+
+func (w *World) deployment(name string) *appsv1.Deployment {
+	return byName[appsv1.Deployment](w.Deployments, name)
+}
+
+func (w *World) service(name string) *corev1.Service {
+	return byName[corev1.Service](w.Services, name)
+}
+
+func (w *World) job(name string) *batchv1.Job { return byName[batchv1.Job](w.Jobs, name) }
+
+func (w *World) hasLedger(name string) bool { return hasNamed[corev1.ConfigMap](w.Ledgers, name) }
+
+// serverPods returns the pods of one model's server.
+func (w *World) serverPods(eval, model string) []corev1.Pod {
+	var out []corev1.Pod
+	for _, p := range w.ServerPods {
+		if p.Labels[build.LabelEvaluation] == eval && p.Labels[build.LabelModel] == model {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func jobCondition(j *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {
+	for i := range j.Status.Conditions {
+		if j.Status.Conditions[i].Type == t && j.Status.Conditions[i].Status == corev1.ConditionTrue {
+			return &j.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func jobCompleted(j *batchv1.Job) bool { return jobCondition(j, batchv1.JobComplete) != nil }
+
+func jobFinished(j *batchv1.Job) bool {
+	return jobCondition(j, batchv1.JobComplete) != nil || jobCondition(j, batchv1.JobFailed) != nil
+}
+
+// results are the aggregated records: memoized by the snapshot, or computed.
+func (w *World) results(e *repotv1.RepotEvaluation) EvaluationResults {
+	if w.Results != nil {
+		return *w.Results
+	}
+	return ComputeResults(e, w.Records)
+}
