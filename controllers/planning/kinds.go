@@ -27,10 +27,10 @@ type ObjectList interface {
 }
 
 // childKind is one kind of object the controller creates and owns.
-// childKinds is the one list of them: the manager's cache and owner index
-// and watches (setup.go), the world's lists (snapshot.go), the projected
-// world (project.go) and the kind checks (kindOf) all iterate over it, so
-// a new child kind is added here and nowhere else.
+// ChildKinds is the one list of them: the manager's cache and owner index
+// and watches (the shell's setup.go), the world's lists (its snapshot.go),
+// the projected world (project.go) and the kind checks (KindOf) all
+// iterate over it, so a new child kind is added here and nowhere else.
 type childKind interface {
 	// Object is an empty object of the kind (for watches, index and cache).
 	Object() Object
@@ -52,7 +52,7 @@ type childKind interface {
 	Has(w *World, name string) bool
 }
 
-// childKinds is the registry of child kinds, in the order they are listed.
+// ChildKinds is the registry of child kinds, in the order they are listed.
 var ChildKinds = []childKind{
 	kind[appsv1.Deployment, *appsv1.Deployment, appsv1.DeploymentList, *appsv1.DeploymentList]{
 		plural: "deployments", items: func(l *appsv1.DeploymentList) []appsv1.Deployment { return l.Items },
@@ -90,7 +90,7 @@ var ChildKinds = []childKind{
 	},
 }
 
-// childObjects returns an empty object of every child kind.
+// ChildObjects returns an empty object of every child kind.
 func ChildObjects() []Object {
 	out := make([]Object, 0, len(ChildKinds))
 	for _, k := range ChildKinds {
@@ -99,7 +99,7 @@ func ChildObjects() []Object {
 	return out
 }
 
-// kindOf finds the registered kind of o, or nil.
+// KindOf finds the registered kind of o, or nil.
 func KindOf(o Object) childKind {
 	for _, k := range ChildKinds {
 		if k.Owns(o) {

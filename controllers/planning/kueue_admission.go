@@ -17,7 +17,7 @@ import (
 const kueueNotInstalled = "the evaluation has the label " + kueueadapter.QueueNameLabel +
 	" but Kueue's Workload API (kueue.x-k8s.io/v1beta2) was not served when the operator started: install Kueue (the operator restarts itself within a minute once the API is served), or remove the label"
 
-// admittedModels is world.Admitted of a queued evaluation: the models whose
+// AdmittedModels is world.Admitted of a queued evaluation: the models whose
 // Workload Kueue admitted.
 func AdmittedModels(e *repotv1.RepotEvaluation, w *World) map[string]bool {
 	out := make(map[string]bool, len(e.Spec.Models))

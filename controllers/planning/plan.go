@@ -15,14 +15,14 @@ import (
 // read looks again (the ConfigMap is not watched).
 const problemsRecheck = 30 * time.Second
 
-// event is a Kubernetes event to emit once the status is written.
+// Event is a Kubernetes event to emit once the status is written.
 type Event struct {
 	Warning bool
 	Reason  string
 	Message string
 }
 
-// plan is what one reconcile must do: the children to create, update and
+// Plan is what one reconcile must do: the children to create, update and
 // delete (in that order; creations are ordered so that the service account,
 // its Role and the ledgers exist before any Job), the new status, the events
 // to emit after the status is written, and when to look again.
@@ -38,12 +38,12 @@ type Plan struct {
 	RequeueAfter time.Duration
 	// DeleteEvaluation is set when the TTL after finishing has passed.
 	DeleteEvaluation bool
-	// Queue are the actions on Kueue Workloads (kueue_wiring.go), carried
-	// out after the children.
+	// Queue are the actions on Kueue Workloads (kueue_admission.go),
+	// carried out by the shell after the children.
 	Queue []kueueadapter.QueueOp
 }
 
-// planEvaluation is the controller's decision for one evaluation and the
+// PlanEvaluation is the controller's decision for one evaluation and the
 // world it observed. It is a pure function: no client, no clock, no
 // randomness; the same inputs always give the same plan.
 func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan {

@@ -17,7 +17,7 @@ var suiteSizes = map[repotv1.Suite]int{
 	repotv1.SuiteDerail550:     550,
 }
 
-// problemsFromSpec says what is known about the problems without reading
+// ProblemsFromSpec says what is known about the problems without reading
 // anything: the size of a named suite, or of planbench-378 and derail-550
 // read from a URL. A custom PuzzleZoo-schema URL has an unknown size.
 func ProblemsFromSpec(e *repotv1.RepotEvaluation) problemsInfo {
@@ -32,7 +32,7 @@ func ProblemsFromSpec(e *repotv1.RepotEvaluation) problemsInfo {
 	return problemsInfo{}
 }
 
-// problemsFromConfigMap counts the problems of spec.problems.configMap (one
+// ProblemsFromConfigMap counts the problems of spec.problems.configMap (one
 // per non-blank JSONL line); cm is nil when the ConfigMap does not exist.
 func ProblemsFromConfigMap(ref *repotv1.ConfigMapKey, cm *corev1.ConfigMap) problemsInfo {
 	if cm == nil {

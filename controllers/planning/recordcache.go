@@ -12,7 +12,7 @@ import (
 	"repot.dev/repot-operator/runner/summary"
 )
 
-// recordCache keeps the parsed records of each ledger ConfigMap by its
+// RecordCache keeps the parsed records of each ledger ConfigMap by its
 // resourceVersion, so a reconcile re-parses only the ledgers that changed.
 // It holds only the ledgers the last reconcile of each evaluation saw.
 type RecordCache struct {
@@ -45,7 +45,7 @@ func NewRecordCache() *RecordCache {
 	return &RecordCache{evals: map[types.NamespacedName]map[string]parsedLedger{}, memo: map[types.NamespacedName]memoResults{}}
 }
 
-// read returns the records of the ledgers in readLedgers' order.
+// Read returns the records of the ledgers in readLedgers' order.
 func (c *RecordCache) Read(eval types.NamespacedName, ledgers []corev1.ConfigMap) ([]summary.Record, []ledgerProblem) {
 	c.mu.Lock()
 	old := c.evals[eval]
@@ -72,7 +72,7 @@ func (c *RecordCache) Read(eval types.NamespacedName, ledgers []corev1.ConfigMap
 	return recs, problems
 }
 
-// forget drops an evaluation's entries (it was deleted).
+// Forget drops an evaluation's entries (it was deleted).
 func (c *RecordCache) Forget(eval types.NamespacedName) {
 	c.mu.Lock()
 	delete(c.evals, eval)
@@ -80,7 +80,7 @@ func (c *RecordCache) Forget(eval types.NamespacedName) {
 	c.mu.Unlock()
 }
 
-// results returns compute(), recomputed only when key changed since the
+// Results returns compute(), recomputed only when key changed since the
 // evaluation's last call. Aggregating the records is most of a reconcile's
 // CPU, and most reconciles (a server became ready, a Job started) change no
 // ledger. The results are shared between passes and must not be modified.
@@ -101,7 +101,7 @@ func (c *RecordCache) Results(eval types.NamespacedName, key string, compute fun
 	return res
 }
 
-// resultsKey identifies what the results of an evaluation depend on: its
+// ResultsKey identifies what the results of an evaluation depend on: its
 // generation (models and methods) and each ledger's resourceVersion; ""
 // when a ledger has none.
 func ResultsKey(generation int64, ledgers []corev1.ConfigMap) string {

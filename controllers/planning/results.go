@@ -7,7 +7,7 @@ import (
 	"repot.dev/repot-operator/runner/summary"
 )
 
-// evaluationResults are the figures of the records, ready for the status.
+// EvaluationResults are the figures of the records, ready for the status.
 type EvaluationResults struct {
 	// RunsDone counts distinct runs per model (infra errors included).
 	RunsDone map[string]int

@@ -94,7 +94,7 @@ func (w *World) runnerPods(eval, model string) []corev1.Pod {
 	return out
 }
 
-// pendingPastGrace lists the Pending, scheduled runner pods older than
+// PendingPastGrace lists the Pending, scheduled runner pods older than
 // grace: the only ones whose FailedMount events the snapshot reads.
 func PendingPastGrace(pods []corev1.Pod, now time.Time, grace time.Duration) []string {
 	var out []string

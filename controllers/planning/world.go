@@ -15,7 +15,7 @@ import (
 	"repot.dev/repot-operator/runner/summary"
 )
 
-// world is everything the controller observed about one evaluation: its
+// World is everything the controller observed about one evaluation: its
 // children (found through the owner index; one slice per kind of the
 // childKinds registry), its server pods, the records of
 // its ledgers and the clock. Planning is a pure function of the evaluation
@@ -63,7 +63,7 @@ type World struct {
 	// pods Pending past their grace period, by pod name.
 	MountFailures map[string]string
 
-	// Kueue is what Kueue says of a queued evaluation's models (kueue.go);
+	// Kueue is what Kueue says of a queued evaluation's models;
 	// KueueMissing that the evaluation is queued but Kueue is not installed.
 	Kueue        kueueadapter.QueueWorld
 	KueueMissing bool
