@@ -89,9 +89,9 @@ func (r *run) callTokens(idx int) int {
 	return u.Prompt + u.Completion
 }
 
-func (r *run) addRound(lp loopSpec, res ReplayResult, accepts, tokens int, kept bool) {
+func (r *run) addRound(lp loopSpec, res ReplayResult, accepts, tokens int, kept, noCall bool) {
 	if lp.record {
-		r.rounds = append(r.rounds, summary.Round{Valid: res.ReachedGoal, Prefix: len(res.Prefix), Accepts: accepts, Tokens: tokens, Kept: kept})
+		r.rounds = append(r.rounds, summary.Round{Valid: res.ReachedGoal, Prefix: len(res.Prefix), Accepts: accepts, Tokens: tokens, Kept: kept, NoCall: noCall})
 	}
 }
 
@@ -102,7 +102,7 @@ func (r *run) repairLoop(ctx context.Context, first ReplayResult, lp loopSpec) (
 	m := lp.cfg.Votes
 	cur := first
 	acc := r.judge(lp, 0, cur)
-	r.addRound(lp, cur, acc, r.callTokens(0), false)
+	r.addRound(lp, cur, acc, r.callTokens(0), false, false)
 	var (
 		env        vrr.EnvEstimate
 		rho0, rho1 float64
@@ -118,27 +118,45 @@ func (r *run) repairLoop(ctx context.Context, first ReplayResult, lp loopSpec) (
 		var alpha, beta float64
 		switch lp.kind {
 		case loopFixed:
-			if accepted {
+			// The exact verifier's acceptance is final; a noisy loop
+			// verifies its plan again every round until its budget, as
+			// VRR-Stop's fixed-R baseline does.
+			if accepted && !lp.cfg.Noise.Active() {
 				r.loopStop = summary.LoopAccepted
 				return cur, nil
 			}
 			if k > lp.budget {
 				r.loopStop = summary.LoopBudget
+				if accepted {
+					r.loopStop = summary.LoopAccepted
+				}
 				return cur, nil
+			}
+			if accepted {
+				acc = r.judge(lp, k, cur)
+				r.addRound(lp, cur, acc, 0, false, true)
+				continue
 			}
 		case loopStop:
 			if k > lp.budget {
 				r.loopStop = summary.LoopBudget
 				return cur, nil
 			}
-			var tokens int
-			alpha, beta, tokens = env.Rates(k)
-			if vrr.GainPer1k(vrr.Gain(belief, alpha, beta), tokens) <= lp.cfg.Tau {
+			alpha, beta, _ = env.Rates(k)
+			if env.Lookahead(belief, k, lp.budget) <= lp.cfg.Tau {
 				r.loopStop = summary.LoopGain
 				if accepted {
 					r.loopStop = summary.LoopAccepted
 				}
 				return cur, nil
+			}
+			if accepted {
+				// Worth another round, but the verdict accepted: verify
+				// again rather than repair an accepted plan.
+				acc = r.judge(lp, k, cur)
+				r.addRound(lp, cur, acc, 0, false, true)
+				belief = vrr.Filter(belief, acc, m, rho0, rho1)
+				continue
 			}
 		case loopGuard:
 			if acc == m || k > lp.budget {
@@ -164,7 +182,7 @@ func (r *run) repairLoop(ctx context.Context, first ReplayResult, lp loopSpec) (
 		} else {
 			cur, acc = cand, candAcc
 		}
-		r.addRound(lp, cur, acc, r.callTokens(idx), kept)
+		r.addRound(lp, cur, acc, r.callTokens(idx), kept, false)
 		if lp.kind == loopStop {
 			belief = vrr.Filter(vrr.Predict(belief, alpha, beta), acc, m, rho0, rho1)
 		}

@@ -147,6 +147,10 @@ type Round struct {
 	// Kept reports that VRR-Guard kept its incumbent over the round's
 	// candidate.
 	Kept bool `json:"kept,omitempty"`
+	// NoCall reports a round that made no repair call: the verdict that
+	// opened it accepted the committed plan, which the round only
+	// verified again (a noisy loop keeps verifying until its budget).
+	NoCall bool `json:"n,omitempty"`
 }
 
 // Accepted reports whether the observed verdict on the round's plan, from

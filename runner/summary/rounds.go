@@ -4,7 +4,8 @@ package summary
 // first plan, K k >= 1 repair call k (docs/vrr.md gives the definitions).
 type RoundSummary struct {
 	K int `json:"k"`
-	// Entered counts the runs that made round K's call (every run for K 0).
+	// Entered counts the runs that made round K's call (every run for K 0);
+	// a round that only verified again (Round.NoCall) is not entered.
 	Entered int `json:"entered"`
 	// LeftSolved counts those whose committed plan was valid after it.
 	LeftSolved int `json:"left_solved"`
@@ -72,6 +73,9 @@ func Rounds(done []Record) ([]RoundSummary, []ReasonCount) {
 				continue
 			}
 			cur := r.Rounds[k]
+			if cur.NoCall {
+				continue
+			}
 			rs.Entered++
 			rs.Tokens += int64(cur.Tokens)
 			if cur.Valid {

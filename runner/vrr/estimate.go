@@ -9,7 +9,8 @@ import (
 
 // RoundEstimate is what calibration learnt about round K (K >= 1) of the
 // loop: the posterior means of alpha_K and beta_K in thousandths, and the
-// mean tokens of the round's call.
+// tokens a repair call is expected to cost (the median of the
+// environment's calibration repair calls, every round together).
 type RoundEstimate struct {
 	K             int `json:"k"`
 	AlphaTrials   int `json:"alphaTrials"`
@@ -102,24 +103,40 @@ func Calibrate(recs []summary.Record, c Config) Estimates {
 func envEstimate(env string, recs []summary.Record, pooled *EnvEstimate) EnvEstimate {
 	e := EnvEstimate{Environment: env, Runs: len(recs)}
 	valid0, longest := 0, 0
+	var calls []int
 	for _, r := range recs {
 		if r.Rounds[0].Valid {
 			valid0++
 		}
 		longest = max(longest, len(r.Rounds))
+		for _, rd := range r.Rounds[1:] {
+			if !rd.NoCall {
+				calls = append(calls, rd.Tokens)
+			}
+		}
+	}
+	// A repair's cost depends on the problem's prompt, not on the round:
+	// every round expects the median tokens of the repair calls (a few
+	// long replies do not make a round look expensive).
+	sort.Ints(calls)
+	median := 0
+	if len(calls) > 0 {
+		median = calls[len(calls)/2]
+	}
+	if median == 0 && pooled != nil && len(pooled.Rounds) > 0 {
+		median = pooled.Rounds[0].Tokens
 	}
 	e.InitialValidPermille = int(math.Round(1000 * float64(valid0+1) / float64(len(recs)+2)))
 	for k := 1; k < longest; k++ {
 		re := RoundEstimate{K: k}
-		var tokens int64
-		calls := 0
 		for _, r := range recs {
 			if k >= len(r.Rounds) {
 				continue
 			}
 			prev, cur := r.Rounds[k-1], r.Rounds[k]
-			tokens += int64(cur.Tokens)
-			calls++
+			if cur.NoCall {
+				continue
+			}
 			if prev.Valid {
 				re.BetaTrials++
 				if !cur.Valid {
@@ -132,17 +149,11 @@ func envEstimate(env string, recs []summary.Record, pooled *EnvEstimate) EnvEsti
 				}
 			}
 		}
-		if calls > 0 {
-			re.Tokens = int((tokens + int64(calls)/2) / int64(calls))
-		}
-		pa, pb, pt := 0.5, 0.5, re.Tokens
-		s := 2.0
+		re.Tokens = median
+		pa, pb, s := 0.5, 0.5, 2.0
 		if pooled != nil {
 			pr := pooled.round(k)
-			pa, pb, pt, s = float64(pr.AlphaPermille)/1000, float64(pr.BetaPermille)/1000, pr.Tokens, PriorStrength
-			if re.Tokens == 0 {
-				re.Tokens = pt
-			}
+			pa, pb, s = float64(pr.AlphaPermille)/1000, float64(pr.BetaPermille)/1000, PriorStrength
 		}
 		re.AlphaPermille = permille((float64(re.AlphaHits) + s*pa) / (float64(re.AlphaTrials) + s))
 		re.BetaPermille = permille((float64(re.BetaHits) + s*pb) / (float64(re.BetaTrials) + s))
@@ -280,4 +291,25 @@ func EstimateErrorRates(accepts []int, m int) (rho0, rho1 float64) {
 		r0, r1 = 1-r1, 1-r0
 	}
 	return r0, r1
+}
+
+// Lookahead is the stopping statistic of round k (k >= 1) of a loop with
+// budget R, from belief b that the committed plan is valid: the best, over
+// horizons h = 1..R-k+1, of the expected validity gained by rounds k..k+h-1
+// (the belief predicted round by round with b- = (1-beta)b + alpha(1-b))
+// per 1000 tokens they are expected to cost, in thousandths (GainPer1k).
+// With h = 1 it is VRR-Stop's G_k per token; the longer horizons let a
+// round with little immediate gain through when later rounds are expected
+// to pay (a failed suffix repair still lengthens the verified prefix, so
+// alpha_k need not fall with k).
+func (e EnvEstimate) Lookahead(b float64, k, budget int) int {
+	best := math.MinInt
+	cur, tokens := b, 0
+	for j := k; j <= budget; j++ {
+		alpha, beta, tok := e.Rates(j)
+		cur = Predict(cur, alpha, beta)
+		tokens += max(tok, 1)
+		best = max(best, GainPer1k(cur-b, tokens))
+	}
+	return best
 }

@@ -16,14 +16,15 @@ import (
 
 // Defaults of Config.
 const (
-	// DefaultTau is the stopping threshold: a round must be expected to
-	// make at least 1 more run in 1000 valid per 1000 tokens it costs.
-	DefaultTau = 1
+	// DefaultTau is the stopping threshold: the rounds ahead must be
+	// expected to make more than 100 runs in 1000 valid (10 points) per
+	// 1000 tokens they cost.
+	DefaultTau = 100
 	// DefaultCalibrationProblems is the size of the calibration slice.
-	DefaultCalibrationProblems = 24
+	DefaultCalibrationProblems = 32
 	// DefaultMinTrials is how many calibration trials an environment needs
 	// at a round before its own estimate is used rather than the pooled one.
-	DefaultMinTrials = 8
+	DefaultMinTrials = 2
 	// DefaultGuardJPermille is the bound on the estimated discrimination J
 	// (in thousandths) below which VRR-Guard replaces VRR-Stop.
 	DefaultGuardJPermille = 300
@@ -48,8 +49,9 @@ func (n Noise) Active() bool { return n.FalseAcceptPermille > 0 || n.FalseReject
 // field is an integer; zero values take the defaults (Normalized).
 type Config struct {
 	// Tau is the stopping threshold in thousandths of validity gained per
-	// 1000 tokens: the loop stops when G_k * 1000 / (expected tokens of the
-	// next round / 1000) <= Tau.
+	// 1000 tokens (per-mille per 1k tokens): the loop stops when the
+	// expected gain of the rounds ahead per 1000 tokens they cost
+	// (EnvEstimate.Lookahead) is at most Tau.
 	Tau int `json:"tau,omitempty"`
 	// Votes is m, the verifier votes cast on each committed plan (default
 	// 1). The error rates are estimated from these repeats, which needs
