@@ -53,6 +53,11 @@ func runArm(t testing.TB, problems []envs.Problem, a vrrArm) vrrOutcome {
 		t.Fatalf("%s: %d of %d runs finished", a.label, len(res.Records), len(problems))
 	}
 	o := vrrOutcome{arm: a, records: res.Records, traces: traces.Bytes()}
+	for _, r := range res.Records {
+		if r.VRRCalibration {
+			o.calibrationRuns++
+		}
+	}
 	if dir := os.Getenv("REPOT_VRR_OUT"); dir != "" {
 		// Keep the arm's ledger and traces (for `repot report` and the
 		// chaintree export of the measurement).
@@ -82,14 +87,24 @@ func runArm(t testing.TB, problems []envs.Problem, a vrrArm) vrrOutcome {
 		}
 		o.repairCalls += int64(r.Calls - 1)
 		o.tokens += int64(r.PromptTokens + r.CompletionTokens)
-		if r.VRRCalibration {
-			o.calibrationRuns++
-		}
 		if r.LoopStop == summary.LoopGuard {
 			o.guards++
 		}
 	}
 	o.rounds, o.stops = summary.Rounds(res.Records)
+	if a.method == summary.MethodVRR {
+		// The estimates the run stopped by, recomputed from its calibration
+		// records as the engine did.
+		var calib []summary.Record
+		for _, r := range res.Records {
+			if r.VRRCalibration {
+				calib = append(calib, r)
+			}
+		}
+		est := vrr.Calibrate(calib, a.cfg)
+		t.Logf("%s: calibrated on %d runs: rho0 %d, rho1 %d, J %d per mille (from %d plans of %d votes), guard %v",
+			a.label, o.calibrationRuns, est.Rho0Permille, est.Rho1Permille, est.JPermille, est.VoteSamples, est.Votes, est.Guard)
+	}
 	return o
 }
 

@@ -81,6 +81,11 @@ func roundsSection(b *sectionBuilder, sum summary.Summary) {
 			p.Legend.Add(c.label, l, sc)
 		}
 	}
+	var ticks plot.ConstantTicks
+	for k := 0; float64(k) <= p.X.Max; k++ {
+		ticks = append(ticks, plot.Tick{Value: float64(k), Label: strconv.Itoa(k)})
+	}
+	p.X.Tick.Marker = ticks
 	var pl *plot.Plot
 	if err == nil {
 		pl = p
