@@ -6,7 +6,10 @@
 //
 // It reads the problem from the prompt (prompt.Parse), computes a valid plan
 // with envs.Solve, and answers with a real Python program that prints
-// `moves = [...]`. Its mistakes follow a seeded capability Profile. Every
+// `moves = [...]`. Its mistakes follow a seeded capability Profile, repairs
+// included: their success falls on the problems that keep failing
+// (RepairPersistence), and a repair answering a spurious rejection of a
+// valid plan can break it (RepairBreak, VRR-Stop's beta; docs/vrr.md). Every
 // outcome is a function of (seed, prompt) only, so runs are reproducible at
 // any concurrency; fault injection (500, 429, resets, hangs) also depends on
 // how many times the server has seen that prompt, so retries can succeed.
