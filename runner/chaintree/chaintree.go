@@ -93,8 +93,8 @@ type Counts struct {
 	Continue  int `json:"continue"`
 	Answer    int `json:"answer"`
 	Backtrack int `json:"backtrack"`
-	// Skipped counts traces with no usable call (an infra error before any
-	// plan, a Derail run, an unreadable problem).
+	// Skipped counts traces whose problem could not be read (not in
+	// Options.Problems, and a first prompt that states none).
 	Skipped int `json:"skipped"`
 }
 
