@@ -7,6 +7,7 @@
 package chaintree
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -290,3 +291,34 @@ func compactRaw(m json.RawMessage) json.RawMessage {
 func compact(m json.RawMessage) string { return string(compactRaw(m)) }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// ExportJSONL is Export over a traces.jsonl stream, one trace at a time, so
+// that a large run never sits in memory whole. Blank lines are skipped; a
+// line that is not a trace is an error naming its line number.
+func ExportJSONL(w io.Writer, traces io.Reader, opts Options) (Counts, error) {
+	var total Counts
+	br := bufio.NewReaderSize(traces, 1<<20)
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if err != nil && err != io.EOF {
+			return total, fmt.Errorf("traces line %d: %w", n, err)
+		}
+		if t := bytes.TrimSpace(line); len(t) > 0 {
+			var tr runner.Trace
+			if uerr := json.Unmarshal(t, &tr); uerr != nil {
+				return total, fmt.Errorf("traces line %d: %v", n, uerr)
+			}
+			c, werr := Export(w, []runner.Trace{tr}, opts)
+			total.Continue += c.Continue
+			total.Answer += c.Answer
+			total.Backtrack += c.Backtrack
+			total.Skipped += c.Skipped
+			if werr != nil {
+				return total, werr
+			}
+		}
+		if err == io.EOF {
+			return total, nil
+		}
+	}
+}

@@ -274,3 +274,30 @@ func FuzzValidate(f *testing.F) {
 		}
 	})
 }
+
+func TestExportJSONL(t *testing.T) {
+	f := hanoi(t)
+	var in bytes.Buffer
+	for _, tr := range f.traces(t) {
+		b, _ := json.Marshal(tr)
+		in.Write(append(b, '\n', '\n'))
+	}
+	var want, got bytes.Buffer
+	wc, err := Export(&want, f.traces(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc, err := ExportJSONL(&got, &in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wc, gc); diff != "" {
+		t.Errorf("counts (-Export +ExportJSONL):\n%s", diff)
+	}
+	if want.String() != got.String() {
+		t.Errorf("ExportJSONL wrote other examples than Export")
+	}
+	if _, err := ExportJSONL(&got, strings.NewReader("{}\nnot json\n"), Options{}); err == nil || !strings.Contains(err.Error(), "traces line 2") {
+		t.Errorf("a bad line: %v", err)
+	}
+}

@@ -1,14 +1,10 @@
 package chaintree
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"os"
 	"strings"
 	"testing"
-
-	"repot.dev/repot-operator/runner"
 )
 
 // TestExportRunTraces exports the traces.jsonl files named in
@@ -23,22 +19,13 @@ func TestExportRunTraces(t *testing.T) {
 		t.Skip("REPOT_CHAINTREE_TRACES not set")
 	}
 	for _, path := range strings.Split(paths, ",") {
-		b, err := os.ReadFile(path)
+		f, err := os.Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var traces []runner.Trace
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		sc.Buffer(make([]byte, 1<<20), 64<<20)
-		for sc.Scan() {
-			var tr runner.Trace
-			if err := json.Unmarshal(sc.Bytes(), &tr); err != nil {
-				t.Fatalf("%s: %v", path, err)
-			}
-			traces = append(traces, tr)
-		}
 		var out bytes.Buffer
-		counts, err := Export(&out, traces, Options{Trace: true, Completable: SolverCompletable})
+		counts, err := ExportJSONL(&out, f, Options{Trace: true, Completable: SolverCompletable})
+		f.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,6 +34,6 @@ func TestExportRunTraces(t *testing.T) {
 				t.Errorf("%s: %v", path, err)
 			}
 		}
-		t.Logf("%s: %d traces -> %+v", path, len(traces), counts)
+		t.Logf("%s: %+v", path, counts)
 	}
 }
