@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/summary"
+	"repot.dev/repot-operator/runner/vrr"
 )
 
 // DefaultConcurrency is the default bound on model calls in flight: enough
@@ -47,6 +49,9 @@ type Config struct {
 	// are admitted in this order, each with its expected reply length as
 	// its priority at the Gate.
 	Order Order
+	// Previous are the records of earlier sessions (a resume's ledger):
+	// repot-vrr takes its calibration runs from them when they are done.
+	Previous []summary.Record
 }
 
 // Progress reports the engine's advance.
@@ -79,10 +84,16 @@ type job struct {
 	p      *envs.Problem
 	derail *DerailTask
 	method string
+	// opts, when not nil, replaces the configured options (repot-vrr's
+	// calibration and frozen estimates).
+	opts *Options
 }
 
 // do runs the job.
 func (j job) do(ctx context.Context, deps Deps, opts Options) (summary.Record, Trace, error) {
+	if j.opts != nil {
+		opts = *j.opts
+	}
 	if j.derail != nil {
 		return RunDerail(ctx, deps, opts, *j.derail, j.method)
 	}
@@ -161,8 +172,104 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	deps := cfg.Deps
 	deps.Gate = NewGate(conc)
 	jobs, skipped := cfg.jobs()
-	orderJobs(jobs, cfg.Order)
 	res := Result{Skipped: skipped, Planned: len(jobs)}
+	prog := Progress{Total: len(jobs)}
+	calib, rest := cfg.vrrPhases(jobs)
+	if len(calib) > 0 || cfg.needsEstimates(rest) {
+		if err := runJobs(ctx, cfg, deps, calib, &res, &prog); err != nil || res.Aborted {
+			res.MaxInFlight = deps.Gate.MaxInFlight()
+			return res, err
+		}
+		est := vrr.Calibrate(cfg.calibrationRecords(res.Records), cfg.Options.VRR)
+		o := cfg.Options
+		o.VRREstimates = &est
+		for i := range rest {
+			if rest[i].method == summary.MethodVRR {
+				rest[i].opts = &o
+			}
+		}
+	}
+	err := runJobs(ctx, cfg, deps, rest, &res, &prog)
+	res.MaxInFlight = deps.Gate.MaxInFlight()
+	return res, err
+}
+
+// vrrPhases splits the jobs in two passes when repot-vrr must calibrate
+// (no frozen estimates): first its runs on the calibration slice (the
+// first CalibrationProblems problems of the shard, in suite order), then
+// every other run. Without repot-vrr, or with frozen estimates, every job
+// is in the second pass.
+func (cfg Config) vrrPhases(jobs []job) (calib, rest []job) {
+	if cfg.Options.VRREstimates != nil || !slices.Contains(cfg.Methods, summary.MethodVRR) || len(cfg.Derail) > 0 {
+		return nil, jobs
+	}
+	slice := cfg.calibrationSlice()
+	o := cfg.Options
+	o.VRRCalibrate = true
+	for _, j := range jobs {
+		if j.method == summary.MethodVRR && slice[j.id] {
+			j.opts = &o
+			calib = append(calib, j)
+			continue
+		}
+		rest = append(rest, j)
+	}
+	return calib, rest
+}
+
+// calibrationSlice is the problem ids of repot-vrr's calibration slice:
+// CalibrationProblems problems of the shard spread evenly over its suite
+// order (problem floor(j*n/c) for j < c), so that a suite sorted by
+// environment and complexity gives every stratum its share.
+func (cfg Config) calibrationSlice() map[string]bool {
+	return CalibrationSlice(ShardProblems(cfg.Problems, cfg.ShardIndex, cfg.ShardCount), cfg.Options.VRR.Normalized().CalibrationProblems)
+}
+
+// CalibrationSlice returns the ids of c problems spread evenly over
+// problems (all of them when c >= len(problems)).
+func CalibrationSlice(problems []envs.Problem, c int) map[string]bool {
+	ids := map[string]bool{}
+	n := len(problems)
+	for j := 0; j < c && j < n; j++ {
+		i := j * n / min(c, n)
+		ids[problems[i].ProblemID] = true
+	}
+	return ids
+}
+
+// needsEstimates reports whether a job of jobs is a repot-vrr run that
+// waits for the calibration (a resume whose calibration runs are done).
+func (cfg Config) needsEstimates(jobs []job) bool {
+	if cfg.Options.VRREstimates != nil {
+		return false
+	}
+	for _, j := range jobs {
+		if j.method == summary.MethodVRR {
+			return true
+		}
+	}
+	return false
+}
+
+// calibrationRecords are repot-vrr's calibration runs of this model: those
+// of this session and of earlier ones, each key once.
+func (cfg Config) calibrationRecords(session []summary.Record) []summary.Record {
+	slice := cfg.calibrationSlice()
+	var out []summary.Record
+	for _, r := range append(append([]summary.Record{}, cfg.Previous...), session...) {
+		if r.Method == summary.MethodVRR && r.Model == cfg.Options.Model && r.VRRCalibration && slice[r.ProblemID] {
+			out = append(out, r)
+		}
+	}
+	out, _ = summary.Dedupe(out)
+	return out
+}
+
+// runJobs runs jobs concurrently and writes each finished run, adding to res
+// and prog; it sets res.Aborted when ctx ended before every job finished.
+func runJobs(ctx context.Context, cfg Config, deps Deps, jobs []job, res *Result, prog *Progress) error {
+	orderJobs(jobs, cfg.Order)
+	before := len(res.Records)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -210,7 +317,6 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	go func() { wg.Wait(); close(out) }()
 
-	prog := Progress{Total: len(jobs)}
 	for f := range out {
 		if failed() != nil {
 			continue // drain
@@ -235,15 +341,14 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 		prog.Last = f.rec
 		if cfg.Progress != nil {
-			cfg.Progress(prog)
+			cfg.Progress(*prog)
 		}
 	}
-	res.MaxInFlight = deps.Gate.MaxInFlight()
 	if err := failed(); err != nil {
-		return res, err
+		return err
 	}
-	res.Aborted = len(res.Records) < len(jobs)
-	return res, nil
+	res.Aborted = len(res.Records)-before < len(jobs)
+	return nil
 }
 
 // validate checks the configuration and that every problem can be decoded,
@@ -257,6 +362,9 @@ func validate(cfg Config) error {
 	}
 	if len(cfg.Methods) == 0 {
 		return errors.New("engine: no methods")
+	}
+	if err := cfg.Options.VRR.Validate(); err != nil {
+		return fmt.Errorf("engine: %w", err)
 	}
 	if cfg.Order != "" && cfg.Order != OrderLongestFirst && cfg.Order != OrderSuite {
 		return fmt.Errorf("engine: unknown order %q (known: %s, %s)", cfg.Order, OrderLongestFirst, OrderSuite)

@@ -16,6 +16,7 @@ func Execute(ctx context.Context, cfg Config, out *Output) (Result, summary.Summ
 		return Result{}, summary.Summary{}, err
 	}
 	cfg.Done = DoneKeys(out.Existing)
+	cfg.Previous = out.Existing
 	cfg.Records, cfg.Traces = out.Records, out.Traces
 	res, err := Run(ctx, cfg)
 	if err != nil {

@@ -12,12 +12,13 @@ import (
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/prompt"
 	"repot.dev/repot-operator/runner/summary"
+	"repot.dev/repot-operator/runner/vrr"
 )
 
 // Methods lists every method RunProblem knows, in summary order.
 var Methods = []string{
 	summary.MethodPoT, summary.MethodPoTRetry, summary.MethodRePoT, summary.MethodAdaptive,
-	summary.MethodRePoTNoPrefix, summary.MethodRePoTRestart,
+	summary.MethodRePoTNoPrefix, summary.MethodRePoTRestart, summary.MethodVRR,
 }
 
 // DefaultMethods are the methods `repot run` runs when none are named.
@@ -44,6 +45,16 @@ type Options struct {
 	// CheckpointStatement is how a Derail-550 checkpoint problem is stated:
 	// "paper" (the default) or "full".
 	CheckpointStatement string
+	// VRR configures repot-vrr and the noisy-verifier ablation of the
+	// repot loops (docs/vrr.md); its zero value is the exact verifier.
+	VRR vrr.Config
+	// VRREstimates are the frozen estimates repot-vrr stops by. The engine
+	// calibrates them itself (two passes) when they are nil.
+	VRREstimates *vrr.Estimates
+	// VRRCalibrate makes repot-vrr run the whole budget like repot and
+	// mark its record as calibration (the engine sets it on the
+	// calibration slice).
+	VRRCalibrate bool
 }
 
 // DefaultOptions are the paper's settings.
@@ -81,6 +92,12 @@ type run struct {
 	usage   model.Usage
 	retries int
 	trace   Trace
+
+	// rounds, loopStop and repairAttempts are the repair loop's
+	// (repairLoop).
+	rounds         []summary.Round
+	loopStop       string
+	repairAttempts int
 }
 
 // RunProblem runs one method on one problem and returns its record and
@@ -96,9 +113,28 @@ func RunProblem(ctx context.Context, deps Deps, opts Options, p *envs.Problem, m
 	if err != nil {
 		return summary.Record{}, Trace{}, err
 	}
+	var lp loopSpec
+	if recordsRounds(method, opts) {
+		if lp, err = loopFor(method, opts); err != nil {
+			return summary.Record{}, Trace{}, fmt.Errorf("problem %s: %w", p.ProblemID, err)
+		}
+	}
 	first, err := r.fromInitial(ctx, PurposeInitial, prompt.Initial(p))
 	if err != nil {
 		return r.finish(method, summary.RouteNoExtraCall, false, ReplayResult{}, ReplayResult{}, err)
+	}
+	if lp.record {
+		// The loop judges the first plan too: a noisy verdict may reject a
+		// plan that reached the goal.
+		final, err := r.repairLoop(ctx, first, lp)
+		switch {
+		case r.repairAttempts > 0:
+			return r.finish(method, summary.RouteSuffixRepair, true, first, final, err)
+		case first.ReachedGoal:
+			return r.finish(method, summary.RouteInitialSuccess, false, first, final, err)
+		default:
+			return r.finish(method, summary.RouteNoExtraCall, false, first, final, err)
+		}
 	}
 	if first.ReachedGoal {
 		return r.finish(method, summary.RouteInitialSuccess, false, first, first, nil)
@@ -109,7 +145,7 @@ func RunProblem(ctx context.Context, deps Deps, opts Options, p *envs.Problem, m
 	case summary.MethodPoTRetry:
 		final, err := r.freshRetry(ctx, first)
 		return r.finish(method, summary.RouteFreshRetry, false, first, final, err)
-	case summary.MethodRePoT, summary.MethodRePoTNoPrefix, summary.MethodRePoTRestart:
+	case summary.MethodRePoT, summary.MethodRePoTNoPrefix, summary.MethodRePoTRestart, summary.MethodVRR:
 		if opts.RepairBudget <= 0 {
 			// With no repair budget repot is pot: no extra call, so no route.
 			return r.finish(method, summary.RouteNoExtraCall, false, first, first, nil)
@@ -215,33 +251,16 @@ func Better(a, b ReplayResult) bool {
 	return len(a.Prefix) > len(b.Prefix)
 }
 
-// repair makes up to budget repair calls from the checkpoint of cur. The
-// standard and no-prefix variants replay the repair plan from the verified
-// state and append it to the prefix; the restart variant replays it from the
-// initial state on its own.
+// repair makes up to budget repair calls from the checkpoint of cur, each
+// from the last one's checkpoint, until a plan reaches the goal (the exact
+// verifier's loop, recording no rounds).
 func (r *run) repair(ctx context.Context, cur ReplayResult, v prompt.Variant, budget int) (ReplayResult, error) {
 	for i := 0; i < budget && !cur.ReachedGoal; i++ {
-		cp, err := prompt.NewCheckpoint(r.env, cur.Prefix, cur.State, cur.Error)
-		if err != nil {
-			return cur, fmt.Errorf("problem %s: checkpoint: %w", r.p.ProblemID, err)
-		}
-		pl, idx, err := r.call(ctx, PurposeRepair, prompt.Repair(r.p, cp, v))
+		next, _, err := r.repairOnce(ctx, cur, cur.Error, v)
 		if err != nil {
 			return cur, err
 		}
-		if v == prompt.Restart {
-			cur = r.replayPlan(pl, r.init, r.maxSteps)
-			r.setReplay(idx, 0, cur)
-			continue
-		}
-		from := len(cur.Prefix)
-		res := r.replayPlan(pl, cur.State, r.maxSteps-from)
-		r.setReplay(idx, from, res)
-		prefix := append(append(make([]envs.Action, 0, from+len(res.Prefix)), cur.Prefix...), res.Prefix...)
-		cur = ReplayResult{
-			Prefix: prefix, State: res.State, K: res.K, Error: res.Error, Kind: res.Kind,
-			ReachedGoal: res.ReachedGoal, StopReason: res.StopReason, PlanLen: from + res.PlanLen,
-		}
+		cur = next
 	}
 	return cur, nil
 }
@@ -293,6 +312,13 @@ func (r *run) finish(method, route string, repairUsed bool, first, final ReplayR
 	}
 	if ie != nil {
 		rec.Success, rec.StoppedReason, rec.InfraError = false, StopInfraError, ie.msg
+	}
+	if r.rounds != nil {
+		rec.Rounds, rec.LoopStop = r.rounds, r.loopStop
+		if m := r.opts.VRR.Votes; m > 1 || r.opts.VRR.Noise.Active() {
+			rec.Votes = max(m, 1)
+		}
+		rec.VRRCalibration = method == summary.MethodVRR && r.opts.VRRCalibrate
 	}
 	t := r.trace
 	t.Success, t.StoppedReason = rec.Success, rec.StoppedReason

@@ -90,6 +90,10 @@ func TestRunProblem(t *testing.T) {
 			r := baseRecord(summary.MethodRePoT, 3)
 			r.Success, r.StoppedReason, r.Route, r.RepairUsed = true, StopGoal, summary.RouteSuffixRepair, true
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
+			// A budget above 1 records the loop round by round: the
+			// verified prefix grows 1, 3, 7 and the last plan is valid.
+			r.Rounds = []summary.Round{{Prefix: 1, Tokens: 120}, {Prefix: 3, Tokens: 120}, {Valid: true, Prefix: 7, Accepts: 1, Tokens: 120}}
+			r.LoopStop = summary.LoopAccepted
 			return r
 		}, []int{0, 1, 3}, []string{StopInvalidMove, StopFormatError, StopGoal}},
 		{"repot budget 0 is pot", summary.MethodRePoT, 0, []reply{{code: badAt2}}, func() summary.Record {

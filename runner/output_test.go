@@ -115,6 +115,38 @@ func TestWriteTable(t *testing.T) {
 	}
 }
 
+func TestWriteTableRepairRounds(t *testing.T) {
+	recs := fixtureRecords()
+	if strings.Contains(tableOf(t, recs), "REPAIR ROUNDS") {
+		t.Errorf("a table without rounds shows a rounds table")
+	}
+	recs = append(recs,
+		summary.Record{Model: "m", ProblemID: "a", Environment: "e", Method: summary.MethodVRR, Success: true, Calls: 2, LoopStop: summary.LoopAccepted,
+			Rounds: []summary.Round{{Prefix: 1, Tokens: 10}, {Valid: true, Prefix: 3, Accepts: 1, Tokens: 7}}},
+		summary.Record{Model: "m", ProblemID: "b", Environment: "e", Method: summary.MethodVRR, Calls: 1, LoopStop: summary.LoopGain,
+			Rounds: []summary.Round{{Prefix: 2, Tokens: 12}}})
+	table := tableOf(t, recs)
+	for _, want := range []string{
+		"REPAIR ROUNDS  ROUND  ENTERED  LEFT SOLVED  ALPHA (HITS/TRIALS)",
+		"repot-vrr      0      2        0            -",
+		"repot-vrr      1      1        1            1/1                  0/0",
+		"loop stops: accepted 1, gain_below_tau 1",
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+}
+
+func tableOf(t *testing.T, recs []summary.Record) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteTable(&b, summary.Aggregate(recs)); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
 func fixtureRecords() []summary.Record {
 	r := func(p, m string, ok bool, route string) summary.Record {
 		return summary.Record{Model: "m", ProblemID: p, Environment: "e", Complexity: 1, Method: m, Success: ok, Route: route, Calls: 1, PromptTokens: 10, CompletionTokens: 5}

@@ -37,6 +37,9 @@ func WriteTable(w io.Writer, s summary.Summary) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		if err := writeRoundsTable(w, m); err != nil {
+			return err
+		}
 		if len(m.Comparisons) > 0 {
 			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "COMPARISON\tPROBLEMS\tDIFF (POINTS)\tONLY METHOD/ONLY BASELINE\tMCNEMAR P")
@@ -53,6 +56,47 @@ func WriteTable(w io.Writer, s summary.Summary) error {
 			fmt.Fprintln(w)
 		}
 		return WriteDerailTable(w, s.Derail)
+	}
+	return nil
+}
+
+// writeRoundsTable prints the repair dynamics of the model's methods that
+// recorded rounds (docs/vrr.md): per round the runs that entered it, those
+// that left it solved, alpha and beta as hits/trials, the prefixes it
+// shortened, its tokens, and the true validity and observed acceptance
+// after it; then why the loops stopped.
+func writeRoundsTable(w io.Writer, m summary.ModelSummary) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	header := false
+	var stopLines []string
+	for _, ms := range m.Methods {
+		if len(ms.Rounds) == 0 {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(tw, "REPAIR ROUNDS	ROUND	ENTERED	LEFT SOLVED	ALPHA (HITS/TRIALS)	BETA (HITS/TRIALS)	SHORTENED	TOKENS	VALID AFTER	ACCEPTED AFTER")
+			header = true
+		}
+		for _, r := range ms.Rounds {
+			alpha, beta := "-", "-"
+			if r.K > 0 {
+				alpha = fmt.Sprintf("%d/%d", r.AlphaHits, r.AlphaTrials)
+				beta = fmt.Sprintf("%d/%d", r.BetaHits, r.BetaTrials)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%d\t%d\t%d/%d\t%d/%d\n", ms.Method, r.K, r.Entered, r.LeftSolved, alpha, beta,
+				r.Shortened, r.Tokens, r.ValidAt, r.Runs, r.AcceptedAt, r.Runs)
+		}
+		var stops []string
+		for _, st := range ms.LoopStops {
+			stops = append(stops, fmt.Sprintf("%s %d", st.Reason, st.Count))
+		}
+		stopLines = append(stopLines, fmt.Sprintf("%s loop stops: %s", ms.Method, strings.Join(stops, ", ")))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, l := range stopLines {
+		fmt.Fprintln(w, l)
 	}
 	return nil
 }

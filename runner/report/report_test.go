@@ -11,8 +11,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/report/reporttest"
 	"repot.dev/repot-operator/runner/summary"
+	"repot.dev/repot-operator/runner/vrr"
 )
 
 // rec is a record of model m on problem p with method meth.
@@ -69,12 +71,21 @@ func TestSectionsAreOptional(t *testing.T) {
 		{Time: time.Date(2026, 1, 1, 3, 0, 0, 0, time.UTC), Evaluation: "n-1", Model: "a", Method: "pot", Rate: summary.Rate{Permille: 500, Percent: "50.0%"}},
 		{Time: time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC), Evaluation: "n-2", Model: "a", Method: "pot", Rate: summary.Rate{Permille: 250, Percent: "25.0%"}, Regression: true, Change: "-25.0", PValue: "0.0313"},
 	}}
+	looped := twoModels()[:12]
+	for i := range looped {
+		if looped[i].Method == summary.MethodRePoT {
+			looped[i].Votes = 3
+			looped[i].Rounds = []summary.Round{{Prefix: 1, Accepts: 2, Tokens: 150}, {Valid: looped[i].Success, Prefix: 4, Accepts: 3, Tokens: 90}}
+		}
+	}
+	withRounds := FromRecords("rounds", OriginRunDir, looped)
 	tests := []struct {
 		name string
 		r    Report
 		want []string
 	}{
 		{"empty", Report{}, nil},
+		{"repair rounds", Report{Sources: []Source{withRounds}}, []string{"s1-success", "s1-routes", "s1-cost", "s1-rounds", "s1-heat-0"}},
 		{"one model: no scaling", Report{Sources: []Source{one}}, []string{"s1-success", "s1-routes", "s1-cost", "s1-heat-0"}},
 		{"two models: scaling", Report{Sources: []Source{two}}, []string{"s1-success", "s1-routes", "s1-cost", "s1-scaling", "s1-heat-0", "s1-heat-1"}},
 		{"energy and derail", Report{Sources: []Source{withExtras}}, []string{"s1-success", "s1-routes", "s1-cost", "s1-scaling", "s1-heat-0", "s1-heat-1", "s1-energy", "s1-derail"}},
@@ -236,6 +247,48 @@ func TestBrowserMultiRunAndSchedule(t *testing.T) {
 	t.Log(sres)
 	reporttest.SectionShot(t, spage, "#schedule-history", filepath.Join(out, "schedule-history.png"))
 	reporttest.SectionShot(t, page, "#s1-scaling", filepath.Join(out, "multi-run-scaling.png"))
+}
+
+// TestBrowserRepairRounds runs the noisy-verifier ablation (rho0 = rho1 =
+// 150 per mille) with the real engine against the simulated server: fixed
+// R=5 repot, repot-vrr and VRR-Guard, one run directory each, and opens the
+// report in chromium: every chart, the per-round figure among them, is laid
+// out with its table and no console error.
+func TestBrowserRepairRounds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the engine and chromium; skipped with -short")
+	}
+	reporttest.Browser(t)
+	out := artifacts(t)
+	dir := t.TempDir()
+	noisy := func(votes, guardJ int) func(*runner.Options) {
+		return func(o *runner.Options) {
+			o.RepairBudget = 5
+			o.VRR = vrr.Config{Votes: votes, Noise: vrr.Noise{FalseAcceptPermille: 150, FalseRejectPermille: 150}, CalibrationProblems: 8, GuardJPermille: guardJ}
+		}
+	}
+	simRunWith(t, filepath.Join(dir, "1-fixed-R5"), "strong", 1, 24, []string{summary.MethodRePoT}, noisy(1, 0))
+	simRunWith(t, filepath.Join(dir, "2-vrr"), "strong", 1, 24, []string{summary.MethodVRR}, noisy(3, 0))
+	simRunWith(t, filepath.Join(dir, "3-guard"), "strong", 1, 24, []string{summary.MethodVRR}, noisy(3, 1001))
+	srcs, _, err := LoadDir(dir, map[string]bool{"sim-strong": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srcs) != 3 {
+		t.Fatalf("%d sources, want 3", len(srcs))
+	}
+	for _, s := range srcs {
+		if len(s.Summary.Models) != 1 || len(s.Summary.Models[0].Methods) != 1 || len(s.Summary.Models[0].Methods[0].Rounds) == 0 {
+			t.Fatalf("%s: no repair rounds in the summary", s.Name)
+		}
+	}
+	page := filepath.Join(out, "repair-rounds.html")
+	writePage(t, page, Report{Title: "repair rounds test", Generated: time.Now(), Sources: srcs})
+	// each run: success, routes, cost, rounds, one heat map.
+	res := reporttest.Check(t, page, filepath.Join(out, "repair-rounds.png"), 3*5)
+	t.Log(res)
+	reporttest.SectionShot(t, page, "#s1-rounds", filepath.Join(out, "repair-rounds-fixed.png"))
+	reporttest.SectionShot(t, page, "#s2-rounds", filepath.Join(out, "repair-rounds-vrr.png"))
 }
 
 func writePage(t *testing.T, path string, r Report) {

@@ -39,6 +39,13 @@ func TestMain(m *testing.M) {
 // is the real one.
 func simRun(t *testing.T, dir, profile string, seed int64, n int) {
 	t.Helper()
+	simRunWith(t, dir, profile, seed, n, runner.DefaultMethods, nil)
+}
+
+// simRunWith is simRun with the methods to run and a change to the
+// options (nil: none).
+func simRunWith(t *testing.T, dir, profile string, seed int64, n int, methods []string, change func(*runner.Options)) {
+	t.Helper()
 	sbOnce.Do(func() { sb, sbErr = sandbox.NewPython(sandbox.Options{}) })
 	if sbErr != nil {
 		t.Skipf("no python sandbox on this machine: %v", sbErr)
@@ -74,8 +81,11 @@ func simRun(t *testing.T, dir, profile string, seed int64, n int) {
 	defer out.Close()
 	opts := runner.DefaultOptions()
 	opts.Model = name
+	if change != nil {
+		change(&opts)
+	}
 	cfg := runner.Config{
-		Problems: problems[:n], Methods: runner.DefaultMethods, Options: opts,
+		Problems: problems[:n], Methods: methods, Options: opts,
 		Deps: runner.Deps{Client: client, Sandbox: runner.FromSandbox(sb), Clock: model.SystemClock},
 	}
 	if _, _, err := runner.Execute(context.Background(), cfg, out); err != nil {

@@ -62,6 +62,7 @@ func sourceSections(prefix string, s Source) ([]section, error) {
 	successSection(b, s.Summary)
 	routesSection(b, s.Summary)
 	costSection(b, s.Summary)
+	roundsSection(b, s.Summary)
 	scalingSection(b, s.Scaling)
 	heatSections(b, s.Summary)
 	energySection(b, s.Energy)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/model"
@@ -129,6 +130,12 @@ func Decide(p *Profile, seed int64, msgs []model.Message) Decision {
 		default:
 			d.Prob = clamp01(p.RepairBase + gain*f)
 		}
+		if spurious(e, prob, d.Start, r.Checkpoint.Message) {
+			d.Prob = 1 - p.RepairBreak
+		}
+		if dr.u("persistent") < p.RepairPersistence {
+			u = problemKey(seed, parsed.Environment, parsed.Initial, parsed.Goal).u("repair")
+		}
 	}
 	raw := make([]json.RawMessage, len(plan))
 	for i, a := range plan {
@@ -198,4 +205,20 @@ func illegalMove(e envs.Env, p *envs.Problem, start envs.State, plan []envs.Acti
 		}
 	}
 	return json.RawMessage(fmt.Sprintf(`["no-such-move-%d"]`, depth))
+}
+
+// spurious reports whether a repair prompt's message rejects a move that is
+// legal at the checkpoint: the verdict of a noisy verifier on a valid plan.
+// The message has the verifier's form "Move N (MOVE) is invalid: ...".
+func spurious(e envs.Env, p *envs.Problem, at envs.State, message string) bool {
+	open := strings.Index(message, " (")
+	end := strings.Index(message, ") is invalid:")
+	if !strings.HasPrefix(message, "Move ") || open < 0 || end < open+2 {
+		return false
+	}
+	a, err := e.Normalize(p, at, json.RawMessage(message[open+2:end]))
+	if err != nil {
+		return false
+	}
+	return e.Step(at, a).Valid
 }

@@ -6,7 +6,10 @@
 //
 // It reads the problem from the prompt (prompt.Parse), computes a valid plan
 // with envs.Solve, and answers with a real Python program that prints
-// `moves = [...]`. Its mistakes follow a seeded capability Profile. Every
+// `moves = [...]`. Its mistakes follow a seeded capability Profile, repairs
+// included: their success falls on the problems that keep failing
+// (RepairPersistence), and a repair answering a spurious rejection of a
+// valid plan can break it (RepairBreak, VRR-Stop's beta; docs/vrr.md). Every
 // outcome is a function of (seed, prompt) only, so runs are reproducible at
 // any concurrency; fault injection (500, 429, resets, hangs) also depends on
 // how many times the server has seen that prompt, so retries can succeed.
@@ -67,6 +70,16 @@ type Profile struct {
 	RepairBase, RepairGain float64
 	// RepairFailures weighs failure modes of repairs.
 	RepairFailures FailureMix
+	// RepairPersistence is the chance that a repair reuses the problem's
+	// shared repair draw instead of its own: a problem whose first repair
+	// failed tends to fail its next ones, so the repair success alpha_k of
+	// VRR-Stop falls from round to round (0: rounds independent).
+	RepairPersistence float64
+	// RepairBreak is VRR-Stop's beta, the repair breakage: the chance that
+	// a repair answering a spurious rejection (the move the message names
+	// is legal at the checkpoint: a noisy verifier rejected a valid plan)
+	// fails like a repair does, instead of carrying the correct plan on.
+	RepairBreak float64
 }
 
 // Profiles are the named capability profiles, weak to strong.
@@ -81,12 +94,14 @@ var Profiles = map[string]*Profile{
 			"blocksworld":      {0.15, 0.00},
 			"blocksworld_pddl": {0.18, 0.00},
 		},
-		Correlation:    0.85,
-		Failures:       FailureMix{Empty: 4, Prose: 2, Crash: 3, WrongMove: 2, ShortPlan: 0.2, Truncated: 0.1},
-		DepthShape:     3,
-		RepairBase:     0.02,
-		RepairGain:     0.3,
-		RepairFailures: FailureMix{Empty: 2, Prose: 1, Crash: 2, WrongMove: 4, ShortPlan: 0.5, Truncated: 0.1},
+		Correlation:       0.85,
+		Failures:          FailureMix{Empty: 4, Prose: 2, Crash: 3, WrongMove: 2, ShortPlan: 0.2, Truncated: 0.1},
+		DepthShape:        3,
+		RepairBase:        0.02,
+		RepairGain:        0.3,
+		RepairFailures:    FailureMix{Empty: 2, Prose: 1, Crash: 2, WrongMove: 4, ShortPlan: 0.5, Truncated: 0.1},
+		RepairPersistence: 0.8,
+		RepairBreak:       0.55,
 	},
 	"medium": {
 		Name:        "medium",
@@ -98,12 +113,14 @@ var Profiles = map[string]*Profile{
 			"blocksworld":      {0.50, 0.02},
 			"blocksworld_pddl": {0.55, 0.05},
 		},
-		Correlation:    0.7,
-		Failures:       FailureMix{Empty: 3, Prose: 1, Crash: 2, WrongMove: 2, ShortPlan: 0.3, Truncated: 0.08},
-		DepthShape:     3,
-		RepairBase:     0.05,
-		RepairGain:     0.5,
-		RepairFailures: FailureMix{Empty: 1, Prose: 0.5, Crash: 1, WrongMove: 4, ShortPlan: 0.5, Truncated: 0.08},
+		Correlation:       0.7,
+		Failures:          FailureMix{Empty: 3, Prose: 1, Crash: 2, WrongMove: 2, ShortPlan: 0.3, Truncated: 0.08},
+		DepthShape:        3,
+		RepairBase:        0.05,
+		RepairGain:        0.5,
+		RepairFailures:    FailureMix{Empty: 1, Prose: 0.5, Crash: 1, WrongMove: 4, ShortPlan: 0.5, Truncated: 0.08},
+		RepairPersistence: 0.7,
+		RepairBreak:       0.45,
 	},
 	"strong": {
 		Name:        "strong",
@@ -115,12 +132,14 @@ var Profiles = map[string]*Profile{
 			"blocksworld":      {0.75, 0.08},
 			"blocksworld_pddl": {0.75, 0.12},
 		},
-		Correlation:    0.6,
-		Failures:       FailureMix{Empty: 3, Prose: 0.5, Crash: 2, WrongMove: 1.5, ShortPlan: 0.2, Truncated: 0.05},
-		DepthShape:     4,
-		RepairBase:     0.10,
-		RepairGain:     0.65,
-		RepairFailures: FailureMix{Empty: 0.5, Prose: 0.3, Crash: 1, WrongMove: 4, ShortPlan: 0.5, Truncated: 0.05},
+		Correlation:       0.6,
+		Failures:          FailureMix{Empty: 3, Prose: 0.5, Crash: 2, WrongMove: 1.5, ShortPlan: 0.2, Truncated: 0.05},
+		DepthShape:        4,
+		RepairBase:        0.10,
+		RepairGain:        0.65,
+		RepairFailures:    FailureMix{Empty: 0.5, Prose: 0.3, Crash: 1, WrongMove: 4, ShortPlan: 0.5, Truncated: 0.05},
+		RepairPersistence: 0.6,
+		RepairBreak:       0.4,
 	},
 	"frontier": {
 		Name:        "frontier",
@@ -132,12 +151,14 @@ var Profiles = map[string]*Profile{
 			"blocksworld":      {0.98, 0.55},
 			"blocksworld_pddl": {0.97, 0.60},
 		},
-		Correlation:    0.9,
-		Failures:       FailureMix{Empty: 0.3, Prose: 0.2, Crash: 0.5, WrongMove: 5, ShortPlan: 1, Truncated: 0.05},
-		DepthShape:     0.7,
-		RepairBase:     0.2,
-		RepairGain:     0.6,
-		RepairFailures: FailureMix{Empty: 0.2, Prose: 0.1, Crash: 0.5, WrongMove: 4, ShortPlan: 0.5, Truncated: 0.03},
+		Correlation:       0.9,
+		Failures:          FailureMix{Empty: 0.3, Prose: 0.2, Crash: 0.5, WrongMove: 5, ShortPlan: 1, Truncated: 0.05},
+		DepthShape:        0.7,
+		RepairBase:        0.2,
+		RepairGain:        0.6,
+		RepairFailures:    FailureMix{Empty: 0.2, Prose: 0.1, Crash: 0.5, WrongMove: 4, ShortPlan: 0.5, Truncated: 0.03},
+		RepairPersistence: 0.5,
+		RepairBreak:       0.25,
 	},
 }
 

@@ -5,7 +5,7 @@ import (
 )
 
 // methodOrder is the canonical order of methods in summaries.
-var methodOrder = []string{MethodPoT, MethodPoTRetry, MethodRePoT, MethodAdaptive, MethodRePoTNoPrefix, MethodRePoTRestart}
+var methodOrder = []string{MethodPoT, MethodPoTRetry, MethodRePoT, MethodAdaptive, MethodRePoTNoPrefix, MethodRePoTRestart, MethodVRR}
 
 // methodRoutes lists the routes each method can take; summaries always show
 // them, with zero counts where no run took them.
@@ -15,6 +15,7 @@ var methodRoutes = map[string][]string{
 	MethodRePoT:         {RouteInitialSuccess, RouteSuffixRepair},
 	MethodRePoTNoPrefix: {RouteInitialSuccess, RouteSuffixRepair},
 	MethodRePoTRestart:  {RouteInitialSuccess, RouteSuffixRepair},
+	MethodVRR:           {RouteInitialSuccess, RouteSuffixRepair},
 	MethodAdaptive:      {RouteInitialSuccess, RouteFreshEmptyPlan, RouteFreshShortPrefix, RouteSuffixRepair},
 }
 
@@ -149,6 +150,7 @@ func aggregateMethod(method string, recs []Record, pot map[string]Record) Method
 		m.CostVsPot = formatMilli(m.CostVsPotPermille) + "x"
 	}
 	m.ByEnvironment, m.ByComplexity = cells(recs)
+	m.Rounds, m.LoopStops = Rounds(done)
 	return m
 }
 

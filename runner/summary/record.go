@@ -79,6 +79,21 @@ type Record struct {
 	// Derail is set on Derail-550 records of the current protocol (schema
 	// 2, REPOT.md section 7); Method is then the condition.
 	Derail *DerailRecord `json:"derail,omitempty"`
+
+	// Rounds is the repair loop round by round (Round), for runs of repot
+	// with a repair budget above 1 or a noisy verifier, and of repot-vrr;
+	// absent otherwise.
+	Rounds []Round `json:"rounds,omitempty"`
+	// Votes is the number of verifier votes cast on each committed plan
+	// (the noisy-verifier ablation); 0 means one exact verdict.
+	Votes int `json:"votes,omitempty"`
+	// LoopStop says why the repair loop stopped (LoopAccepted, LoopBudget,
+	// LoopGain, LoopGuard, LoopError); set with Rounds.
+	LoopStop string `json:"loop_stop,omitempty"`
+	// VRRCalibration marks a repot-vrr run of the calibration slice: it ran
+	// the whole budget like fixed-R repot, and its rounds calibrate the
+	// estimates of the other runs.
+	VRRCalibration bool `json:"vrr_calibration,omitempty"`
 }
 
 // Key identifies a run for exactly-once counting. A Derail record's key also
@@ -91,3 +106,54 @@ func (r Record) Key() string {
 	}
 	return k
 }
+
+// MethodVRR is repot with a repair loop that stops by expected gain per
+// token (docs/vrr.md).
+const MethodVRR = "repot-vrr"
+
+// Loop stop reasons (Record.LoopStop) of a repair loop that records rounds.
+const (
+	// LoopAccepted: the verifier's verdict on the committed plan accepted it
+	// (with an exact verifier: the plan reached the goal).
+	LoopAccepted = "accepted"
+	// LoopBudget: the repair budget R was spent.
+	LoopBudget = "budget"
+	// LoopGain: repot-vrr's estimated gain of the next round per token fell
+	// to tau or below.
+	LoopGain = "gain_below_tau"
+	// LoopGuard: VRR-Guard ran (the estimated J was below its bound) and
+	// spent the budget or saw the incumbent accepted by every vote.
+	LoopGuard = "guard"
+	// LoopError: a model call failed for good (an infrastructure error) or
+	// the checkpoint could not be built.
+	LoopError = "error"
+)
+
+// Round is the committed plan of a run after one round of its repair loop:
+// Rounds[0] is the first plan, Rounds[k] the plan committed after repair
+// call k. It is kept small (short keys, zero values left out): a ledger
+// holds one per round of every run that records rounds.
+type Round struct {
+	// Valid is the truth: the committed plan reaches the goal under exact
+	// replay, whatever the (possibly noisy) verdict said.
+	Valid bool `json:"v,omitempty"`
+	// Prefix is the committed plan's verified prefix length.
+	Prefix int `json:"p,omitempty"`
+	// Accepts counts the verifier votes (of Record.Votes) that accepted the
+	// committed plan; the observed verdict is a strict majority.
+	Accepts int `json:"a,omitempty"`
+	// Tokens are the prompt and completion tokens of the round's call.
+	Tokens int `json:"t,omitempty"`
+	// Kept reports that VRR-Guard kept its incumbent over the round's
+	// candidate.
+	Kept bool `json:"kept,omitempty"`
+	// NoCall reports a round that made no repair call: the verdict that
+	// opened it accepted the committed plan, which the round only
+	// verified again (a noisy loop keeps verifying until its budget).
+	NoCall bool `json:"n,omitempty"`
+}
+
+// Accepted reports whether the observed verdict on the round's plan, from
+// votes votes (0 means 1), accepted it: a strict majority of accepting
+// votes.
+func (r Round) Accepted(votes int) bool { return 2*r.Accepts > max(votes, 1) }

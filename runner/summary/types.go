@@ -115,6 +115,12 @@ type MethodSummary struct {
 	// environment then complexity.
 	ByEnvironment []Cell `json:"by_environment"`
 	ByComplexity  []Cell `json:"by_complexity"`
+
+	// Rounds are the repair dynamics round by round (RoundSummary), from
+	// the runs that record rounds; absent when none does.
+	Rounds []RoundSummary `json:"rounds,omitempty"`
+	// LoopStops counts those runs by why their repair loop stopped.
+	LoopStops []ReasonCount `json:"loop_stops,omitempty"`
 }
 
 // ReasonCount is how many runs stopped for one reason.
