@@ -39,11 +39,14 @@ const MaxCandidates = 1000
 //   - The JSON move extraction: the whole reply, and each fenced block,
 //     parsed as JSON; a list counts, and so does an object whose "moves"
 //     member is a list.
-//   - Every balanced [...] span, read as JSON or as a Python literal. Inside
-//     a span, brackets in single- or double-quoted strings (with backslash
-//     escapes) do not count; a string ends at its closing quote or at the end
-//     of its line (neither JSON nor Python strings span lines), so a stray
-//     apostrophe cannot hide the rest of the reply.
+//   - Every '[' span: a JSON list that starts there, read whole by a JSON
+//     decoder (brackets, quotes and escapes in its strings are content,
+//     and JSON escapes such as \/ mean what JSON says), else the balanced
+//     [...] span that starts there read as a Python literal. For the
+//     balanced spans, brackets in single- or double-quoted strings (with
+//     backslash escapes) do not count; a string ends at its closing quote
+//     or at the end of its line (neither JSON nor Python strings span
+//     lines), so a stray apostrophe cannot hide the rest of the reply.
 //
 // A list counts only when it is non-empty and every element is an object,
 // or every element is a list or a tuple.
@@ -62,16 +65,35 @@ func Candidates(reply string) []Candidate {
 			add(Candidate{Start: b.start, Source: SourceJSON, Moves: moves})
 		}
 	}
-	spans := BalancedSpans(text)
-	for _, s := range spans {
-		if !opensMoveList(text, s[0]) {
+	// Every '[' that opens a move list is read as JSON first, with a JSON
+	// decoder (as the reference's raw_decode does), so brackets, quotes and
+	// escapes inside its strings are string content whatever the bracket
+	// scanner made of them. Where no JSON list starts, the balanced span
+	// starting there is read as a Python literal.
+	spanEnd := map[int]int{}
+	for _, s := range BalancedSpans(text) {
+		spanEnd[s[0]] = s[1]
+	}
+	dec := jsonDecodeBudget(len(text))
+	for at := 0; at < len(text); at++ {
+		if text[at] != '[' || !opensMoveList(text, at) {
 			continue
 		}
-		moves, err := ParseListLiteral(text[s[0]:s[1]])
-		if err != nil || !isMoveList(moves) {
+		moves, isJSON := dec.listAt(text, at)
+		if !isJSON {
+			end, ok := spanEnd[at]
+			if !ok {
+				continue
+			}
+			var err error
+			if moves, err = ParseListLiteral(text[at:end]); err != nil {
+				continue
+			}
+		}
+		if !isMoveList(moves) {
 			continue
 		}
-		if !add(Candidate{Start: s[0], Source: SourceSpan, Moves: moves}) {
+		if !add(Candidate{Start: at, Source: SourceSpan, Moves: moves}) {
 			break
 		}
 	}
@@ -155,6 +177,46 @@ func jsonMoveList(text string) ([]json.RawMessage, bool) {
 		list[i] = compactJSON(list[i])
 	}
 	return list, isMoveList(list)
+}
+
+// jsonDecoder reads JSON lists at offsets of one text within a budget of
+// bytes read, so a hostile reply (thousands of unclosed '[') costs linear
+// work: once the budget is spent, no more JSON is tried and spans are read
+// as Python literals only.
+type jsonDecoder struct{ budget int }
+
+// jsonDecodeBudget allows 16 passes over a text of n bytes, plus 64 KiB.
+func jsonDecodeBudget(n int) *jsonDecoder { return &jsonDecoder{budget: 16*n + 64<<10} }
+
+// listAt decodes the JSON value starting at text[at] (a '['). It returns the
+// list's elements as compact JSON and true when a whole JSON list starts
+// there; text after the list is not read.
+func (d *jsonDecoder) listAt(text string, at int) ([]json.RawMessage, bool) {
+	if d.budget <= 0 || firstByte(json.RawMessage(text[at+1:min(len(text), at+64)])) == '(' {
+		return nil, false // a tuple list is Python, not JSON
+	}
+	r := &countingReader{r: strings.NewReader(text[at:])}
+	var list []json.RawMessage
+	err := json.NewDecoder(r).Decode(&list)
+	d.budget -= r.n
+	if err != nil {
+		return nil, false
+	}
+	for i := range list {
+		list[i] = compactJSON(list[i])
+	}
+	return list, true
+}
+
+type countingReader struct {
+	r *strings.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
 }
 
 func compactJSON(raw json.RawMessage) json.RawMessage {

@@ -47,6 +47,17 @@ func TestCandidates(t *testing.T) {
 		{"unbalanced brackets", `[[1,0,2]`, []Candidate{cand(1, SourceSpan, "1", "0", "2")}[:0]},
 		{"two answers in order", "first [[1,0,2]] then [[2,0,1]]",
 			[]Candidate{cand(6, SourceSpan, "[1,0,2]"), cand(21, SourceSpan, "[2,0,1]")}},
+		// A JSON list is read by a JSON decoder: its strings mean what JSON
+		// says (\/ is "/", not a backslash and a slash), brackets and
+		// escaped quotes in them are content, and a stray apostrophe earlier
+		// on the line (which hides the brackets from the span scanner) does
+		// not hide it.
+		{"a JSON escape in a note is read as JSON", `x [{"from": 0, "note": "a \/ b"}] y`,
+			[]Candidate{cand(2, SourceSpan, `{"from":0,"note":"a \/ b"}`)}},
+		{"brackets and escaped quotes in a note", `Answer: [{"from": 0, "to": 2, "note": "say \"[hi]\" ]["}] end`,
+			[]Candidate{cand(8, SourceSpan, `{"from":0,"to":2,"note":"say \"[hi]\" ]["}`)}},
+		{"a stray apostrophe before a JSON list on its line", `[it's] [{"from": 0, "note": "x]"}]`,
+			[]Candidate{cand(7, SourceSpan, `{"from":0,"note":"x]"}`)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -123,6 +134,56 @@ func FuzzCandidates(f *testing.F) {
 			}
 		}
 		_ = FinalMarker(text)
+	})
+}
+
+// FuzzCandidatesJSONNotes embeds a JSON move list whose string values are
+// arbitrary (brackets, quotes, escapes, apostrophes) after arbitrary prose:
+// the list must be found whole, at its offset, with the same values.
+func FuzzCandidatesJSONNotes(f *testing.F) {
+	for _, s := range [][3]string{
+		{"Answer:", `say "[hi]"`, `]]`},
+		{"I don't know [x", `a \ b`, `it's`},
+		{"[it's]", `\u005d`, `\`},
+		{`{"moves": [`, "[[", "}"},
+	} {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, prose, note1, note2 string) {
+		// '<' could open a <think> section (which moves offsets) and a long
+		// run of '[' spends the JSON budget: neither is what this tests.
+		if strings.Contains(prose, "<") || strings.Count(prose, "[") > 64 || len(prose) > 4096 {
+			t.Skip()
+		}
+		list := []map[string]any{{"from": 0, "to": 2, "note": note1}, {"from": 1, "to": 2, "note": note2}}
+		b, err := json.Marshal(list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prefix := prose + "\n"
+		reply := prefix + string(b) + "\nend"
+		var want []any
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range Candidates(reply) {
+			if c.Start != len(prefix) {
+				continue
+			}
+			var got []any
+			for _, m := range c.Moves {
+				var v any
+				if err := json.Unmarshal(m, &v); err != nil {
+					t.Fatalf("move %q is not JSON: %v", m, err)
+				}
+				got = append(got, v)
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Fatalf("list at %d read differently (-want +got):\n%s", c.Start, d)
+			}
+			return
+		}
+		t.Fatalf("no candidate at offset %d in %q", len(prefix), reply)
 	})
 }
 
