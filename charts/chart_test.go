@@ -254,3 +254,102 @@ func parseRepotArgs(args []string) error {
 	}
 	return fmt.Errorf("repot has no subcommand %q in runner/cli or controllers/cli", args[0])
 }
+
+// With watchNamespace the operator holds no cluster-wide write: every rule
+// of config/rbac/role.yaml is granted, the namespaced ones by a Role in the
+// watched namespace, and what a ClusterRoleBinding gives the operator's
+// ServiceAccount is read-only.
+func TestChartWatchNamespaceHoldsNoClusterWrite(t *testing.T) {
+	var want rbacv1.ClusterRole
+	data, err := os.ReadFile("../config/rbac/role.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(bytes.TrimPrefix(data, []byte("---\n")), &want); err != nil {
+		t.Fatal(err)
+	}
+	objs := render(t, map[string]any{"watchNamespace": "team-a"})
+	const sa = "repot-operator"
+	granted := map[string]bool{} // group/resource/verb
+	grant := func(rules []rbacv1.PolicyRule) {
+		for _, r := range rules {
+			for _, g := range r.APIGroups {
+				for _, res := range r.Resources {
+					for _, v := range r.Verbs {
+						granted[g+"/"+res+"/"+v] = true
+					}
+				}
+			}
+		}
+	}
+	for key, o := range objs {
+		switch o.GetKind() {
+		case "ClusterRoleBinding":
+			var b rbacv1.ClusterRoleBinding
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &b); err != nil {
+				t.Fatal(err)
+			}
+			if !bindsSA(b.Subjects, sa) {
+				continue
+			}
+			cr, ok := objs["ClusterRole/"+b.RoleRef.Name]
+			if !ok {
+				t.Fatalf("%s binds ClusterRole %s, which the chart does not render", key, b.RoleRef.Name)
+			}
+			var role rbacv1.ClusterRole
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(cr.Object, &role); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range role.Rules {
+				for _, v := range r.Verbs {
+					if v != "get" && v != "list" && v != "watch" {
+						t.Errorf("%s gives the operator %q on %v cluster-wide", key, v, r.Resources)
+					}
+				}
+			}
+			grant(role.Rules)
+		case "RoleBinding":
+			var b rbacv1.RoleBinding
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &b); err != nil {
+				t.Fatal(err)
+			}
+			if !bindsSA(b.Subjects, sa) || b.RoleRef.Kind != "Role" {
+				continue
+			}
+			ro, ok := objs["Role/"+b.RoleRef.Name]
+			if !ok {
+				t.Fatalf("%s binds Role %s, which the chart does not render", key, b.RoleRef.Name)
+			}
+			var role rbacv1.Role
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(ro.Object, &role); err != nil {
+				t.Fatal(err)
+			}
+			if role.Namespace == "team-a" {
+				if b.Namespace != "team-a" {
+					t.Errorf("%s is in namespace %q, its Role in team-a", key, b.Namespace)
+				}
+				grant(role.Rules)
+			}
+		}
+	}
+	for _, r := range want.Rules {
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					if !granted[g+"/"+res+"/"+v] {
+						t.Errorf("config/rbac/role.yaml grants %s on %s/%s; the watchNamespace install does not", v, g, res)
+					}
+				}
+			}
+		}
+	}
+}
+
+func bindsSA(subjects []rbacv1.Subject, name string) bool {
+	for _, s := range subjects {
+		if s.Kind == "ServiceAccount" && s.Name == name && s.Namespace == "repot-system" {
+			return true
+		}
+	}
+	return false
+}
