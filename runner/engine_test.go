@@ -274,7 +274,7 @@ func TestEngineBoundsCallsInFlight(t *testing.T) {
 	client := &oracleClient{delay: 5 * time.Millisecond}
 	var recs, tr lockedBuffer
 	cfg := engineConfig(client, suite(20), &recs, &tr)
-	cfg.Concurrency = 5
+	cfg.Concurrency, cfg.FixedConcurrency = 5, true
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
