@@ -34,7 +34,7 @@ type Limiter interface {
 // Defaults of Options.
 const (
 	DefaultInterval = 500 * time.Millisecond
-	DefaultHeadroom = 1.25
+	DefaultHeadroom = 1.2
 	// DefaultSamples is the readings of the server per step.
 	DefaultSamples = 4
 	// DefaultMax is the upper bound when Options gives none.
@@ -54,10 +54,12 @@ type Options struct {
 	// spaced, whose mean is the step's load (default DefaultSamples): a
 	// gauge read once is noisy where requests come and go.
 	Samples int
-	// Headroom is the requests kept at the server over those that its
-	// throughput keeps decoding at top speed, as a factor (default
-	// DefaultHeadroom): some of them are prefilling, and a runner's calls
-	// leave gaps between a reply and the next call.
+	// Headroom is how far past the server's knee the load is kept, as a
+	// factor (default DefaultHeadroom): at the target, a sequence decodes
+	// at 1/Headroom of its top speed, so that the throughput stays at its
+	// cap while requests come and go. Without the inter-token latency the
+	// speed per running request (lowered by the prefilling ones) is read
+	// with a headroom of 1.25.
 	Headroom float64
 	// Source reads the server's signals; nil: the controller uses the token
 	// throughput of the calls it observes.
@@ -207,6 +209,11 @@ func (c *Controller) Sample(ctx context.Context) {
 		c.acc.running += sig.Running
 		c.acc.waiting += sig.Waiting
 		c.acc.n++
+		if p := c.acc.last; p != nil && p.HasInterToken && sig.HasInterToken {
+			c.pace(sig.InterTokens-p.InterTokens, sig.InterTokenSeconds-p.InterTokenSeconds, sig.Running)
+		} else if p := c.prev; c.acc.last == nil && p != nil && p.HasInterToken && sig.HasInterToken {
+			c.pace(sig.InterTokens-p.InterTokens, sig.InterTokenSeconds-p.InterTokenSeconds, sig.Running)
+		}
 		c.acc.last = &sig
 	case errors.Is(err, ErrNoMetrics):
 		c.source, c.prev = nil, nil // ask no more
@@ -214,6 +221,41 @@ func (c *Controller) Sample(ctx context.Context) {
 		c.acc.failed = true
 	}
 }
+
+// minPaceTokens is the least tokens a reading's decode speed is taken
+// from.
+const minPaceTokens = 32
+
+// pace grows the limit within a step during slow start, from the decode
+// speed between two readings: while every sequence decodes at the top
+// speed (the server is below its knee) and the limit holds calls back, the
+// limit grows at every reading by the factor that doubles it per step; the
+// first reading below the top ends the growth until the step decides. The
+// requests a growth admits show in the decode speed only after their time
+// to first token, so slow start overshoots the knee by a reading or two.
+func (c *Controller) pace(tokens, seconds, running float64) {
+	if !c.law.slowStart || c.law.paused || tokens < minPaceTokens || seconds <= 0 {
+		return
+	}
+	speed := tokens / seconds
+	if running >= minTopRunning && speed > c.law.topDecode {
+		c.law.topDecode = speed
+	}
+	if c.law.topDecode == 0 || speed < c.law.topDecode*paceSpeed {
+		c.law.paused = true
+		return
+	}
+	limit := c.lim.Limit()
+	if c.lim.InFlight() < limit {
+		return // the limit holds nothing back
+	}
+	next := min(c.opt.Max, int(math.Ceil(float64(limit)*math.Pow(2, 1/float64(c.opt.Samples)))))
+	c.lim.SetLimit(next)
+}
+
+// paceSpeed is the share of the top decode speed below which slow start
+// stops growing.
+const paceSpeed = 0.95
 
 // Step takes the interval's last reading and makes one control step from
 // the readings since the previous step: it sets the limit.
@@ -240,7 +282,11 @@ func (c *Controller) Step(ctx context.Context) Step {
 			s.running = acc.running / float64(acc.n)
 			s.waiting = acc.waiting / float64(acc.n)
 			s.load = s.running + s.waiting
-			if gen := sig.GenerationTokens - c.prev.GenerationTokens; gen >= 0 && s.running > 0 {
+			if sig.HasInterToken && c.prev.HasInterToken {
+				if n, sec := sig.InterTokens-c.prev.InterTokens, sig.InterTokenSeconds-c.prev.InterTokenSeconds; n > 0 && sec > 0 {
+					s.speed, s.decode = n/sec, true
+				}
+			} else if gen := sig.GenerationTokens - c.prev.GenerationTokens; gen >= 0 && s.running > 0 {
 				s.speed = gen / dt / s.running
 			}
 			s.valid = true
@@ -268,7 +314,11 @@ func (c *Controller) Step(ctx context.Context) Step {
 	if next != limit {
 		c.lim.SetLimit(next)
 	}
-	st := Step{At: now, Mode: mode, Load: s.load, Speed: s.speed, TopSpeed: c.law.top, Target: target,
+	top := c.law.top
+	if s.decode {
+		top = c.law.topDecode
+	}
+	st := Step{At: now, Mode: mode, Load: s.load, Speed: s.speed, TopSpeed: top, Target: target,
 		Running: s.running, Waiting: s.waiting, KVCacheUsage: s.kv, Limit: next, Action: action}
 	c.mu.Lock()
 	c.mode = mode
@@ -321,8 +371,10 @@ type sample struct {
 	load, running, waiting, own float64
 	// kv is the KV cache usage, -1 unknown.
 	kv float64
-	// speed is tokens per second per running request.
-	speed float64
+	// speed is tokens per second per running request, or with decode the
+	// decode speed of one sequence (from the inter-token latency).
+	speed  float64
+	decode bool
 	// peak and blocked come from the gate.
 	peak    int
 	blocked bool
@@ -340,6 +392,49 @@ const kvHigh = 0.9
 // upward, after slow start; every step adds at least one.
 const increaseGain = 1
 
+// requestHeadroom is the headroom when the speed is per running request
+// rather than per decoding sequence: the requests in their time to first
+// token lower it, the more the shorter the replies.
+const requestHeadroom = 1.25
+
+// stepDecode is step on the decode speed of one sequence (the inter-token
+// latency), which prefilling requests do not lower: the gradient
+// speed/top is 1 below the server's knee and falls past it. The target is
+// the load times the gradient times the headroom; slow start grows within
+// the step (pace) and ends at the first decrease.
+func (l *law) stepDecode(s sample, limit int) (int, string, float64) {
+	l.doubled = false
+	if s.speed > l.topDecode && s.running >= minTopRunning {
+		l.topDecode = s.speed
+	}
+	top := max(l.topDecode, s.speed)
+	target := l.headroom * s.load * s.speed / top
+	if s.waiting > 0.5 || s.kv >= kvHigh {
+		target = min(target, s.running)
+	}
+	base := float64(limit)
+	if !s.blocked {
+		base = min(base, float64(s.peak))
+	}
+	paused := l.paused
+	l.paused = false
+	switch {
+	case s.load > target*overTarget || paused && s.load > target:
+		if s.peak > limit {
+			return limit, "hold", target // a previous decrease is still draining
+		}
+		l.slowStart = false
+		next := int(math.Floor(base * max(maxDecrease, target/s.load)))
+		return min(limit, max(l.min, next)), "decrease", target
+	case l.slowStart:
+		return limit, "slow-start", target
+	case s.load < target && s.blocked:
+		grow := max(1, int(increaseGain*base*(target/s.load-1)))
+		return min(l.max, limit+grow), "increase", target
+	}
+	return limit, "hold", target
+}
+
 // overTarget is how far over the target the load goes before the limit
 // decreases: a dead band against noise.
 const overTarget = 1.05
@@ -355,7 +450,11 @@ type law struct {
 	min, max int
 	// top is the highest per-request token speed seen: the speed of a
 	// request that shares the server with no more than it can take.
-	top float64
+	// topDecode is the highest decode speed of one sequence seen.
+	top, topDecode float64
+	// paused: a reading within the step saw the decode speed fall; slow
+	// start grows no more until the step decides.
+	paused bool
 	// slowStart doubles the limit every other step until the first
 	// decrease; doubled says the last step doubled it.
 	slowStart, doubled bool
@@ -380,6 +479,9 @@ func (l *law) step(s sample, limit int) (int, string, float64) {
 	if !s.valid || s.load <= 0 {
 		return limit, "hold", 0
 	}
+	if s.decode {
+		return l.stepDecode(s, limit)
+	}
 	if l.doubled {
 		// The requests the doubling added spent part of this interval in
 		// their time to first token: the speed reads low. The next
@@ -394,7 +496,7 @@ func (l *law) step(s sample, limit int) (int, string, float64) {
 	if s.speed > 0 {
 		// Until a top speed is known (loads of 2 or more), this speed is it.
 		top := max(l.top, s.speed)
-		target = l.headroom * s.running * s.speed / top
+		target = requestHeadroom * s.running * s.speed / top
 	}
 	if s.waiting > 0.5 || s.kv >= kvHigh {
 		target = min(target, s.running)

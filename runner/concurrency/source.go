@@ -41,6 +41,12 @@ type Signals struct {
 	KVCacheUsage float64
 	// GenerationTokens is the counter vllm:generation_tokens_total.
 	GenerationTokens float64
+	// InterTokenSeconds and InterTokens are the sum and count of the
+	// histogram vllm:inter_token_latency_seconds (before vLLM 0.11
+	// vllm:time_per_output_token_seconds): their deltas give the decode
+	// speed of one sequence. HasInterToken says the server reports it.
+	InterTokenSeconds, InterTokens float64
+	HasInterToken                  bool
 }
 
 // Source reads a server's signals.
@@ -60,6 +66,8 @@ const (
 	MetricKVCacheUsage     = "vllm:kv_cache_usage_perc"
 	MetricGPUCacheUsage    = "vllm:gpu_cache_usage_perc" // before vLLM 0.9
 	MetricGenerationTokens = "vllm:generation_tokens_total"
+	MetricInterToken       = "vllm:inter_token_latency_seconds"
+	MetricTimePerToken     = "vllm:time_per_output_token_seconds" // before vLLM 0.11
 	// LabelModel names the served model on every vLLM metric.
 	LabelModel = "model_name"
 )
@@ -156,6 +164,28 @@ func ParseSignals(r io.Reader, modelName string) (Signals, error) {
 	}
 	if s.Waiting, _, err = sum(MetricWaiting); err != nil {
 		return Signals{}, err
+	}
+	for _, name := range []string{MetricInterToken, MetricTimePerToken} {
+		mf := mfs[name]
+		if mf == nil {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			h := m.GetHistogram()
+			if h == nil || modelName != "" && label(m, LabelModel) != modelName {
+				continue
+			}
+			sum, n := h.GetSampleSum(), float64(h.GetSampleCount())
+			if math.IsNaN(sum) || math.IsInf(sum, 0) || sum < 0 {
+				return Signals{}, fmt.Errorf("metric %s: sum %v is not a duration", name, sum)
+			}
+			s.InterTokenSeconds += sum
+			s.InterTokens += n
+			s.HasInterToken = true
+		}
+		if s.HasInterToken {
+			break
+		}
 	}
 	s.KVCacheUsage = -1
 	for _, name := range []string{MetricKVCacheUsage, MetricGPUCacheUsage} {

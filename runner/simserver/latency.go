@@ -100,6 +100,42 @@ type decoder struct {
 	decoded    float64
 	activeTime float64
 	running    bool
+	// itl is the inter-token latency of every decoded token, in real
+	// seconds (vLLM's vllm:inter_token_latency_seconds).
+	itl itlHistogram
+}
+
+// itlBuckets are vLLM's buckets of vllm:inter_token_latency_seconds.
+var itlBuckets = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0}
+
+// itlHistogram counts tokens by their inter-token latency; the counts are
+// fractional tokens, rounded when exposed.
+type itlHistogram struct {
+	count, sum float64
+	buckets    [19]float64 // cumulative at exposition: per bucket here
+}
+
+// add records tokens decoded each seconds after the previous one.
+func (h *itlHistogram) add(tokens, seconds float64) {
+	h.count += tokens
+	h.sum += tokens * seconds
+	for i, le := range itlBuckets {
+		if seconds <= le {
+			h.buckets[i] += tokens
+			return
+		}
+	}
+}
+
+// cumulative returns the counts per upper bound, as Prometheus wants them.
+func (h *itlHistogram) cumulative() map[float64]uint64 {
+	out := make(map[float64]uint64, len(itlBuckets))
+	acc := 0.0
+	for i, le := range itlBuckets {
+		acc += h.buckets[i]
+		out[le] = uint64(math.Round(acc))
+	}
+	return out
 }
 
 func newDecoder(lat Latency, now func() time.Time) *decoder {
@@ -205,6 +241,7 @@ func (d *decoder) step(dt float64) {
 			got := math.Min(r*span, j.left)
 			j.left -= got
 			d.decoded += got
+			d.itl.add(got, d.lat.Scale/r)
 			if j.left <= 1e-9 {
 				close(j.done)
 				delete(d.jobs, j)
@@ -339,6 +376,8 @@ type decoderStats struct {
 	decoding, running, waiting int
 	// kvTokens is the prompt and decoded tokens of the batch.
 	kvTokens float64
+	// itl is the inter-token latency histogram.
+	itl itlHistogram
 }
 
 func (d *decoder) batchStats() decoderStats {
@@ -347,7 +386,7 @@ func (d *decoder) batchStats() decoderStats {
 	if d.running {
 		d.advance(d.now())
 	}
-	st := decoderStats{decoded: d.decoded, active: d.activeTime, decoding: len(d.jobs), running: len(d.batch), waiting: len(d.queue)}
+	st := decoderStats{decoded: d.decoded, active: d.activeTime, decoding: len(d.jobs), running: len(d.batch), waiting: len(d.queue), itl: d.itl}
 	for sq := range d.batch {
 		st.kvTokens += float64(sq.prompt)
 		if sq.j != nil {

@@ -63,7 +63,11 @@ func (m *metrics) served(mode Mode, p, c int) {
 //     vllm:gpu_cache_usage_perc: the batch's prompt and decoded tokens over
 //     the KV cache size, 0-1;
 //   - vllm:generation_tokens_total, vllm:prompt_tokens_total: tokens
-//     generated (counted as they decode) and prompt tokens processed.
+//     generated (counted as they decode) and prompt tokens processed;
+//   - vllm:inter_token_latency_seconds and, under its name before vLLM
+//     0.11, vllm:time_per_output_token_seconds: the histogram of the time
+//     between two tokens of a sequence, in real seconds (a sequence's
+//     share of the decode throughput, at most its top speed).
 type collector struct{ s *Server }
 
 var (
@@ -84,6 +88,8 @@ var (
 	descVRunning    = prometheus.NewDesc("vllm:num_requests_running", "Number of requests in model execution batches (repot simulation).", modelLabel, nil)
 	descVWaiting    = prometheus.NewDesc("vllm:num_requests_waiting", "Number of requests waiting to be processed (repot simulation).", modelLabel, nil)
 	descVKV         = prometheus.NewDesc("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage (repot simulation).", modelLabel, nil)
+	descVITL        = prometheus.NewDesc("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds (repot simulation: real seconds).", modelLabel, nil)
+	descVTPOT       = prometheus.NewDesc("vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds (repot simulation; the name before vLLM 0.11).", modelLabel, nil)
 	descVGPUKV      = prometheus.NewDesc("vllm:gpu_cache_usage_perc", "GPU KV-cache usage. 1 means 100 percent usage (repot simulation; vLLM < 0.9 name).", modelLabel, nil)
 )
 
@@ -91,7 +97,7 @@ var (
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRequests, descFaults, descAnswers, descPromptTok, descComplTok, descInflight,
 		descScale, descCapacity, descDecoded, descBusy, descDecoding, descVPrompt, descVGeneration, descVRunning,
-		descVWaiting, descVKV, descVGPUKV} {
+		descVWaiting, descVKV, descVGPUKV, descVITL, descVTPOT} {
 		ch <- d
 	}
 }
@@ -146,6 +152,10 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	kv := lat.kvUsage(st.kvTokens)
 	gauge(descVKV, kv, name)
 	gauge(descVGPUKV, kv, name)
+	buckets := st.itl.cumulative()
+	for _, d := range []*prometheus.Desc{descVITL, descVTPOT} {
+		ch <- prometheus.MustNewConstHistogram(d, uint64(math.Round(st.itl.count)), st.itl.sum, buckets, name)
+	}
 }
 
 // newMetricsHandler serves the collector in the Prometheus text format.
