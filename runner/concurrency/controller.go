@@ -34,7 +34,7 @@ type Limiter interface {
 // Defaults of Options.
 const (
 	DefaultInterval = 500 * time.Millisecond
-	DefaultHeadroom = 1.2
+	DefaultHeadroom = 1.1
 	// DefaultSamples is the readings of the server per step.
 	DefaultSamples = 4
 	// DefaultMax is the upper bound when Options gives none.
@@ -229,7 +229,8 @@ const minPaceTokens = 32
 // pace grows the limit within a step during slow start, from the decode
 // speed between two readings: while every sequence decodes at the top
 // speed (the server is below its knee) and the limit holds calls back, the
-// limit grows at every reading by the factor that doubles it per step; the
+// limit grows at every reading by the factor that doubles it every second
+// step; the
 // first reading below the top ends the growth until the step decides. The
 // requests a growth admits show in the decode speed only after their time
 // to first token, so slow start overshoots the knee by a reading or two.
@@ -249,7 +250,7 @@ func (c *Controller) pace(tokens, seconds, running float64) {
 	if c.lim.InFlight() < limit {
 		return // the limit holds nothing back
 	}
-	next := min(c.opt.Max, int(math.Ceil(float64(limit)*math.Pow(2, 1/float64(c.opt.Samples)))))
+	next := min(c.opt.Max, int(math.Ceil(float64(limit)*math.Pow(2, 1/float64(2*c.opt.Samples)))))
 	c.lim.SetLimit(next)
 }
 
@@ -392,6 +393,12 @@ const kvHigh = 0.9
 // upward, after slow start; every step adds at least one.
 const increaseGain = 1
 
+// allowance is the requests the decode-speed target adds to the headroom:
+// where the knee is a few requests, one request that ends and the next in
+// its time to first token leave the server below it (Netflix's Gradient2
+// adds a queue size likewise).
+const allowance = 2
+
 // requestHeadroom is the headroom when the speed is per running request
 // rather than per decoding sequence: the requests in their time to first
 // token lower it, the more the shorter the replies.
@@ -408,7 +415,7 @@ func (l *law) stepDecode(s sample, limit int) (int, string, float64) {
 		l.topDecode = s.speed
 	}
 	top := max(l.topDecode, s.speed)
-	target := l.headroom * s.load * s.speed / top
+	target := l.headroom*s.load*s.speed/top + allowance
 	if s.waiting > 0.5 || s.kv >= kvHigh {
 		target = min(target, s.running)
 	}
@@ -460,20 +467,24 @@ type law struct {
 	slowStart, doubled bool
 }
 
-// step returns the next limit, what it did and the target load.
+// step returns the next limit, what it did and the target load. With the
+// decode speed of one sequence (s.decode) it is stepDecode; otherwise,
+// with the speed per running request (or per call):
 //
 //   - Target: the server's throughput over the top per-request speed is
-//     the number of requests that throughput keeps decoding at full speed;
-//     the target is that times the headroom. With requests waiting, or the
+//     the number of requests that throughput keeps busy at full speed; the
+//     target is that times requestHeadroom. With requests waiting, or the
 //     KV cache nearly full, the target is at most those running.
 //   - Load above target: the limit is scaled by target/load (at most
 //     halved), once the calls of a previous decrease have drained. Every
 //     shard reads the same load and target and scales by the same factor,
 //     so the total comes to the target in one step.
 //   - Load below target, and the limit held calls back: slow start doubles
-//     the limit every other step; after it, the limit grows by the relative gap, and
-//     by at least 1. The equal additive part is what brings shards that
-//     started apart to equal shares (Chiu and Jain).
+//     the limit every other step (the step after a doubling reads the new
+//     requests in their time to first token, and is not judged); after it,
+//     the limit grows by the relative gap, and by at least 1. The equal
+//     additive part is what brings shards that started apart to equal
+//     shares (Chiu and Jain).
 //   - Otherwise the limit holds.
 func (l *law) step(s sample, limit int) (int, string, float64) {
 	if !s.valid || s.load <= 0 {
