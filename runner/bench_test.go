@@ -6,10 +6,12 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"repot.dev/repot-operator/envs"
+	"repot.dev/repot-operator/runner/concurrency"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/program"
 	"repot.dev/repot-operator/runner/prompt"
@@ -67,25 +69,41 @@ func BenchmarkPerCallWork(b *testing.B) {
 }
 
 // BenchmarkCapacityShare runs open-source-120 x the four default methods
-// against a simulated server with its default latency model and throughput
-// cap, and reports the share of the server's decode capacity each run used
-// (from /metrics before and after) and its wall clock over the capacity
-// bound (the simulated seconds the decoded tokens need at the cap). It
-// measures, in one run:
+// (longest first) against a simulated server and reports the share of the
+// server's decode capacity each run used (from /metrics before and after),
+// its wall clock over the capacity bound (the simulated seconds the decoded
+// tokens need at the cap) and the calls in flight the runners settled at.
+// It measures, in one run, three latency models that saturate at very
+// different calls in flight (simserver.Latency.SaturatingInFlight):
 //
-//   - order=suite/inflight=64: the old engine (suite order, 64 calls in
-//     flight);
-//   - order=longest-first/inflight=64: the order alone;
-//   - order=longest-first/inflight=N: the order with the calls in flight
-//     that saturate the server without oversubscribing it
-//     (simserver.Latency.SaturatingInFlight: 27 for the default model).
+//   - model=default: simserver.DefaultLatency, 27;
+//   - model=narrow: a fast small model, 400 tokens/s per sequence under the
+//     same 2500 tokens/s cap, 8;
+//   - model=wide: 120 tokens/s per sequence under a 12288 tokens/s cap,
+//     128. So many in flight need more work than the suite to fill the
+//     server for long: it runs the suite 5 times (problem ids suffixed), so
+//     that its capacity bound, like the others', is about 85 simulated
+//     seconds and the longest run fits in it;
 //
-// A server whose aggregate decode rate is capped shares it among every
-// sequence in flight: with 64 in flight each decodes at a third of its top
-// speed, and the longest replies straggle at the end however early they
-// start. REPOT_BENCH_CONCURRENCY replaces N. The latency scale (real seconds
-// per simulated second) comes from REPOT_BENCH_LATENCY_SCALE (default 0.25,
-// so each run takes about half a minute; 1 is real time).
+// each with:
+//
+//   - inflight=64: a fixed 64 calls in flight (the old default);
+//   - inflight=adaptive: the default configuration (no concurrency given:
+//     the concurrency controller, bounded by DefaultConcurrency, reading
+//     the server's vLLM metrics);
+//
+// and with 4 shards (4 engines in this process, each with its own
+// controller, sharing the default model's server): shards=4/inflight=16
+// (the operator's old 4 x 16) and shards=4/inflight=adaptive.
+//
+// REPOT_BENCH_CONCURRENCY=N adds a fixed N for each model. The latency scale
+// (real seconds per simulated second) comes from REPOT_BENCH_LATENCY_SCALE
+// (default 0.25, so each case takes about half a minute; 1 is real time);
+// the controllers step every concurrency.DefaultInterval of simulated
+// time. A program the sandbox
+// already ran (the same reply again: a replica, or an earlier case) is not
+// run again: its result comes back after the time the first run took, so
+// the python sandbox's CPU is paid once per program.
 //
 //	go test -run '^$' -bench CapacityShare -benchtime 1x ./runner/
 func BenchmarkCapacityShare(b *testing.B) {
@@ -97,77 +115,203 @@ func BenchmarkCapacityShare(b *testing.B) {
 		}
 		scale = f
 	}
-	sized := simserver.DefaultLatency.SaturatingInFlight()
+	var sized []int
 	if v := os.Getenv("REPOT_BENCH_CONCURRENCY"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
 			b.Fatalf("REPOT_BENCH_CONCURRENCY=%q: want a positive integer", v)
 		}
-		sized = n
+		sized = append(sized, n)
 	}
-	for _, c := range []struct {
-		order Order
-		conc  int
-	}{{OrderSuite, DefaultConcurrency}, {OrderLongestFirst, DefaultConcurrency}, {OrderLongestFirst, sized}} {
-		b.Run(fmt.Sprintf("order=%s/inflight=%d", c.order, c.conc), func(b *testing.B) {
+	sb := newMemoSandbox(realSandbox(b))
+	for _, m := range benchModels() {
+		for _, conc := range append([]int{64, 0}, sized...) {
+			name := "adaptive"
+			if conc > 0 {
+				name = strconv.Itoa(conc)
+			}
+			b.Run(fmt.Sprintf("model=%s/inflight=%s", m.name, name), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					capacityShare(b, scale, m, 1, conc, sb)
+				}
+			})
+		}
+	}
+	def := benchModels()[0]
+	for _, conc := range []int{16, 0} {
+		name := "adaptive"
+		if conc > 0 {
+			name = strconv.Itoa(conc)
+		}
+		b.Run(fmt.Sprintf("model=%s/shards=4/inflight=%s", def.name, name), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				capacityShare(b, scale, c.order, c.conc)
+				capacityShare(b, scale, def, 4, conc, sb)
 			}
 		})
 	}
 }
 
-// capacityShare makes one capacity measurement with the given run order.
-func capacityShare(b *testing.B, scale float64, order Order, conc int) {
+// benchModel is a latency model of BenchmarkCapacityShare and the times the
+// suite runs against it.
+type benchModel struct {
+	name     string
+	lat      simserver.Latency
+	replicas int
+}
+
+func benchModels() []benchModel {
+	narrow := simserver.DefaultLatency
+	narrow.DecodeTokensPerSecond = 400
+	wide := simserver.DefaultLatency
+	wide.MaxTokensPerSecond = 12288
+	return []benchModel{{"default", simserver.DefaultLatency, 1}, {"narrow", narrow, 1}, {"wide", wide, 5}}
+}
+
+// replicate returns the problems n times, ids suffixed from the second on.
+func replicate(ps []envs.Problem, n int) []envs.Problem {
+	out := append([]envs.Problem(nil), ps...)
+	for r := 2; r <= n; r++ {
+		for _, p := range ps {
+			p.ProblemID = fmt.Sprintf("%s#%d", p.ProblemID, r)
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// memoSandbox runs each program once; the same program again gets the
+// first result after the time the first run took.
+type memoSandbox struct {
+	sb   Sandbox
+	mu   sync.Mutex
+	runs map[string]*memoRun
+}
+
+type memoRun struct {
+	done chan struct{}
+	res  ProgramResult
+	err  error
+}
+
+func newMemoSandbox(sb Sandbox) *memoSandbox {
+	return &memoSandbox{sb: sb, runs: map[string]*memoRun{}}
+}
+
+func (m *memoSandbox) Run(ctx context.Context, code string) (ProgramResult, error) {
+	m.mu.Lock()
+	r, ok := m.runs[code]
+	if !ok {
+		r = &memoRun{done: make(chan struct{})}
+		m.runs[code] = r
+	}
+	m.mu.Unlock()
+	if !ok {
+		r.res, r.err = m.sb.Run(ctx, code)
+		close(r.done)
+		return r.res, r.err
+	}
+	<-r.done
+	if err := model.SleepContext(ctx, r.res.Duration); err != nil {
+		return ProgramResult{}, err
+	}
+	return r.res, r.err
+}
+
+// capacityShare makes one capacity measurement: shards engines, each with
+// conc calls in flight (0: the default configuration, adaptive).
+func capacityShare(b *testing.B, scale float64, m benchModel, shards, conc int, sb Sandbox) {
 	opts := simOptions(b, 1, 0)
-	opts.Latency = simserver.DefaultLatency
+	opts.Latency = m.lat
 	opts.Latency.Scale = scale
 	hs := startSim(b, opts, nil)
-	out, err := OpenOutput(b.TempDir(), "", true)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer out.Close()
-	ropts := DefaultOptions()
-	ropts.Model = "sim-strong"
-	cfg := Config{
-		Problems: openSource(b, 0), Methods: DefaultMethods, Options: ropts, Concurrency: conc, Order: order,
-		Deps: Deps{Client: simClient(b, hs, 3), Sandbox: realSandbox(b), Clock: model.SystemClock},
-	}
+	problems := replicate(openSource(b, 0), m.replicas)
 	before, err := simserver.Scrape(context.Background(), nil, hs.URL, time.Now())
 	if err != nil {
 		b.Fatal(err)
 	}
-	res, _, err := Execute(context.Background(), cfg, out)
-	if err != nil {
-		b.Fatal(err)
+	results := make([]Result, shards)
+	errs := make([]error, shards)
+	var wg sync.WaitGroup
+	for i := 0; i < shards; i++ {
+		out, err := OpenOutput(b.TempDir(), "", true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer out.Close()
+		ropts := DefaultOptions()
+		ropts.Model = "sim-strong"
+		cfg := Config{
+			Problems: problems, Methods: DefaultMethods, Options: ropts, Order: OrderLongestFirst,
+			ShardIndex: i, ShardCount: shards,
+			Deps: Deps{Client: simClient(b, hs, 3), Sandbox: sb, Clock: model.SystemClock},
+		}
+		if conc > 0 {
+			cfg.Concurrency, cfg.FixedConcurrency = conc, true
+		}
+		cfg.Control.Interval = time.Duration(scale * float64(concurrency.DefaultInterval))
+		if path := os.Getenv("REPOT_BENCH_TRACE"); path != "" {
+			// The controllers' steps, appended to the file named.
+			f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			shard := i
+			var mu sync.Mutex
+			cfg.Control.OnStep = func(st concurrency.Step) {
+				mu.Lock()
+				defer mu.Unlock()
+				fmt.Fprintf(f, "%s shard %d: %s load %.1f running %.1f waiting %.1f speed %.1f top %.1f target %.1f -> limit %d\n",
+					st.At.Format("15:04:05.000"), shard, st.Action, st.Load, st.Running, st.Waiting, st.Speed, st.TopSpeed, st.Target, st.Limit)
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], _, errs[i] = Execute(context.Background(), cfg, out)
+		}()
 	}
+	wg.Wait()
 	after, err := simserver.Scrape(context.Background(), nil, hs.URL, time.Now())
 	if err != nil {
 		b.Fatal(err)
+	}
+	for _, err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
 	}
 	share, err := simserver.CapacityShare(before, after)
 	if err != nil {
 		b.Fatal(err)
 	}
-	infra, retries, completion := 0, 0, 0
-	for _, r := range res.Records {
-		completion += r.CompletionTokens
-		retries += r.InfraRetries
-		if r.InfraError != "" {
-			infra++
+	infra, retries, completion, runs, settled, maxInFlight := 0, 0, 0, 0, 0, 0
+	var perShard []string
+	for _, res := range results {
+		for _, r := range res.Records {
+			completion += r.CompletionTokens
+			retries += r.InfraRetries
+			if r.InfraError != "" {
+				infra++
+			}
 		}
+		runs += len(res.Records)
+		settled += res.InFlightLimit
+		maxInFlight += res.MaxInFlight
+		perShard = append(perShard, fmt.Sprintf("%d (%s, max %d)", res.InFlightLimit, res.ConcurrencyMode, res.MaxInFlight))
 	}
 	if infra > 0 || retries > 0 {
 		b.Errorf("%d infra errors and %d retries: the measurement is not of a healthy run", infra, retries)
 	}
 	decoded := after.DecodeTokens - before.DecodeTokens
 	bound := decoded / after.Capacity
-	b.Logf("order %s, concurrency %d: %d runs, max %d calls in flight, %d completion tokens recorded, server: %.0f completion / %.0f decoded tokens: %s; capacity bound %.0f simulated s, wall %.0f simulated s (%.3fx)",
-		order, conc, len(res.Records), res.MaxInFlight, completion, after.CompletionTokens-before.CompletionTokens, decoded, share,
+	b.Logf("model %s (saturates at %d in flight), %d shards, concurrency %d (0: adaptive): %d runs, settled at %v, %d completion tokens recorded, server: %.0f completion / %.0f decoded tokens: %s; capacity bound %.0f simulated s, wall %.0f simulated s (%.3fx)",
+		m.name, m.lat.SaturatingInFlight(), shards, conc, runs, perShard, completion, after.CompletionTokens-before.CompletionTokens, decoded, share,
 		bound, share.SimulatedSeconds, share.SimulatedSeconds/bound)
 	b.ReportMetric(100*share.Capacity, "%capacity")
 	b.ReportMetric(100*share.Busy, "%busy")
 	b.ReportMetric(share.TokensPerSecond, "tokens/sim-s")
 	b.ReportMetric(share.SimulatedSeconds/bound, "wall/bound")
+	b.ReportMetric(float64(settled), "settled-inflight")
+	b.ReportMetric(float64(m.lat.SaturatingInFlight()), "saturating-inflight")
 }

@@ -9,13 +9,21 @@ import (
 	"sync"
 
 	"repot.dev/repot-operator/envs"
+	"repot.dev/repot-operator/runner/concurrency"
+	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/summary"
 	"repot.dev/repot-operator/runner/vrr"
 )
 
-// DefaultConcurrency is the default bound on model calls in flight: enough
-// to keep a vLLM server's continuous batching busy.
-const DefaultConcurrency = 64
+// DefaultConcurrency is the default upper bound on model calls in flight.
+// The adaptive controller keeps the calls below it, where the server's
+// throughput stops rising; it matters alone with FixedConcurrency.
+const DefaultConcurrency = concurrency.DefaultMax
+
+// InitialInFlight is the calls in flight the shards of a model start from
+// together, each its share: the controller learns the server's top
+// per-request speed at a load below the server's knee, then doubles.
+const InitialInFlight = 4
 
 // Config is one engine run: which runs to make and where their results go.
 type Config struct {
@@ -31,7 +39,21 @@ type Config struct {
 	// Deps' Gate is ignored: the engine makes one from Concurrency.
 	Deps Deps
 	// Concurrency bounds model calls in flight (default DefaultConcurrency).
+	// Unless FixedConcurrency, it is an upper bound: a concurrency
+	// controller (runner/concurrency) sets the calls in flight below it from
+	// the server's load, so that the shards sharing a server together keep
+	// it saturated without oversubscribing it.
 	Concurrency int
+	// FixedConcurrency keeps Concurrency calls in flight throughout.
+	FixedConcurrency bool
+	// Signals reads the server's load for the controller. nil: the
+	// /metrics page of the client's endpoint when the client names one
+	// (model.OpenAI does); the controller falls back on the token
+	// throughput of its own calls where that page has no vLLM metrics.
+	Signals concurrency.Source
+	// Control tunes the controller (Interval, Headroom, Initial, Clock,
+	// OnStep); its Max is Concurrency and its Source Signals.
+	Control concurrency.Options
 	// ShardIndex and ShardCount select problem i when i % ShardCount ==
 	// ShardIndex. ShardCount 0 means one shard.
 	ShardIndex, ShardCount int
@@ -63,6 +85,9 @@ type Progress struct {
 	Solved, InfraErrors int
 	// Last is the record just written.
 	Last summary.Record
+	// InFlightLimit is the calls in flight the gate admits now (the
+	// controller's limit, or the fixed bound).
+	InFlightLimit int
 }
 
 // Result is what an engine run did.
@@ -76,6 +101,12 @@ type Result struct {
 	Aborted bool
 	// MaxInFlight is the largest number of model calls in flight at once.
 	MaxInFlight int
+	// InFlightLimit is the concurrency the shard settled at: the
+	// controller's (concurrency.Controller.Settled), or the fixed bound.
+	// ConcurrencyMode says where the controller's signals came from
+	// (concurrency.ModeServer or ModeCalls; "fixed" without a controller).
+	InFlightLimit   int
+	ConcurrencyMode string
 }
 
 // job is one (problem or Derail case, method) run to make.
@@ -161,7 +192,7 @@ func ShardProblems(problems []envs.Problem, index, count int) []envs.Problem {
 // and Run returns what finished with Aborted set. An
 // error is returned for invalid configuration, an unusable problem, or a
 // failed write.
-func Run(ctx context.Context, cfg Config) (Result, error) {
+func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if err := validate(cfg); err != nil {
 		return Result{}, err
 	}
@@ -172,8 +203,30 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	deps := cfg.Deps
 	deps.Gate = NewGate(conc)
 	jobs, skipped := cfg.jobs()
-	res := Result{Skipped: skipped, Planned: len(jobs)}
+	res = Result{Skipped: skipped, Planned: len(jobs), InFlightLimit: conc, ConcurrencyMode: "fixed"}
 	prog := Progress{Total: len(jobs)}
+	if !cfg.FixedConcurrency {
+		// One controller for both of repot-vrr's passes: the server is
+		// the same.
+		copts := cfg.Control
+		copts.Max, copts.Source = conc, cfg.signals()
+		if copts.Initial == 0 {
+			// The shards of a model start together: together they start
+			// at InitialInFlight, low enough to learn the server's top
+			// per-request speed below its knee.
+			copts.Initial = max(1, InitialInFlight/max(1, cfg.ShardCount))
+		}
+		ctl := concurrency.New(copts, deps.Gate)
+		deps.Client = observedClient{deps.Client, ctl}
+		ctlCtx, stopCtl := context.WithCancel(ctx)
+		ctlDone := make(chan struct{})
+		go func() { defer close(ctlDone); ctl.Run(ctlCtx) }()
+		defer func() { // res is the named result: the caller sees this
+			stopCtl()
+			<-ctlDone
+			res.InFlightLimit, res.ConcurrencyMode = ctl.Settled(), string(ctl.Mode())
+		}()
+	}
 	calib, rest := cfg.vrrPhases(jobs)
 	if len(calib) > 0 || cfg.needsEstimates(rest) {
 		if err := runJobs(ctx, cfg, deps, calib, &res, &prog); err != nil || res.Aborted {
@@ -189,7 +242,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			}
 		}
 	}
-	err := runJobs(ctx, cfg, deps, rest, &res, &prog)
+	err = runJobs(ctx, cfg, deps, rest, &res, &prog)
 	res.MaxInFlight = deps.Gate.MaxInFlight()
 	return res, err
 }
@@ -321,6 +374,7 @@ func runJobs(ctx context.Context, cfg Config, deps Deps, jobs []job, res *Result
 		if failed() != nil {
 			continue // drain
 		}
+		f.rec.InFlightLimit = deps.Gate.Limit()
 		if err := writeJSONLine(cfg.Records, f.rec); err != nil {
 			fail(fmt.Errorf("writing records: %w", err))
 			continue
@@ -340,6 +394,7 @@ func runJobs(ctx context.Context, cfg Config, deps Deps, jobs []job, res *Result
 			prog.InfraErrors++
 		}
 		prog.Last = f.rec
+		prog.InFlightLimit = f.rec.InFlightLimit
 		if cfg.Progress != nil {
 			cfg.Progress(*prog)
 		}
@@ -349,6 +404,34 @@ func runJobs(ctx context.Context, cfg Config, deps Deps, jobs []job, res *Result
 	}
 	res.Aborted = len(res.Records)-before < len(jobs)
 	return nil
+}
+
+// signals is the controller's source of server signals: cfg.Signals, or
+// the /metrics page of the client's endpoint.
+func (cfg Config) signals() concurrency.Source {
+	if cfg.Signals != nil {
+		return cfg.Signals
+	}
+	if e, ok := cfg.Deps.Client.(interface{ Endpoint() (string, string) }); ok {
+		base, name := e.Endpoint()
+		return concurrency.NewPrometheusSource(base, name)
+	}
+	return nil
+}
+
+// observedClient reports each completed call's tokens and time to the
+// concurrency controller (its fallback signal).
+type observedClient struct {
+	model.Client
+	ctl *concurrency.Controller
+}
+
+func (o observedClient) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	resp, err := o.Client.Complete(ctx, req)
+	if err == nil {
+		o.ctl.Observe(resp.Usage.Completion, resp.Latency)
+	}
+	return resp, err
 }
 
 // validate checks the configuration and that every problem can be decoded,

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"repot.dev/repot-operator/envs"
+	"repot.dev/repot-operator/runner/concurrency"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/prompt"
 	"repot.dev/repot-operator/runner/summary"
@@ -274,7 +275,7 @@ func TestEngineBoundsCallsInFlight(t *testing.T) {
 	client := &oracleClient{delay: 5 * time.Millisecond}
 	var recs, tr lockedBuffer
 	cfg := engineConfig(client, suite(20), &recs, &tr)
-	cfg.Concurrency = 5
+	cfg.Concurrency, cfg.FixedConcurrency = 5, true
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -392,4 +393,79 @@ func TestEngineAbortKeepsRunsAlreadyFinished(t *testing.T) {
 	if got := readBack(t, &recs); len(got) != n {
 		t.Errorf("records file has %d lines, want %d", len(got), n)
 	}
+}
+
+// fullServer is a Source for a server whose batch holds 2 requests and has
+// 6 more waiting, whatever the runner does.
+type fullServer struct{ gen atomic.Int64 }
+
+func (s *fullServer) Read(context.Context) (concurrency.Signals, error) {
+	return concurrency.Signals{Running: 2, Waiting: 6, KVCacheUsage: -1, GenerationTokens: float64(s.gen.Add(100))}, nil
+}
+
+// noMetrics is a Source for an endpoint without a metrics page.
+type noMetrics struct{ reads atomic.Int64 }
+
+func (s *noMetrics) Read(context.Context) (concurrency.Signals, error) {
+	s.reads.Add(1)
+	return concurrency.Signals{}, concurrency.ErrNoMetrics
+}
+
+func TestEngineAdaptsConcurrency(t *testing.T) {
+	t.Run("a server with requests waiting brings the limit down", func(t *testing.T) {
+		client := &oracleClient{delay: 2 * time.Millisecond}
+		var recs, tr lockedBuffer
+		cfg := engineConfig(client, suite(30), &recs, &tr)
+		cfg.Signals = &fullServer{}
+		cfg.Control = concurrency.Options{Interval: 4 * time.Millisecond}
+		res, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ConcurrencyMode != string(concurrency.ModeServer) || res.InFlightLimit > 2 || res.InFlightLimit < 1 {
+			t.Errorf("settled at %d (%s), want at most the 2 running, from the server's metrics", res.InFlightLimit, res.ConcurrencyMode)
+		}
+		last := readBack(t, &recs)
+		if got := last[len(last)-1].InFlightLimit; got > 2 || got < 1 {
+			t.Errorf("the last record's in_flight_limit is %d, want 1 or 2", got)
+		}
+	})
+	t.Run("without metrics the limit holds at the start with no call throughput to read", func(t *testing.T) {
+		client := &oracleClient{delay: time.Millisecond}
+		var recs, tr lockedBuffer
+		cfg := engineConfig(client, suite(20), &recs, &tr)
+		src := &noMetrics{}
+		cfg.Signals = src
+		cfg.Control = concurrency.Options{Interval: 4 * time.Millisecond}
+		res, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ConcurrencyMode != string(concurrency.ModeCalls) {
+			t.Errorf("mode %q, want %q", res.ConcurrencyMode, concurrency.ModeCalls)
+		}
+		if n := src.reads.Load(); n != 1 {
+			t.Errorf("the metrics were read %d times, want once (then no more)", n)
+		}
+		if got := client.maxSeen.Load(); got > InitialInFlight {
+			t.Errorf("client saw %d calls at once, the initial limit is %d", got, InitialInFlight)
+		}
+		for _, r := range readBack(t, &recs) {
+			if r.InFlightLimit != InitialInFlight {
+				t.Fatalf("record %s/%s: in_flight_limit %d, want %d", r.ProblemID, r.Method, r.InFlightLimit, InitialInFlight)
+			}
+		}
+	})
+	t.Run("fixed concurrency has no controller", func(t *testing.T) {
+		var recs, tr lockedBuffer
+		cfg := engineConfig(&oracleClient{}, suite(5), &recs, &tr)
+		cfg.Concurrency, cfg.FixedConcurrency = 7, true
+		res, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ConcurrencyMode != "fixed" || res.InFlightLimit != 7 {
+			t.Errorf("result %d (%s), want 7 (fixed)", res.InFlightLimit, res.ConcurrencyMode)
+		}
+	})
 }

@@ -12,11 +12,19 @@ import (
 // Within each class, waiters with a higher priority (WithPriority: the
 // run's expected reply length, so the longest replies start first) are
 // admitted first, and equal priorities in arrival order.
+//
+// Its limit can move while calls are in flight (SetLimit: the adaptive
+// concurrency controller's output). A lower limit takes effect as calls
+// end: none is cut.
 type Gate struct {
 	mu        sync.Mutex
 	capacity  int
 	inFlight  int
 	maxFlight int
+	// peak and blocked describe the interval since the last Peak call: the
+	// most calls in flight, and whether a call had to wait.
+	peak      int
+	blocked   bool
 	seq       uint64
 	high, low []*waiter
 }
@@ -53,6 +61,7 @@ func (g *Gate) Acquire(ctx context.Context, followUp bool) error {
 		g.mu.Unlock()
 		return nil
 	}
+	g.blocked = true
 	g.seq++
 	w := &waiter{ch: make(chan struct{}), prio: priorityOf(ctx), seq: g.seq}
 	if followUp {
@@ -82,6 +91,10 @@ func (g *Gate) Release() {
 	defer g.mu.Unlock()
 	var next *waiter
 	switch {
+	case g.inFlight > g.capacity:
+		// The limit was lowered: this slot goes away.
+		g.inFlight--
+		return
 	case len(g.high) > 0:
 		next, g.high = g.high[0], g.high[1:]
 	case len(g.low) > 0:
@@ -101,9 +114,58 @@ func (g *Gate) MaxInFlight() int {
 	return g.maxFlight
 }
 
+// Limit is the number of calls the gate admits at once now.
+func (g *Gate) Limit() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.capacity
+}
+
+// SetLimit changes the number of calls admitted at once (n < 1 means 1).
+// Raising it admits waiters at once; lowering it cuts no call in flight:
+// the slots above the new limit go away as their calls end.
+func (g *Gate) SetLimit(n int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.capacity = max(1, n)
+	for g.inFlight < g.capacity {
+		var next *waiter
+		switch {
+		case len(g.high) > 0:
+			next, g.high = g.high[0], g.high[1:]
+		case len(g.low) > 0:
+			next, g.low = g.low[0], g.low[1:]
+		default:
+			return
+		}
+		g.take()
+		close(next.ch)
+	}
+}
+
+// Peak returns the most calls in flight since the previous Peak call (or
+// since the gate was made) and whether a call had to wait for a slot in
+// that time, and starts a new interval. A controller raises the limit only
+// when the limit was what held calls back.
+func (g *Gate) Peak() (inFlight int, blocked bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	inFlight, blocked = g.peak, g.blocked
+	g.peak, g.blocked = g.inFlight, len(g.high)+len(g.low) > 0
+	return inFlight, blocked
+}
+
+// InFlight is the number of calls in flight now.
+func (g *Gate) InFlight() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.inFlight
+}
+
 func (g *Gate) take() {
 	g.inFlight++
 	g.maxFlight = max(g.maxFlight, g.inFlight)
+	g.peak = max(g.peak, g.inFlight)
 }
 
 // insert places w in q, which is kept in admission order: priority

@@ -152,3 +152,59 @@ func TestGatePriorityOrder(t *testing.T) {
 		t.Errorf("admission order (-want +got):\n%s", diff)
 	}
 }
+
+func TestGateSetLimit(t *testing.T) {
+	g := NewGate(2)
+	ctx := context.Background()
+	for i := 0; i < 2; i++ {
+		if err := g.Acquire(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admitted := make(chan int, 3)
+	for i := 0; i < 3; i++ {
+		go func() {
+			if err := g.Acquire(ctx, false); err != nil {
+				t.Error(err)
+				return
+			}
+			admitted <- 1
+		}()
+	}
+	waitFor(t, func() bool { return waiting(g) == 3 })
+	if peak, blocked := g.Peak(); peak != 2 || !blocked {
+		t.Errorf("Peak() = %d, %v; want 2, true", peak, blocked)
+	}
+	// Raising the limit admits two waiters at once.
+	g.SetLimit(4)
+	<-admitted
+	<-admitted
+	if g.InFlight() != 4 || waiting(g) != 1 || g.Limit() != 4 {
+		t.Fatalf("after raising: in flight %d, waiting %d, limit %d; want 4, 1, 4", g.InFlight(), waiting(g), g.Limit())
+	}
+	// Lowering it cuts nothing: released slots go away until the calls in
+	// flight are under the new limit; only then is the waiter admitted.
+	g.SetLimit(2)
+	g.Release()
+	g.Release()
+	if g.InFlight() != 2 || waiting(g) != 1 {
+		t.Fatalf("after lowering and two releases: in flight %d, waiting %d; want 2, 1", g.InFlight(), waiting(g))
+	}
+	g.Release()
+	<-admitted
+	if g.InFlight() != 2 || waiting(g) != 0 {
+		t.Errorf("the waiter took the freed slot: in flight %d, waiting %d; want 2, 0", g.InFlight(), waiting(g))
+	}
+	if peak, blocked := g.Peak(); peak != 4 || !blocked {
+		t.Errorf("Peak() = %d, %v; want 4, true", peak, blocked)
+	}
+	g.Release()
+	g.Release()
+	if peak, blocked := g.Peak(); peak != 2 || blocked {
+		t.Errorf("Peak() of a quiet interval = %d, %v; want 2 (in flight at its start), false", peak, blocked)
+	}
+	g.SetLimit(0)
+	if g.Limit() != 1 {
+		t.Errorf("SetLimit(0): limit %d, want 1", g.Limit())
+	}
+}

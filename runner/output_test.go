@@ -170,6 +170,15 @@ func TestProgressPrinter(t *testing.T) {
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "progress: 1/4 runs") || !strings.Contains(lines[1], "4/4 runs 100.0%  solved 2") || !strings.Contains(lines[1], "ETA 0s") {
 		t.Errorf("plain progress:\n%s", plain.String())
 	}
+	if strings.Contains(plain.String(), "in flight") {
+		t.Errorf("progress without a limit shows one:\n%s", plain.String())
+	}
+	var limited bytes.Buffer
+	pp = &ProgressPrinter{W: &limited, Clock: newFakeClock()}
+	pp.Update(Progress{Done: 1, Total: 4, InFlightLimit: 27})
+	if !strings.Contains(limited.String(), "in flight <= 27") {
+		t.Errorf("progress does not show the limit: %q", limited.String())
+	}
 	var tty bytes.Buffer
 	pp = &ProgressPrinter{W: &tty, TTY: true, Clock: newFakeClock(), Interval: time.Nanosecond}
 	pp.Update(Progress{Done: 1, Total: 2})

@@ -58,6 +58,9 @@ func (pp *ProgressPrinter) Update(p Progress) {
 	}
 	stats := fmt.Sprintf("%d/%d runs %5.1f%%  solved %d  infra %d  elapsed %s  ETA %s",
 		p.Done, p.Total, pct, p.Solved, p.InfraErrors, elapsed.Round(time.Second), eta)
+	if p.InFlightLimit > 0 {
+		stats += fmt.Sprintf("  in flight <= %d", p.InFlightLimit)
+	}
 	if !pp.TTY {
 		fmt.Fprintf(pp.W, "progress: %s\n", stats)
 		return

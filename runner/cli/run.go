@@ -71,7 +71,7 @@ func newRunCommand() *cobra.Command {
 	fl.StringVar(&f.modelName, "model", "", "served model id (default: the first model the endpoint lists)")
 	fl.StringVar(&f.modelLabel, "model-label", "", "model name recorded in records and traces (default --model)")
 	fl.StringVar(&f.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (unset: no key)")
-	fl.IntVar(&f.concurrency, "concurrency", runner.DefaultConcurrency, "model calls in flight at most")
+	fl.IntVar(&f.concurrency, "concurrency", runner.DefaultConcurrency, "model calls in flight at most: below it the runner adapts its calls in flight to the server's load (vLLM /metrics, else its calls' token throughput; docs/concurrency.md)")
 	fl.StringVar(&f.order, "order", string(runner.OrderLongestFirst), "run order: "+string(runner.OrderLongestFirst)+
 		" (longest expected reply first, from environment and complexity) or "+string(runner.OrderSuite))
 	fl.StringVar(&f.out, "out", "repot-out", "output directory")

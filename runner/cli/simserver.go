@@ -80,6 +80,8 @@ func newSimServerCommand() *cobra.Command {
 	f.Float64Var(&lat.PrefillTokensPerSecond, "prefill-tokens-per-second", lat.PrefillTokensPerSecond, "simulated prompt processing speed (0: instant)")
 	f.Float64Var(&lat.DecodeTokensPerSecond, "decode-tokens-per-second", lat.DecodeTokensPerSecond, "simulated decode speed of one sequence")
 	f.Float64Var(&lat.MaxTokensPerSecond, "max-tokens-per-second", lat.MaxTokensPerSecond, "simulated decode throughput cap shared by all sequences (continuous batching; 0: none)")
+	f.IntVar(&lat.MaxNumSeqs, "max-num-seqs", lat.MaxNumSeqs, "simulated batch limit (vLLM's --max-num-seqs): more requests wait, as vllm:num_requests_waiting (0: none)")
+	f.IntVar(&lat.KVCacheTokens, "kv-cache-tokens", lat.KVCacheTokens, "simulated KV cache size in tokens, for vllm:kv_cache_usage_perc (0: 262144)")
 	f.BoolVar(&logRequests, "log-requests", false, "log one line per answered request")
 	f.StringVar(&fakeGPU, "fake-gpu", "", "back GPU telemetry with a SIMULATED GPU whose power and utilisation follow the decode load: h100 (70 W idle, 700 W at --max-tokens-per-second)")
 	f.StringVar(&telemetry, "telemetry-listen", fmt.Sprintf("127.0.0.1:%d", DefaultTelemetryPort), "with --fake-gpu: address to serve the SIMULATED GPU's /metrics and /telemetry on")

@@ -23,6 +23,10 @@ type OpenAI struct {
 	client openai.Client
 }
 
+// Endpoint is the API root and the served model id the client calls; the
+// engine reads the server's metrics from there.
+func (c *OpenAI) Endpoint() (baseURL, model string) { return c.cfg.BaseURL, c.cfg.Model }
+
 // New returns a client for cfg.
 func New(cfg Config) (*OpenAI, error) {
 	if cfg.BaseURL == "" {

@@ -72,7 +72,7 @@ func New(opt Options) (*Server, error) {
 	s.mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	s.mux.HandleFunc("GET /v1/models", s.models)
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
-	s.mux.HandleFunc("GET /metrics", s.metrics)
+	s.mux.Handle("GET /metrics", newMetricsHandler(s))
 	return s, nil
 }
 

@@ -4,6 +4,8 @@
 // Kubernetes or the model client.
 package summary
 
+import "sort"
+
 // Method names.
 const (
 	MethodPoT           = "pot"
@@ -76,6 +78,11 @@ type Record struct {
 	// or about to be, from which the operator derives a server's idle time.
 	// 0 in records written before it existed.
 	StartedUnixMilli int64 `json:"started_unix_ms,omitempty"`
+	// InFlightLimit is the model calls in flight the runner's gate admitted
+	// when the run was written: the adaptive concurrency controller's limit
+	// then, or the fixed bound. SettledInFlight reads a shard's settled
+	// concurrency from its records. 0 in records written before it existed.
+	InFlightLimit int `json:"in_flight_limit,omitempty"`
 	// Derail is set on Derail-550 records of the current protocol (schema
 	// 2, REPOT.md section 7); Method is then the condition.
 	Derail *DerailRecord `json:"derail,omitempty"`
@@ -157,3 +164,20 @@ type Round struct {
 // votes votes (0 means 1), accepted it: a strict majority of accepting
 // votes.
 func (r Round) Accepted(votes int) bool { return 2*r.Accepts > max(votes, 1) }
+
+// SettledInFlight is the concurrency a shard settled at, from its records
+// (one shard's ledger): the median InFlightLimit of the records that carry
+// one, and whether any did. The operator shows it per shard in status.
+func SettledInFlight(recs []Record) (int, bool) {
+	var ls []int
+	for _, r := range recs {
+		if r.InFlightLimit > 0 {
+			ls = append(ls, r.InFlightLimit)
+		}
+	}
+	if len(ls) == 0 {
+		return 0, false
+	}
+	sort.Ints(ls)
+	return ls[len(ls)/2], true
+}
