@@ -378,7 +378,7 @@ type ScheduledModelResult struct {
 	// +optional
 	// +listType=map
 	// +listMapKey=method
-	// +kubebuilder:validation:MaxItems=6
+	// +kubebuilder:validation:MaxItems=7
 	Methods []ScheduledMethodResult `json:"methods,omitempty"`
 }
 

@@ -20,7 +20,7 @@ const (
 
 // Method names one evaluation method.
 //
-// +kubebuilder:validation:Enum=pot;pot-retry;repot;repot-adaptive;repot-no-prefix;repot-restart
+// +kubebuilder:validation:Enum=pot;pot-retry;repot;repot-adaptive;repot-no-prefix;repot-restart;repot-vrr
 type Method string
 
 // Methods.
@@ -31,13 +31,17 @@ const (
 	MethodAdaptive      Method = "repot-adaptive"
 	MethodRePoTNoPrefix Method = "repot-no-prefix"
 	MethodRePoTRestart  Method = "repot-restart"
+	// MethodVRR is repot-vrr: the repair loop that stops by expected gain
+	// (VRR-Stop, VRR-Guard under a noisy verifier); docs/vrr.md.
+	MethodVRR Method = "repot-vrr"
 )
 
 // RepotEvaluationSpec is what to evaluate: the problems, the methods, the
 // sampling settings and the models, and how to run them.
 //
 // +kubebuilder:validation:XValidation:rule="!(self.suite in ['planbench-378', 'derail-550']) || has(self.problems)",message="spec.problems is required when spec.suite is planbench-378 or derail-550: those suites are not generated, give their JSONL through a ConfigMap or URL"
-// +kubebuilder:validation:XValidation:rule="self.suite == 'open-source-120' || (has(self.runner) && has(self.runner.shardsPerModel) ? self.runner.shardsPerModel : 4) * 2000 >= (self.suite == 'puzzlezoo-775' ? 775 : (self.suite == 'derail-550' ? 550 : 378)) * (self.suite == 'derail-550' ? (has(self.derail) && has(self.derail.conditions) ? size(self.derail.conditions) : 7) : (has(self.methods) ? size(self.methods) : 4))",message="spec.runner.shardsPerModel is too small for this suite: one shard's ledger holds at most 2000 runs (problems x methods / shards), so use at least 2 shards for puzzlezoo-775 with 4 methods and 3 with 6, and 2 for derail-550 with its 7 conditions"
+// +kubebuilder:validation:XValidation:rule="self.suite == 'open-source-120' || (has(self.runner) && has(self.runner.shardsPerModel) ? self.runner.shardsPerModel : 4) * ((has(self.methods) && 'repot-vrr' in self.methods) || (has(self.repairBudget) && self.repairBudget > 1) || has(self.vrr) ? 1400 : 2000) >= (self.suite == 'puzzlezoo-775' ? 775 : (self.suite == 'derail-550' ? 550 : 378)) * (self.suite == 'derail-550' ? (has(self.derail) && has(self.derail.conditions) ? size(self.derail.conditions) : 7) : (has(self.methods) ? size(self.methods) : 4))",message="spec.runner.shardsPerModel is too small for this suite: one shard's ledger holds at most 2000 runs (problems x methods / shards), or 1400 when runs record their repair rounds (repairBudget above 1, repot-vrr or spec.vrr set), so use at least 2 shards for puzzlezoo-775 with 4 methods and 3 with 6 or 7 (3 and 4 when runs record rounds), and 2 for derail-550 with its 7 conditions (4 when runs record rounds)"
+// +kubebuilder:validation:XValidation:rule="!has(self.vrr) || (self.suite != 'derail-550' && has(self.methods) && self.methods.exists(m, m in ['repot', 'repot-vrr', 'repot-no-prefix', 'repot-restart']))",message="spec.vrr configures the repair loop: add repot-vrr (or repot, repot-no-prefix, repot-restart) to spec.methods, or remove spec.vrr; it does not apply to suite derail-550"
 // +kubebuilder:validation:XValidation:rule="!has(self.derail) || self.suite == 'derail-550'",message="spec.derail applies to suite derail-550 only: remove it, or set spec.suite to derail-550"
 type RepotEvaluationSpec struct {
 	// suite is the problem suite: open-source-120 (the default),
@@ -59,12 +63,13 @@ type RepotEvaluationSpec struct {
 
 	// methods are the methods to run on every problem; each (model, problem,
 	// method) is one run. Default: pot, pot-retry, repot, repot-adaptive.
-	// repot-no-prefix and repot-restart are the Derail-550 ablations.
-	// Immutable once started.
+	// repot-no-prefix and repot-restart are the Derail-550 ablations;
+	// repot-vrr repairs up to repairBudget rounds and stops by expected gain
+	// (configured by spec.vrr, docs/vrr.md). Immutable once started.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=6
+	// +kubebuilder:validation:MaxItems=7
 	// +kubebuilder:default={pot,pot-retry,repot,repot-adaptive}
 	Methods []Method `json:"methods,omitempty"`
 
@@ -75,6 +80,14 @@ type RepotEvaluationSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=8
 	RepairBudget *int32 `json:"repairBudget,omitempty"`
+
+	// vrr configures repot-vrr (its stopping threshold, calibration and
+	// VRR-Guard) and the noisy-verifier ablation, which also applies to
+	// repot, repot-no-prefix and repot-restart. Unset: the engine's
+	// defaults and the exact verifier. Needs one of those methods in
+	// spec.methods. Immutable once started. docs/vrr.md.
+	// +optional
+	VRR *VRRSpec `json:"vrr,omitempty"`
 
 	// adaptive configures the routing of repot-adaptive. Immutable once
 	// started.
@@ -213,6 +226,89 @@ type SecretKey struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
 	Key string `json:"key,omitempty"`
+}
+
+// VRRSpec is repot-vrr's settings and the noisy-verifier ablation
+// (docs/vrr.md). Every field is an integer; an unset field takes the
+// engine's default.
+type VRRSpec struct {
+	// tau is VRR-Stop's threshold in per-mille of validity gained per 1000
+	// tokens: repot-vrr stops repairing when the expected gain of the rounds
+	// ahead per 1000 tokens they cost is at most tau. 1 to 1000000, default
+	// 100 (10 points per 1000 tokens). Immutable once started.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
+	Tau *int32 `json:"tau,omitempty"`
+
+	// votes is m, the verifier votes cast on each committed plan; the
+	// verdict is a strict majority. The verifier's error rates are
+	// estimated only with 3 or more. 1 to 99, default 1. Immutable once
+	// started.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=99
+	Votes *int32 `json:"votes,omitempty"`
+
+	// verifierNoise is the noisy-verifier ablation: the chance that one
+	// vote is wrong. Unset: the exact verifier. Immutable once started.
+	// +optional
+	VerifierNoise *VerifierNoiseSpec `json:"verifierNoise,omitempty"`
+
+	// calibrationProblems is the size of the calibration slice: the first
+	// problems of each shard in suite order, on which repot-vrr runs the
+	// whole repair budget to estimate its gains. 1 to 1000, default 32.
+	// Immutable once started.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	CalibrationProblems *int32 `json:"calibrationProblems,omitempty"`
+
+	// minTrials is how many calibration trials an environment needs at a
+	// round before its own estimate replaces the pooled one. 1 to 1000,
+	// default 2. Immutable once started.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	MinTrials *int32 `json:"minTrials,omitempty"`
+
+	// guardJPermille is the bound, in per-mille, on the verifier's
+	// estimated discrimination J (1 - false accepts - false rejects) below
+	// which VRR-Guard replaces VRR-Stop: -1 never, 1001 always, otherwise 1
+	// to 1000; default 300. Immutable once started.
+	// +optional
+	// +kubebuilder:validation:Minimum=-1
+	// +kubebuilder:validation:Maximum=1001
+	// +kubebuilder:validation:XValidation:rule="self != 0",message="spec.vrr.guardJPermille 0 is not a bound: use -1 to never run VRR-Guard"
+	GuardJPermille *int32 `json:"guardJPermille,omitempty"`
+
+	// guardMargin is VRR-Guard's margin in votes: a candidate replaces the
+	// incumbent only when at least this many more of its votes accept it.
+	// 1 to 99, default 1.
+	// Immutable once started.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=99
+	GuardMargin *int32 `json:"guardMargin,omitempty"`
+}
+
+// VerifierNoiseSpec is the chance, per vote, that the verifier is wrong.
+type VerifierNoiseSpec struct {
+	// falseAcceptPermille is the chance, in per-mille, that one vote
+	// accepts an invalid plan (rho0). 0 to 1000, default 0. Immutable once
+	// started.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	FalseAcceptPermille *int32 `json:"falseAcceptPermille,omitempty"`
+
+	// falseRejectPermille is the chance, in per-mille, that one vote
+	// rejects a valid plan (rho1). 0 to 1000, default 0. Immutable once
+	// started.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	FalseRejectPermille *int32 `json:"falseRejectPermille,omitempty"`
 }
 
 // AdaptiveSpec configures repot-adaptive's routing of the one extra call.

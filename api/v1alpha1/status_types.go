@@ -188,7 +188,7 @@ type ModelStatus struct {
 	// methods are the results per method, in the order of spec.methods.
 	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=6
+	// +kubebuilder:validation:MaxItems=7
 	Methods []MethodResult `json:"methods,omitempty"`
 
 	// failedPrefixPermille is the mean verified prefix fraction of failed
@@ -424,6 +424,104 @@ type MethodResult struct {
 	// (an ESTIMATE, as above); unset while nothing is solved.
 	// +optional
 	EstimatedJoulesPerSolvedProblem *int64 `json:"estimatedJoulesPerSolvedProblem,omitempty"`
+
+	// repairDynamics is the method's repair loop round by round (the runs
+	// that recorded rounds: repot-vrr, and repot, repot-no-prefix and
+	// repot-restart with repairBudget above 1 or spec.vrr's verifier
+	// settings); present only when a run made more than one round.
+	// docs/vrr.md defines the figures.
+	// +optional
+	RepairDynamics *RepairDynamics `json:"repairDynamics,omitempty"`
+}
+
+// RepairDynamics is one method's repair loop, round by round, over one
+// model's runs that recorded rounds (infrastructure errors left out).
+type RepairDynamics struct {
+	// runs is the number of runs that recorded rounds.
+	// +required
+	Runs int32 `json:"runs"`
+
+	// rounds are the rounds in order: round 0 is the first plan, round k
+	// the k-th repair; at most 9 (repairBudget is at most 8).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=9
+	Rounds []RepairRound `json:"rounds,omitempty"`
+
+	// loopStops counts the runs by why their loop stopped (accepted,
+	// budget, gain_below_tau, guard, error), sorted by reason.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	LoopStops []LoopStopCount `json:"loopStops,omitempty"`
+}
+
+// RepairRound is one round of a repair loop over a method's runs.
+type RepairRound struct {
+	// round is k: 0 for the first plan, k for the k-th repair.
+	// +required
+	Round int32 `json:"round"`
+
+	// entered is the number of runs that made the round's call.
+	// +required
+	Entered int32 `json:"entered"`
+
+	// leftSolved is how many of those left the round with a valid plan.
+	// +optional
+	LeftSolved int32 `json:"leftSolved,omitempty"`
+
+	// alphaPermille is the empirical alpha_k in thousandths: of the runs
+	// that entered round k with an invalid plan (alphaTrials), those that
+	// left it valid. Unset for round 0 and when alphaTrials is 0.
+	// +optional
+	AlphaPermille *int32 `json:"alphaPermille,omitempty"`
+
+	// alphaTrials is the denominator of alphaPermille.
+	// +optional
+	AlphaTrials int32 `json:"alphaTrials,omitempty"`
+
+	// betaPermille is the empirical beta_k in thousandths: of the runs that
+	// entered round k with a valid plan (betaTrials; only a noisy verdict
+	// repairs one), those that left it invalid. Unset when betaTrials is 0.
+	// +optional
+	BetaPermille *int32 `json:"betaPermille,omitempty"`
+
+	// betaTrials is the denominator of betaPermille.
+	// +optional
+	BetaTrials int32 `json:"betaTrials,omitempty"`
+
+	// shortened is the number of runs whose verified prefix was shorter
+	// after the round than before it.
+	// +optional
+	Shortened int32 `json:"shortened,omitempty"`
+
+	// tokens is the prompt and completion tokens of the round's calls.
+	// +optional
+	Tokens int64 `json:"tokens,omitempty"`
+
+	// validAfterPermille is, in thousandths of runs, those whose committed
+	// plan was valid after the round (a run that stopped earlier counts
+	// with the plan it stopped on).
+	// +optional
+	ValidAfterPermille int32 `json:"validAfterPermille,omitempty"`
+
+	// acceptedAfterPermille is, likewise, those whose committed plan the
+	// verifier accepted after the round.
+	// +optional
+	AcceptedAfterPermille int32 `json:"acceptedAfterPermille,omitempty"`
+}
+
+// LoopStopCount is how many runs' repair loops stopped for one reason.
+type LoopStopCount struct {
+	// reason is why the loop stopped: accepted, budget, gain_below_tau,
+	// guard or error.
+	// +required
+	// +kubebuilder:validation:MaxLength=32
+	Reason string `json:"reason"`
+
+	// count is the number of runs.
+	// +required
+	Count int32 `json:"count"`
 }
 
 // RouteCount is one route of the routing distribution.

@@ -253,7 +253,9 @@ func TestSpecImmutableOnceStarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Before it starts, the spec may change.
-	ev.Spec.Methods = []v1alpha1.Method{v1alpha1.MethodPoT}
+	ev.Spec.Methods = []v1alpha1.Method{v1alpha1.MethodPoT, v1alpha1.MethodVRR}
+	tau := int32(50)
+	ev.Spec.VRR = &v1alpha1.VRRSpec{Tau: &tau}
 	if err := k8sClient.Update(ctx, ev); err != nil {
 		t.Fatalf("changing the spec before the start was rejected: %v", err)
 	}
@@ -284,7 +286,15 @@ func TestSpecImmutableOnceStarted(t *testing.T) {
 			e.Spec.Models = append(e.Spec.Models, v1alpha1.ModelSpec{Name: "b", Simulated: &v1alpha1.SimulatedModel{Profile: "weak"}})
 		}, "spec.models cannot change once the evaluation has started"},
 		{"sampling", func(e *v1alpha1.RepotEvaluation) { e.Spec.Sampling.Temperature = "1" },
-			"spec.repairBudget, spec.adaptive and spec.sampling cannot change"},
+			"spec.repairBudget, spec.adaptive, spec.sampling and spec.vrr cannot change"},
+		{"vrr tau", func(e *v1alpha1.RepotEvaluation) { n := int32(200); e.Spec.VRR.Tau = &n },
+			"spec.repairBudget, spec.adaptive, spec.sampling and spec.vrr cannot change"},
+		{"add verifier noise", func(e *v1alpha1.RepotEvaluation) {
+			n := int32(100)
+			e.Spec.VRR.VerifierNoise = &v1alpha1.VerifierNoiseSpec{FalseAcceptPermille: &n}
+		}, "spec.repairBudget, spec.adaptive, spec.sampling and spec.vrr cannot change"},
+		{"remove vrr", func(e *v1alpha1.RepotEvaluation) { e.Spec.VRR = nil },
+			"spec.repairBudget, spec.adaptive, spec.sampling and spec.vrr cannot change"},
 		{"shards", func(e *v1alpha1.RepotEvaluation) { n := int32(8); e.Spec.Runner.ShardsPerModel = &n },
 			"spec.runner, spec.artifacts, spec.activeDeadlineSeconds and spec.ttlSecondsAfterFinished cannot change"},
 		{"add deadline", func(e *v1alpha1.RepotEvaluation) { n := int64(3600); e.Spec.ActiveDeadlineSeconds = &n },

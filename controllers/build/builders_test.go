@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/utils/ptr"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
@@ -37,6 +38,21 @@ func TestRunArgs(t *testing.T) {
 			"--repair-budget", "2", "--adaptive-threshold-permille", "200", "--temperature", "0.7", "--max-tokens", "4096",
 			"--disable-thinking=false", "--out", "/repot/out", "--resume", "--api-key-env", "REPOT_API_KEY",
 			"--traces", "/repot/artifacts/api-shard-$(JOB_COMPLETION_INDEX).jsonl"},
+	}, {
+		name: "repot-vrr with spec.vrr (unset fields left to the engine)",
+		eval: revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).
+			Methods(repotv1.MethodRePoT, repotv1.MethodVRR).RepairBudget(5).VRR(repotv1.VRRSpec{
+			Tau: ptr.To[int32](50), Votes: ptr.To[int32](3),
+			VerifierNoise:  &repotv1.VerifierNoiseSpec{FalseAcceptPermille: ptr.To[int32](100), FalseRejectPermille: ptr.To[int32](0)},
+			GuardJPermille: ptr.To[int32](-1),
+		}).Obj(),
+		want: []string{"run", "--suite", "open-source-120", "--methods", "repot,repot-vrr",
+			"--base-url", "http://ev-m-server.ns.svc:8000/v1", "--model", "m", "--model-label", "m",
+			"--shard-index=$(JOB_COMPLETION_INDEX)", "--shard-count", "4", "--concurrency", "16",
+			"--repair-budget", "5", "--adaptive-threshold-permille", "150", "--temperature", "0", "--max-tokens", "16384",
+			"--disable-thinking=true", "--out", "/repot/out", "--resume",
+			"--vrr-tau=50", "--vrr-votes=3", "--verifier-false-accept-permille=100", "--verifier-false-reject-permille=0",
+			"--vrr-guard-j-permille=-1"},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -208,6 +208,7 @@ func RunArgs(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []string {
 		"--resume",
 	)
 	args = append(args, derailArgs(e)...)
+	args = append(args, vrrArgs(e.Spec.VRR)...)
 	if m.Endpoint != nil && m.Endpoint.APIKeySecret != nil {
 		args = append(args, "--api-key-env", apiKeyEnv)
 	}
@@ -228,6 +229,31 @@ func derailArgs(e *repotv1.RepotEvaluation) []string {
 		return nil
 	}
 	return []string{"--checkpoint-statement", string(e.Spec.CheckpointStatementOrDefault())}
+}
+
+// vrrArgs are the `repot run` flags of spec.vrr: one per field that is set;
+// an unset field takes the engine's default (runner/vrr.Config.Normalized).
+func vrrArgs(v *repotv1.VRRSpec) []string {
+	if v == nil {
+		return nil
+	}
+	var args []string
+	add := func(flag string, p *int32) {
+		if p != nil {
+			args = append(args, "--"+flag+"="+strconv.Itoa(int(*p)))
+		}
+	}
+	add("vrr-tau", v.Tau)
+	add("vrr-votes", v.Votes)
+	if n := v.VerifierNoise; n != nil {
+		add("verifier-false-accept-permille", n.FalseAcceptPermille)
+		add("verifier-false-reject-permille", n.FalseRejectPermille)
+	}
+	add("vrr-calibration-problems", v.CalibrationProblems)
+	add("vrr-min-trials", v.MinTrials)
+	add("vrr-guard-j-permille", v.GuardJPermille)
+	add("vrr-guard-margin", v.GuardMargin)
+	return args
 }
 
 // methodsFlag is the flag that names what to run on every problem.

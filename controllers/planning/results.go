@@ -81,10 +81,51 @@ func MethodResults(e *repotv1.RepotEvaluation, ms *summary.ModelSummary) []repot
 				r.Routes = append(r.Routes, repotv1.RouteCount{Name: rc.Route, Count: int32(rc.Count), Solved: int32(rc.Solved)})
 			}
 			r.InfraErrors, r.InfraRetries = int32(s.InfraErrors), s.InfraRetries
+			r.RepairDynamics = repairDynamics(s)
 		}
 		out = append(out, r)
 	}
 	return out
+}
+
+// Bounds of RepairDynamics' lists (the CRD's MaxItems).
+const (
+	maxRepairRounds = 9 // round 0 and up to 8 repairs
+	maxLoopStops    = 8
+)
+
+// repairDynamics is a method's rounds and loop stops in status form; nil
+// unless a run of it made more than one round.
+func repairDynamics(s *summary.MethodSummary) *repotv1.RepairDynamics {
+	if len(s.Rounds) < 2 {
+		return nil
+	}
+	d := &repotv1.RepairDynamics{Runs: int32(s.Rounds[0].Runs)}
+	for _, rs := range s.Rounds[:min(len(s.Rounds), maxRepairRounds)] {
+		rr := repotv1.RepairRound{
+			Round: int32(rs.K), Entered: int32(rs.Entered), LeftSolved: int32(rs.LeftSolved),
+			AlphaTrials: int32(rs.AlphaTrials), BetaTrials: int32(rs.BetaTrials),
+			Shortened: int32(rs.Shortened), Tokens: rs.Tokens,
+			ValidAfterPermille: int32(rs.ValidAtPermille), AcceptedAfterPermille: int32(rs.AcceptedAtPermille),
+		}
+		if rs.K > 0 && rs.AlphaTrials > 0 {
+			v := int32(rs.AlphaPermille)
+			rr.AlphaPermille = &v
+		}
+		if rs.BetaTrials > 0 {
+			v := int32(rs.BetaPermille)
+			rr.BetaPermille = &v
+		}
+		d.Rounds = append(d.Rounds, rr)
+	}
+	for _, rc := range s.LoopStops[:min(len(s.LoopStops), maxLoopStops)] {
+		reason := rc.Reason
+		if reason == "" {
+			reason = "unknown" // a record from before loop stops were recorded
+		}
+		d.LoopStops = append(d.LoopStops, repotv1.LoopStopCount{Reason: reason, Count: int32(rc.Count)})
+	}
+	return d
 }
 
 func methodSummary(ms *summary.ModelSummary, method string) *summary.MethodSummary {

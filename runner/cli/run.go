@@ -15,12 +15,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/gpu"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/sandbox"
+	"repot.dev/repot-operator/runner/vrr"
 )
 
 func init() { register(newRunCommand) }
@@ -47,17 +49,24 @@ type runFlags struct {
 	sandboxMin            string
 	conditions            []string
 	statement             string
+	vrr                   vrr.Config
 }
 
 // newRunCommand is `repot run`: evaluate the methods on a suite against a
 // model endpoint.
 func newRunCommand() *cobra.Command {
-	f := runFlags{}
+	cmd, _ := newRunCommandFlags()
+	return cmd
+}
+
+// newRunCommandFlags is newRunCommand and the flags it binds.
+func newRunCommandFlags() (*cobra.Command, *runFlags) {
+	f := &runFlags{}
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run RePoT methods on a suite against an OpenAI-compatible model endpoint",
-		Long: "Run the RePoT methods (pot, pot-retry, repot, repot-adaptive, repot-no-prefix, repot-restart) on\n" +
-			"every problem of a suite against an OpenAI-compatible endpoint. Finished runs are appended to\n" +
+		Long: "Run the RePoT methods (pot, pot-retry, repot, repot-adaptive, repot-no-prefix, repot-restart, repot-vrr)\n" +
+			"on every problem of a suite against an OpenAI-compatible endpoint. Finished runs are appended to\n" +
 			"DIR/records.jsonl and DIR/traces.jsonl as they finish; DIR/summary.json and a table are written at\n" +
 			"the end (also after SIGINT/SIGTERM, for what finished). --resume skips the runs DIR already holds.",
 		Args: cobra.NoArgs,
@@ -88,8 +97,22 @@ func newRunCommand() *cobra.Command {
 	fl.IntVar(&f.programConcurrency, "program-concurrency", 0, "programs running at once (default: number of CPUs)")
 	fl.StringVar(&f.gpuTelemetryURL, "gpu-telemetry-url", "", "the model server's GPU telemetry (http://HOST:9400/telemetry): read at the start and end of the shard into DIR/"+gpu.ReadingsFile)
 	fl.StringVar(&f.sandboxMin, "sandbox-min", string(sandbox.MinSeccomp), "least sandbox confinement to start with: seccomp, seccomp+landlock, seccomp+namespaces or none (see docs/sandbox.md)")
-	addDerailFlags(fl, &f)
-	return cmd
+	addDerailFlags(fl, f)
+	addVRRFlags(fl, &f.vrr)
+	return cmd, f
+}
+
+// addVRRFlags adds repot-vrr's settings and the noisy-verifier ablation
+// (docs/vrr.md). 0 takes the engine's default; the engine validates.
+func addVRRFlags(fl *pflag.FlagSet, c *vrr.Config) {
+	fl.IntVar(&c.Tau, "vrr-tau", 0, fmt.Sprintf("repot-vrr: stop repairing when the expected validity gain of the rounds ahead is at most this many per-mille per 1000 tokens they cost (0: %d)", vrr.DefaultTau))
+	fl.IntVar(&c.Votes, "vrr-votes", 0, "verifier votes m cast on each committed plan, 1-99; the verifier's error rates are estimated only with >= 3 (0: 1)")
+	fl.IntVar(&c.Noise.FalseAcceptPermille, "verifier-false-accept-permille", 0, "noisy-verifier ablation: chance per vote, in per-mille (0-1000), of accepting an invalid plan (0: exact verifier)")
+	fl.IntVar(&c.Noise.FalseRejectPermille, "verifier-false-reject-permille", 0, "noisy-verifier ablation: chance per vote, in per-mille (0-1000), of rejecting a valid plan (0: exact verifier)")
+	fl.IntVar(&c.CalibrationProblems, "vrr-calibration-problems", 0, fmt.Sprintf("repot-vrr: problems, the first of the shard in suite order, run with the whole repair budget to calibrate the estimates (0: %d)", vrr.DefaultCalibrationProblems))
+	fl.IntVar(&c.MinTrials, "vrr-min-trials", 0, fmt.Sprintf("repot-vrr: calibration trials an environment needs at a round before its own estimate replaces the pooled one (0: %d)", vrr.DefaultMinTrials))
+	fl.IntVar(&c.GuardJPermille, "vrr-guard-j-permille", 0, fmt.Sprintf("repot-vrr: estimated verifier discrimination J, in per-mille, below which VRR-Guard replaces VRR-Stop; -1 never, 1001 always (0: %d)", vrr.DefaultGuardJPermille))
+	fl.IntVar(&c.GuardMargin, "vrr-guard-margin", 0, fmt.Sprintf("repot-vrr: VRR-Guard's margin, in votes, by which a candidate must beat the incumbent (0: %d)", vrr.DefaultGuardMargin))
 }
 
 func (f *runFlags) run(c *cobra.Command) error {
@@ -149,16 +172,13 @@ func (f *runFlags) run(c *cobra.Command) error {
 		fmt.Fprintf(errw, "resume: removed a cut-off last line (%d bytes) from %s\n", out.DroppedPartial, out.RecordsPath)
 	}
 
-	opts := runner.DefaultOptions()
-	opts.Model, opts.Temperature, opts.MaxTokens = f.modelLabel, f.temperature, f.maxTokens
-	opts.RepairBudget, opts.AdaptiveThresholdPermille = f.repairBudget, f.thresholdPermille
+	opts := f.options()
 	opts.SandboxMode = sb.Mode()
 	// The ledger-sync sidecar copies this file onto the ledger; the operator
 	// shows it in the evaluation's status.
 	if err := os.WriteFile(filepath.Join(out.Dir, runner.SandboxModeFile), []byte(sb.Mode()+"\n"), 0o644); err != nil {
 		return fmt.Errorf("writing the sandbox mode: %w", err)
 	}
-	opts.CheckpointStatement = f.statement
 	pp := &runner.ProgressPrinter{W: errw, TTY: isTerminal(errw), Clock: model.SystemClock}
 	cfg := runner.Config{
 		Problems: problems, Derail: derail, Methods: f.methods, Options: opts,
@@ -203,6 +223,16 @@ func (f *runFlags) run(c *cobra.Command) error {
 	return nil
 }
 
+// options are the engine options the flags set (the sandbox mode aside).
+func (f *runFlags) options() runner.Options {
+	opts := runner.DefaultOptions()
+	opts.Model, opts.Temperature, opts.MaxTokens = f.modelLabel, f.temperature, f.maxTokens
+	opts.RepairBudget, opts.AdaptiveThresholdPermille = f.repairBudget, f.thresholdPermille
+	opts.CheckpointStatement = f.statement
+	opts.VRR = f.vrr
+	return opts
+}
+
 // check validates flag combinations.
 func (f *runFlags) check() error {
 	if f.suite == "" && f.problems == "" {
@@ -238,6 +268,9 @@ func (f *runFlags) check() error {
 		return fmt.Errorf("--program-timeout must be positive, got %v", f.programTimeout)
 	case f.programConcurrency < 0:
 		return fmt.Errorf("--program-concurrency must be >= 0, got %d", f.programConcurrency)
+	}
+	if err := f.vrr.Validate(); err != nil {
+		return fmt.Errorf("the --vrr-* / --verifier-* flags: %w", err)
 	}
 	return nil
 }

@@ -7,13 +7,20 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"k8s.io/utils/ptr"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/sandbox"
 	"repot.dev/repot-operator/runner/simserver"
 	"repot.dev/repot-operator/runner/summary"
+	"repot.dev/repot-operator/runner/vrr"
 )
 
 func execRun(t *testing.T, args ...string) (string, error) {
@@ -126,5 +133,77 @@ func TestRunCommandEndToEnd(t *testing.T) {
 	traces, _ := os.ReadFile(filepath.Join(out, "traces.jsonl"))
 	if n := bytes.Count(traces, []byte("\n")); n != 12 {
 		t.Errorf("traces.jsonl has %d lines, want 12", n)
+	}
+}
+
+// TestRunVRRFlags checks that the --vrr-* and --verifier-* flags reach the
+// engine options, and that out-of-range values are refused up front.
+func TestRunVRRFlags(t *testing.T) {
+	cmd, f := newRunCommandFlags()
+	if err := cmd.ParseFlags([]string{"--suite", "open-source-120", "--repair-budget", "5",
+		"--vrr-tau", "50", "--vrr-votes", "3", "--verifier-false-accept-permille", "100",
+		"--verifier-false-reject-permille", "200", "--vrr-calibration-problems", "16",
+		"--vrr-min-trials", "4", "--vrr-guard-j-permille", "-1", "--vrr-guard-margin", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	got := f.options()
+	want := vrr.Config{Tau: 50, Votes: 3, Noise: vrr.Noise{FalseAcceptPermille: 100, FalseRejectPermille: 200},
+		CalibrationProblems: 16, MinTrials: 4, GuardJPermille: -1, GuardMargin: 2}
+	if got.VRR != want || got.RepairBudget != 5 {
+		t.Errorf("options: VRR %+v RepairBudget %d, want %+v and 5", got.VRR, got.RepairBudget, want)
+	}
+	for _, name := range []string{"vrr-tau", "vrr-votes", "verifier-false-accept-permille", "verifier-false-reject-permille",
+		"vrr-calibration-problems", "vrr-min-trials", "vrr-guard-j-permille", "vrr-guard-margin"} {
+		if cmd.Flags().Lookup(name) == nil {
+			t.Errorf("repot run has no --%s", name)
+		}
+	}
+	if d := (&runFlags{}).options().VRR; d != (vrr.Config{}) {
+		t.Errorf("no flags: VRR %+v, want zero (engine defaults)", d)
+	}
+	for _, tc := range []struct{ args []string }{
+		{[]string{"--verifier-false-accept-permille", "1001"}},
+		{[]string{"--vrr-votes", "100"}},
+		{[]string{"--vrr-guard-j-permille", "-2"}},
+		{[]string{"--vrr-tau", "-1"}},
+	} {
+		_, err := execRun(t, append([]string{"--suite", "open-source-120", "--model", "m"}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), "--vrr-* / --verifier-*") {
+			t.Errorf("repot run %v: err = %v, want a refusal naming the flags", tc.args, err)
+		}
+	}
+}
+
+// TestOperatorVRRArgsReachOptions parses the arguments the operator gives a
+// runner of an evaluation with spec.vrr (controllers/build.RunArgs) with
+// repot run's flags: every field set reaches Options.VRR, so the flag names
+// of the two sides cannot drift apart.
+func TestOperatorVRRArgsReachOptions(t *testing.T) {
+	ev := revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).
+		Methods(repotv1.MethodRePoT, repotv1.MethodVRR).RepairBudget(5).VRR(repotv1.VRRSpec{
+		Tau: ptr.To[int32](50), Votes: ptr.To[int32](3),
+		VerifierNoise:       &repotv1.VerifierNoiseSpec{FalseAcceptPermille: ptr.To[int32](100), FalseRejectPermille: ptr.To[int32](200)},
+		CalibrationProblems: ptr.To[int32](16), MinTrials: ptr.To[int32](4),
+		GuardJPermille: ptr.To[int32](-1), GuardMargin: ptr.To[int32](2),
+	}).Obj()
+	args := build.RunArgs(ev, &ev.Spec.Models[0])
+	if args[0] != "run" {
+		t.Fatalf("args %q do not start with run", args)
+	}
+	args = slices.Clone(args[1:])
+	for i, a := range args { // the Job fills in the shard index
+		args[i] = strings.ReplaceAll(a, "$(JOB_COMPLETION_INDEX)", "0")
+	}
+	cmd, f := newRunCommandFlags()
+	if err := cmd.ParseFlags(args); err != nil {
+		t.Fatalf("repot run refuses the operator's args %q: %v", args, err)
+	}
+	if err := f.check(); err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	want := vrr.Config{Tau: 50, Votes: 3, Noise: vrr.Noise{FalseAcceptPermille: 100, FalseRejectPermille: 200},
+		CalibrationProblems: 16, MinTrials: 4, GuardJPermille: -1, GuardMargin: 2}
+	if got := f.options(); got.VRR != want || got.RepairBudget != 5 {
+		t.Errorf("options: VRR %+v RepairBudget %d, want %+v and 5", got.VRR, got.RepairBudget, want)
 	}
 }

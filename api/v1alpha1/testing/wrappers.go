@@ -169,6 +169,12 @@ func (w *EvaluationWrapper) RepairBudget(n int32) *EvaluationWrapper {
 	return w
 }
 
+// VRR sets spec.vrr.
+func (w *EvaluationWrapper) VRR(v v1alpha1.VRRSpec) *EvaluationWrapper {
+	w.Spec.VRR = &v
+	return w
+}
+
 // ShortPrefixPermille sets spec.adaptive.shortPrefixPermille.
 func (w *EvaluationWrapper) ShortPrefixPermille(p int32) *EvaluationWrapper {
 	if w.Spec.Adaptive == nil {
