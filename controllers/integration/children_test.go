@@ -103,7 +103,7 @@ var _ = Describe("children of each model kind", func() {
 		Expect(k8s.Get(ctx, key(ns, "ev-runner"), &role)).To(Succeed())
 		Expect(role.Rules).To(HaveLen(1))
 		Expect(role.Rules[0].Resources).To(Equal([]string{"configmaps"}))
-		Expect(role.Rules[0].Verbs).To(ConsistOf("get", "update", "patch"))
+		Expect(role.Rules[0].Verbs).To(ConsistOf("get", "patch"))
 		Expect(role.Rules[0].ResourceNames).To(Equal([]string{"ev-api-ledger-0", "ev-api-ledger-1", "ev-api-ledger-2"}))
 		var rb rbacv1.RoleBinding
 		Expect(k8s.Get(ctx, key(ns, "ev-runner"), &rb)).To(Succeed())
@@ -115,6 +115,9 @@ var _ = Describe("children of each model kind", func() {
 		Expect(np.Spec.Ingress).To(BeEmpty())
 		Expect(np.Spec.Egress[1].To[0].IPBlock.CIDR).To(Equal("10.1.2.3/32"))
 		Expect(np.Spec.Egress[1].Ports[0].Port.IntValue()).To(Equal(9000))
+		Expect(np.Spec.Egress[0].To[0].PodSelector.MatchLabels).To(Equal(map[string]string{"k8s-app": "kube-dns"}), "DNS only to the cluster DNS pods")
+		Expect(np.Spec.Egress[2].To[0].IPBlock.Except).To(ContainElement("169.254.0.0/16"), "the API server rule excludes link-local")
+		Expect(exists(&networkingv1.NetworkPolicy{}, ns, build.ServerPolicyName("ev"))()).To(BeFalse(), "no servers, no servers' policy")
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(e.Status.Models[0].Server.State).To(Equal(repotv1.ServerExternal))
 		})

@@ -10,10 +10,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
@@ -60,6 +62,23 @@ var _ = Describe("with only the generated RBAC", Ordered, func() {
 		setServerReady(ns, "ev", "m", true)
 		Eventually(exists(&batchv1.Job{}, ns, "ev-m-run")).Should(BeTrue())
 		Expect(exists(&rbacv1.RoleBinding{}, ns, "ev-runner")()).To(BeTrue(), "the operator may grant the runner Role")
+		// The operator may update the NetworkPolicies and the Role it
+		// owns: an edit by hand is undone.
+		var np networkingv1.NetworkPolicy
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: build.ServerPolicyName("ev")}, &np)).To(Succeed())
+		want := np.Spec
+		np.Spec.Ingress = nil
+		Expect(k8s.Update(ctx, &np)).To(Succeed())
+		var role rbacv1.Role
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ev-runner"}, &role)).To(Succeed())
+		role.Rules[0].Verbs = []string{"get"}
+		Expect(k8s.Update(ctx, &role)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: build.ServerPolicyName("ev")}, &np)).To(Succeed())
+			g.Expect(np.Spec).To(Equal(want))
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ev-runner"}, &role)).To(Succeed())
+			g.Expect(role.Rules[0].Verbs).To(Equal([]string{"get", "patch"}))
+		}).Should(Succeed())
 		writeLedger(ns, build.LedgerName("ev", "m", 1), rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1))
 		setSuspend(ns, "ev", true)
 		Eventually(jobSuspended(ns)).Should(BeTrue())

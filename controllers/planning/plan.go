@@ -1,9 +1,13 @@
 package planning
 
 import (
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/ptr"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
@@ -113,17 +117,19 @@ func (p *Plan) planChildren(e *repotv1.RepotEvaluation, w *World, o build.Option
 	if !hasNamed(w.ServiceAccounts, access) {
 		p.Create = append(p.Create, build.RunnerServiceAccount(e))
 	}
-	if !hasNamed(w.Roles, access) {
-		p.Create = append(p.Create, build.RunnerRole(e))
-	}
+	p.ensureRole(w, build.RunnerRole(e))
 	// The API server lets the operator bind only a Role it can read (it
 	// checks that the operator holds what the Role grants): the binding
 	// waits for the pass that observes the Role.
 	if !hasNamed(w.RoleBindings, access) && hasNamed(w.Roles, access) {
 		p.Create = append(p.Create, build.RunnerRoleBinding(e))
 	}
-	if !hasNamed(w.NetworkPolicies, access) {
-		p.Create = append(p.Create, build.RunnerNetworkPolicy(e, o))
+	p.ensureNetworkPolicy(w, build.RunnerNetworkPolicy(e, o))
+	// The servers' NetworkPolicy comes before the servers in the creates
+	// (which a pass truncates in order), so no server pod is reachable from
+	// outside the evaluation.
+	if slices.ContainsFunc(e.Spec.Models, func(m repotv1.ModelSpec) bool { return build.HasServer(&m) }) {
+		p.ensureNetworkPolicy(w, build.ServerNetworkPolicy(e, o))
 	}
 	// A runner pod never runs without its identity, its permissions and
 	// its network policy in place.
@@ -165,6 +171,36 @@ func (p *Plan) planChildren(e *repotv1.RepotEvaluation, w *World, o build.Option
 		}
 	}
 	p.Create = append(p.Create, jobs...)
+}
+
+// ensureRole creates the runner Role, or updates its rules where they
+// differ from want (a model added before start, an operator upgrade that
+// narrows them).
+func (p *Plan) ensureRole(w *World, want *rbacv1.Role) {
+	got := byName[rbacv1.Role](w.Roles, want.Name)
+	switch {
+	case got == nil:
+		p.Create = append(p.Create, want)
+	case !equality.Semantic.DeepEqual(got.Rules, want.Rules):
+		u := got.DeepCopy()
+		u.Rules = want.Rules
+		p.Update = append(p.Update, u)
+	}
+}
+
+// ensureNetworkPolicy creates a NetworkPolicy, or updates its spec where it
+// differs from want, so that the policy follows the spec and the operator's
+// options.
+func (p *Plan) ensureNetworkPolicy(w *World, want *networkingv1.NetworkPolicy) {
+	got := byName[networkingv1.NetworkPolicy](w.NetworkPolicies, want.Name)
+	switch {
+	case got == nil:
+		p.Create = append(p.Create, want)
+	case !equality.Semantic.DeepEqual(got.Spec, want.Spec):
+		u := got.DeepCopy()
+		u.Spec = want.Spec
+		p.Update = append(p.Update, u)
+	}
 }
 
 // planServer creates or scales a model's server: one replica, or zero while
