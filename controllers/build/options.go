@@ -22,9 +22,10 @@ type Options struct {
 	// probe budget). Tests inject a fake one. Default: the real clock.
 	Clock clock.PassiveClock
 	// APIServerCIDRs are the addresses runner pods may reach the API server
-	// at (for the ledger sidecar). Empty allows TCP 443 and 6443 to any
-	// address but the link-local ones, since the API server's endpoints are
-	// outside pod selectors.
+	// at (for the ledger sidecar): --apiserver-cidrs, else what the shell
+	// reads from the kubernetes EndpointSlice on each pass. Empty allows TCP
+	// 443 and 6443 to any address but the link-local ones, since the API
+	// server's endpoints are outside pod selectors.
 	APIServerCIDRs []string
 	// OperatorNamespace is the namespace of the operator's pods, which the
 	// server pods' NetworkPolicy admits. Empty admits the manager's pod

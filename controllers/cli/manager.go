@@ -103,7 +103,7 @@ func newManagerCommand() *cobra.Command {
 	f.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
 	f.StringVar(&image, "runner-image", build.DefaultImage, "the project's image for runner pods, simulated servers and readiness sidecars")
 	f.StringVar(&namespace, "namespace", "", "watch only this namespace (default: all namespaces)")
-	f.StringVar(&apiCIDRs, "apiserver-cidrs", "", "comma-separated CIDRs of the API server that runner NetworkPolicies allow the ledger sidecar to reach (default: any address on 443 and 6443)")
+	f.StringVar(&apiCIDRs, "apiserver-cidrs", "", "comma-separated CIDRs of the API server that runner NetworkPolicies allow the ledger sidecar to reach (default: the addresses of the kubernetes EndpointSlice in default; when those cannot be read, any address but link-local on 443 and 6443, with a Warning event)")
 	f.StringVar(&operatorNS, "operator-namespace", "", "namespace of the operator's pods, which the model servers' NetworkPolicy admits (default: the namespace of the pod's ServiceAccount, else any namespace)")
 	f.StringVar(&scraperNS, "metrics-scraper-namespace-selector", "", "label selector of the namespaces whose pods may scrape the model servers' metrics, e.g. kubernetes.io/metadata.name=monitoring (default: no scraper; only the evaluation's runners and the operator reach the servers)")
 	f.StringVar(&scraperPods, "metrics-scraper-pod-selector", "", "label selector of the pods that may scrape the model servers' metrics, e.g. app.kubernetes.io/name=prometheus (alone: such pods in the evaluation's namespace; with --metrics-scraper-namespace-selector: in those namespaces)")

@@ -16,7 +16,9 @@ import (
 	"repot.dev/repot-operator/controllers/build"
 )
 
-var testOpts = build.Options{Image: "repot-operator:test"}
+// testOpts name the API server's addresses, as the manager finds them (from
+// --apiserver-cidrs or the kubernetes EndpointSlice).
+var testOpts = build.Options{Image: "repot-operator:test", APIServerCIDRs: []string{"10.96.0.1/32"}}
 
 // step plans once against the world at time now and applies the plan to it.
 func step(e *repotv1.RepotEvaluation, w *World, now time.Time) Plan {
@@ -455,5 +457,28 @@ func TestAccessObjectsAreReconciled(t *testing.T) {
 	o.MetricsScraper.PodSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "prometheus"}}
 	if d := digest(PlanEvaluation(e, w, o)); !slices.Contains(d.Update, "NetworkPolicy/ev-servers") {
 		t.Errorf("a metrics scraper configured after creation: updates %v, want the servers' NetworkPolicy", d.Update)
+	}
+}
+
+// A runner NetworkPolicy written without the API server's addresses says
+// so once, with its creation.
+func TestAPIServerAnyAddressWarning(t *testing.T) {
+	e := revtesting.MakeEvaluation("ev", "ns").Simulated("sim", "strong", 1).Obj()
+	warned := func(p Plan) bool {
+		return slices.ContainsFunc(p.Events, func(ev Event) bool { return ev.Warning && ev.Reason == ReasonAPIServerAnyAddress })
+	}
+	unknown := testOpts
+	unknown.APIServerCIDRs = nil
+	w := newWorld()
+	p := PlanEvaluation(e, w, unknown)
+	if !warned(p) {
+		t.Error("the pass that creates the runner NetworkPolicy without API server addresses does not warn")
+	}
+	applyToWorld(e, w, p)
+	if warned(PlanEvaluation(e, w, unknown)) {
+		t.Error("a later pass warns again")
+	}
+	if warned(PlanEvaluation(e, newWorld(), testOpts)) {
+		t.Error("warns although the API server's addresses are known")
 	}
 }
