@@ -5,7 +5,7 @@
 //
 //   - controllers/build: the object builders, pure functions from the spec
 //     to the Deployments, Services, Jobs, ledgers, ServiceAccount, Role,
-//     RoleBinding and NetworkPolicy of an evaluation; names, labels, Options;
+//     RoleBinding and NetworkPolicies of an evaluation; names, labels, Options;
 //   - controllers/kueueadapter: Kueue's side, pure: the Workload of a model,
 //     its admission read back, the admission gate, the Queue interface;
 //   - controllers/planning: the decision, pure functions of the evaluation
@@ -32,6 +32,7 @@
 // watches), scheme.go its scheme, kueue_wiring.go the Kueue watches,
 // observation and Workload operations, kueue_client.go the Queue on Kueue's
 // API and whether it is served, kueue_discovery.go the restart once Kueue is
-// installed, podmonitor.go the PodMonitor of each GPU server, metrics.go the
-// gauges.
+// installed, apiserver.go the API server's addresses from the kubernetes
+// EndpointSlice (for the runner NetworkPolicy), podmonitor.go the
+// PodMonitor of each GPU server, metrics.go the gauges.
 package controllers

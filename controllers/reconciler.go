@@ -33,12 +33,34 @@ type EvaluationReconciler struct {
 	metrics *evaluationMetrics
 	// queue is Kueue, when the cluster serves it (setupKueue).
 	queue kueueadapter.Queue
+	// apiServer names the API server's addresses when opts has none
+	// (--apiserver-cidrs unset); nil: none.
+	apiServer APIServerAddresses
+}
+
+// planOptions are the options of one pass: opts, with the API server's
+// addresses from apiServer when --apiserver-cidrs named none. A failed
+// read leaves them empty (the runner's API server rule is then any address
+// but link-local, and the evaluation gets a Warning event saying so).
+func (r *EvaluationReconciler) planOptions(ctx context.Context) build.Options {
+	o := r.opts
+	if len(o.APIServerCIDRs) != 0 || r.apiServer == nil {
+		return o
+	}
+	addrs, err := r.apiServer.Addresses(ctx)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "the API server's addresses are unknown; runner egress to it allows any address but link-local")
+		return o
+	}
+	o.APIServerCIDRs = addrs
+	return o
 }
 
 // RBAC, least privilege: children are created (and servers deleted, Jobs
-// suspended, Deployments scaled) but never patched; owner references and the
-// garbage collector delete the rest. configmaps carries update and patch
-// because the runner Role the operator creates grants them (RBAC forbids
+// suspended, Deployments scaled, the runner Role and the NetworkPolicies
+// brought back to what the spec builds) but never patched; owner references
+// and the garbage collector delete the rest. configmaps carries patch
+// because the runner Role the operator creates grants it (RBAC forbids
 // granting what one does not hold). Leases are in the namespaced leader
 // election Role.
 //
@@ -48,10 +70,11 @@ type EvaluationReconciler struct {
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=list
 
@@ -76,7 +99,8 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, err
 	}
 	// 4. Decide (pure).
-	p := planning.PlanEvaluation(e, w, r.opts)
+	opts := r.planOptions(ctx)
+	p := planning.PlanEvaluation(e, w, opts)
 	// 5. Create, update and delete children; an error requeues with backoff,
 	//    except a child the API server rejects as invalid: retrying cannot
 	//    help. The rejection becomes part of the world and the planner
@@ -88,7 +112,7 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	if rejected != nil {
 		w.Rejected = rejected
-		p = planning.PlanEvaluation(e, w, r.opts)
+		p = planning.PlanEvaluation(e, w, opts)
 	}
 	//    Then the Kueue Workloads: create, hand back an evicted one's
 	//    quota, mark a done model's finished.

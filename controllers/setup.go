@@ -75,6 +75,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts build.Options)
 		ledgers:   planning.NewRecordCache(),
 		pending:   newPendingWrites(),
 		metrics:   newEvaluationMetrics(),
+		apiServer: &endpointSliceAddresses{reader: mgr.GetAPIReader(), clock: opts.Clock},
 	}
 	var rec reconcile.Reconciler = r
 	if opts.Wrap != nil {

@@ -18,8 +18,12 @@ func RunnerServiceAccount(e *repotv1.RepotEvaluation) *corev1.ServiceAccount {
 	}
 }
 
-// RunnerRole lets the runner's ledger containers read and write the
-// evaluation's own ledger ConfigMaps, by name, and nothing else.
+// RunnerRole lets the runner's ledger containers read and patch the
+// evaluation's own ledger ConfigMaps, by name, and nothing else: get and
+// patch are all the ledger store (controllers/ledger's Store, with its
+// ConfigMapClient of Get and Patch) calls. No update (a patch with the read
+// resourceVersion is as safe against lost writes), no list, watch, create
+// or delete, and no other evaluation's ledgers.
 func RunnerRole(e *repotv1.RepotEvaluation) *rbacv1.Role {
 	var names []string
 	for i := range e.Spec.Models {
@@ -33,7 +37,7 @@ func RunnerRole(e *repotv1.RepotEvaluation) *rbacv1.Role {
 			APIGroups:     []string{""},
 			Resources:     []string{"configmaps"},
 			ResourceNames: names,
-			Verbs:         []string{"get", "update", "patch"},
+			Verbs:         []string{"get", "patch"},
 		}},
 	}
 }

@@ -2,11 +2,14 @@ package build
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
@@ -99,52 +102,161 @@ func TestRunnerPodSecurity(t *testing.T) {
 	}
 }
 
+// Peers and ports of the NetworkPolicy tests.
+var (
+	tcpP, udpP = corev1.ProtocolTCP, corev1.ProtocolUDP
+	anywhereTo = []networkingv1.NetworkPolicyPeer{
+		{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0", Except: []string{"169.254.0.0/16"}}},
+		{IPBlock: &networkingv1.IPBlock{CIDR: "::/0", Except: []string{"fe80::/10", "fd00:ec2::254/128"}}},
+	}
+	kubeDNSTo = []networkingv1.NetworkPolicyPeer{{
+		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "kube-system"}},
+		PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"k8s-app": "kube-dns"}},
+	}}
+)
+
+func ports(specs ...string) []networkingv1.NetworkPolicyPort {
+	var out []networkingv1.NetworkPolicyPort
+	for _, s := range specs {
+		proto, n, _ := strings.Cut(s, "/")
+		p := corev1.Protocol(proto)
+		v := intstr.Parse(n)
+		out = append(out, networkingv1.NetworkPolicyPort{Protocol: &p, Port: &v})
+	}
+	return out
+}
+
+func ipTo(cidrs ...string) []networkingv1.NetworkPolicyPeer {
+	var out []networkingv1.NetworkPolicyPeer
+	for _, c := range cidrs {
+		out = append(out, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: c}})
+	}
+	return out
+}
+
+func podsTo(labels map[string]string) []networkingv1.NetworkPolicyPeer {
+	return []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: labels}}}
+}
+
 func TestRunnerNetworkPolicy(t *testing.T) {
-	ev := revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).
-		Endpoint("api", "https://api.example.com/v1", "gpt").ProblemsURL("http://10.0.0.9/p.jsonl").Obj()
+	dns := networkingv1.NetworkPolicyEgressRule{To: kubeDNSTo, Ports: ports("UDP/53", "TCP/53")}
+	server := networkingv1.NetworkPolicyEgressRule{To: podsTo(ServerSelector("ev", "m")), Ports: ports("TCP/8000")}
+	api := func(to []networkingv1.NetworkPolicyPeer) networkingv1.NetworkPolicyEgressRule {
+		return networkingv1.NetworkPolicyEgressRule{To: to, Ports: ports("TCP/443", "TCP/6443")}
+	}
 	cases := []struct {
 		name string
+		eval *repotv1.RepotEvaluation
 		opts Options
-		api  []string
-	}{
-		{name: "API server anywhere on 443/6443", opts: testOpts},
-		{name: "API server CIDRs", opts: Options{APIServerCIDRs: []string{"10.96.0.1/32"}}, api: []string{"10.96.0.1/32"}},
-	}
+		want []networkingv1.NetworkPolicyEgressRule
+	}{{
+		name: "server model, API server anywhere but link-local",
+		eval: revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).Obj(),
+		opts: testOpts,
+		want: []networkingv1.NetworkPolicyEgressRule{dns, server, api(anywhereTo)},
+	}, {
+		name: "API server CIDRs",
+		eval: revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).Obj(),
+		opts: Options{APIServerCIDRs: []string{"10.96.0.1/32", "fd00::1/128"}},
+		want: []networkingv1.NetworkPolicyEgressRule{dns, server, api(ipTo("10.96.0.1/32", "fd00::1/128"))},
+	}, {
+		name: "hostname endpoint anywhere but link-local, IP problems URL exactly",
+		eval: revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).
+			Endpoint("api", "https://api.example.com/v1", "gpt").ProblemsURL("http://10.0.0.9/p.jsonl").Obj(),
+		opts: testOpts,
+		want: []networkingv1.NetworkPolicyEgressRule{
+			dns, server,
+			{To: anywhereTo, Ports: ports("TCP/443")},
+			{To: ipTo("10.0.0.9/32"), Ports: ports("TCP/80")},
+			api(anywhereTo),
+		},
+	}, {
+		name: "hostname endpoint with a port, IPv6 literal",
+		eval: revtesting.MakeEvaluation("ev", "ns").Endpoint("api", "http://llm.internal:8080/v1", "gpt").
+			ProblemsURL("https://[fd00::9]:8443/p.jsonl").Obj(),
+		opts: testOpts,
+		want: []networkingv1.NetworkPolicyEgressRule{
+			dns,
+			{To: anywhereTo, Ports: ports("TCP/8080")},
+			{To: ipTo("fd00::9/128"), Ports: ports("TCP/8443")},
+			api(anywhereTo),
+		},
+	}, {
+		name: "a metadata or link-local address gets no rule",
+		eval: revtesting.MakeEvaluation("ev", "ns").Endpoint("api", "http://169.254.169.254/v1", "gpt").
+			ProblemsURL("http://[fe80::1]/p.jsonl").Obj(),
+		opts: testOpts,
+		want: []networkingv1.NetworkPolicyEgressRule{dns, api(anywhereTo)},
+	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			np := RunnerNetworkPolicy(ev, tc.opts)
-			type rule struct {
-				To    []string
-				Ports []string
-			}
-			var got []rule
-			for _, e := range np.Spec.Egress {
-				var r rule
-				for _, p := range e.To {
-					switch {
-					case p.PodSelector != nil:
-						r.To = append(r.To, "pods:"+p.PodSelector.MatchLabels[LabelModel])
-					case p.IPBlock != nil:
-						r.To = append(r.To, p.IPBlock.CIDR)
-					}
-				}
-				for _, p := range e.Ports {
-					r.Ports = append(r.Ports, string(*p.Protocol)+"/"+p.Port.String())
-				}
-				got = append(got, r)
-			}
-			want := []rule{
-				{Ports: []string{"UDP/53", "TCP/53"}},
-				{To: []string{"pods:m"}, Ports: []string{"TCP/8000"}},
-				{Ports: []string{"TCP/443"}},
-				{To: []string{"10.0.0.9/32"}, Ports: []string{"TCP/80"}},
-				{To: tc.api, Ports: []string{"TCP/443", "TCP/6443"}},
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
+			np := RunnerNetworkPolicy(tc.eval, tc.opts)
+			if diff := cmp.Diff(tc.want, np.Spec.Egress); diff != "" {
 				t.Errorf("egress (-want +got):\n%s", diff)
 			}
 			if len(np.Spec.Ingress) != 0 || !slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) {
 				t.Errorf("ingress is not denied")
+			}
+			for _, r := range np.Spec.Egress {
+				if len(r.To) == 0 {
+					t.Errorf("egress rule %v has no peers: it allows every address", r)
+				}
+			}
+		})
+	}
+}
+
+func TestServerNetworkPolicy(t *testing.T) {
+	ev := revtesting.MakeEvaluation("ev", "ns").Simulated("a", "strong", 1).Simulated("b", "strong", 1).Obj()
+	runners := networkingv1.NetworkPolicyIngressRule{
+		From:  podsTo(map[string]string{LabelEvaluation: "ev", LabelComponent: ComponentRunner}),
+		Ports: ports("TCP/8000", "TCP/9400"),
+	}
+	servers := networkingv1.NetworkPolicyIngressRule{
+		From:  podsTo(map[string]string{LabelEvaluation: "ev", LabelComponent: ComponentServer}),
+		Ports: ports("TCP/8000"),
+	}
+	operator := func(ns *metav1.LabelSelector) networkingv1.NetworkPolicyIngressRule {
+		return networkingv1.NetworkPolicyIngressRule{
+			From: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: ns, PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+				"app.kubernetes.io/name": "repot-operator", "app.kubernetes.io/component": "manager",
+			}}}},
+			Ports: ports("TCP/8000", "TCP/9400", "TCP/8081"),
+		}
+	}
+	monitoring := &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "monitoring"}}
+	prometheus := &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "prometheus"}}
+	cases := []struct {
+		name string
+		opts Options
+		want []networkingv1.NetworkPolicyIngressRule
+	}{{
+		name: "runners, servers and the operator in any namespace",
+		opts: testOpts,
+		want: []networkingv1.NetworkPolicyIngressRule{runners, servers, operator(&metav1.LabelSelector{})},
+	}, {
+		name: "the operator's namespace and a metrics scraper",
+		opts: Options{OperatorNamespace: "repot-system", MetricsScraper: MetricsScraper{NamespaceSelector: monitoring, PodSelector: prometheus}},
+		want: []networkingv1.NetworkPolicyIngressRule{
+			runners, servers,
+			operator(&metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "repot-system"}}),
+			{From: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: monitoring, PodSelector: prometheus}}, Ports: ports("TCP/8000", "TCP/9400")},
+		},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			np := ServerNetworkPolicy(ev, tc.opts)
+			if diff := cmp.Diff(tc.want, np.Spec.Ingress); diff != "" {
+				t.Errorf("ingress (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(map[string]string{LabelEvaluation: "ev", LabelComponent: ComponentServer}, np.Spec.PodSelector.MatchLabels); diff != "" {
+				t.Errorf("pod selector (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, np.Spec.PolicyTypes); diff != "" {
+				t.Errorf("policy types (-want +got):\n%s", diff)
+			}
+			if np.Name != "ev-servers" || metav1.GetControllerOf(np).Name != "ev" {
+				t.Errorf("name %q, owner %v: want ev-servers owned by ev", np.Name, metav1.GetControllerOf(np))
 			}
 		})
 	}
@@ -160,7 +272,8 @@ func TestRunnerRole(t *testing.T) {
 	if diff := cmp.Diff(want, r.Rules[0].ResourceNames); diff != "" {
 		t.Errorf("resourceNames (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"get", "update", "patch"}, r.Rules[0].Verbs); diff != "" {
+	// Get and patch are all the ledger store calls (ledger.ConfigMapClient).
+	if diff := cmp.Diff([]string{"get", "patch"}, r.Rules[0].Verbs); diff != "" {
 		t.Errorf("verbs (-want +got):\n%s", diff)
 	}
 }

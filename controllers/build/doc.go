@@ -14,6 +14,7 @@
 //     its `repot run` arguments, the ledger ConfigMaps, one per shard, and
 //     the ledger sidecar's arguments;
 //   - access.go, netpol.go, security.go: the runner's ServiceAccount, Role
-//     and RoleBinding, its NetworkPolicy, the restricted security contexts;
+//     and RoleBinding, the runners' and the servers' NetworkPolicies, the
+//     restricted security contexts;
 //   - placement.go: spec.placement on every child.
 package build

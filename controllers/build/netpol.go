@@ -13,25 +13,83 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 )
 
+// Addresses no runner egress rule ever reaches: the link-local ranges, where
+// cloud providers serve instance metadata and credentials (169.254.169.254,
+// fd00:ec2::254 on AWS's IPv6 metadata endpoint).
+var (
+	linkLocalV4 = []string{"169.254.0.0/16"}
+	linkLocalV6 = []string{"fe80::/10", "fd00:ec2::254/128"}
+)
+
+// The cluster DNS pods the runner may ask: kube-dns's (and CoreDNS's)
+// conventional labels in kube-system.
+var (
+	dnsNamespace = map[string]string{"kubernetes.io/metadata.name": "kube-system"}
+	dnsPods      = map[string]string{"k8s-app": "kube-dns"}
+)
+
+// Labels of the operator's manager pods (the chart's and kustomize's).
+var managerPods = map[string]string{
+	"app.kubernetes.io/name":      ManagerName,
+	"app.kubernetes.io/component": "manager",
+}
+
+// ServerPolicyName names the per-evaluation NetworkPolicy of the model
+// server pods.
+func ServerPolicyName(eval string) string { return shorten(eval, maxBaseLen) + "-servers" }
+
+func netPort(p corev1.Protocol, n int) networkingv1.NetworkPolicyPort {
+	v := intstr.FromInt(n)
+	return networkingv1.NetworkPolicyPort{Protocol: &p, Port: &v}
+}
+
+// anyAddress is every IPv4 and IPv6 address except the link-local and
+// metadata ones: what "anywhere" means in a runner egress rule.
+func anyAddress() []networkingv1.NetworkPolicyPeer {
+	return []networkingv1.NetworkPolicyPeer{
+		{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0", Except: linkLocalV4}},
+		{IPBlock: &networkingv1.IPBlock{CIDR: "::/0", Except: linkLocalV6}},
+	}
+}
+
+// linkLocal says whether ip is a link-local or metadata address.
+func linkLocal(ip net.IP) bool {
+	for _, c := range append(append([]string(nil), linkLocalV4...), linkLocalV6...) {
+		if _, n, err := net.ParseCIDR(c); err == nil && n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// hostCIDR is the single-address CIDR of ip: /32 or /128.
+func hostCIDR(ip net.IP) string {
+	if ip.To4() != nil {
+		return ip.String() + "/32"
+	}
+	return ip.String() + "/128"
+}
+
 // RunnerNetworkPolicy denies all ingress to the evaluation's runner pods and
-// allows egress only to: DNS; each model's server pods on the server port;
-// an endpoint model's (or a problems URL's) host and port; and the API
-// server (for the ledger sidecar).
+// allows egress only to: the cluster DNS pods; each model's server pods on
+// the server port; an endpoint model's (or a problems URL's) host and port;
+// and the API server (for the ledger sidecar). No rule reaches a link-local
+// or metadata address.
 func RunnerNetworkPolicy(e *repotv1.RepotEvaluation, o Options) *networkingv1.NetworkPolicy {
 	tcp, udp := corev1.ProtocolTCP, corev1.ProtocolUDP
-	port := func(p corev1.Protocol, n int) networkingv1.NetworkPolicyPort {
-		v := intstr.FromInt(n)
-		return networkingv1.NetworkPolicyPort{Protocol: &p, Port: &v}
-	}
 	egress := []networkingv1.NetworkPolicyEgressRule{{
-		Ports: []networkingv1.NetworkPolicyPort{port(udp, 53), port(tcp, 53)},
+		To: []networkingv1.NetworkPolicyPeer{{
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: dnsNamespace},
+			PodSelector:       &metav1.LabelSelector{MatchLabels: dnsPods},
+		}},
+		Ports: []networkingv1.NetworkPolicyPort{netPort(udp, 53), netPort(tcp, 53)},
 	}}
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]
 		if HasServer(m) {
-			ports := []networkingv1.NetworkPolicyPort{port(tcp, serverPort)}
+			ports := []networkingv1.NetworkPolicyPort{netPort(tcp, serverPort)}
 			if HasGPUTelemetry(m) { // the runner reads /telemetry there
-				ports = append(ports, port(tcp, telemetryPort))
+				ports = append(ports, netPort(tcp, telemetryPort))
 			}
 			egress = append(egress, networkingv1.NetworkPolicyEgressRule{
 				To:    []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: ServerSelector(e.Name, m.Name)}}},
@@ -39,15 +97,22 @@ func RunnerNetworkPolicy(e *repotv1.RepotEvaluation, o Options) *networkingv1.Ne
 			})
 		}
 		if m.Endpoint != nil {
-			egress = append(egress, urlEgress(m.Endpoint.URL, port))
+			if r, ok := urlEgress(m.Endpoint.URL); ok {
+				egress = append(egress, r)
+			}
 		}
 	}
 	if p := e.Spec.Problems; p != nil && p.URL != "" {
-		egress = append(egress, urlEgress(p.URL, port))
+		if r, ok := urlEgress(p.URL); ok {
+			egress = append(egress, r)
+		}
 	}
-	api := networkingv1.NetworkPolicyEgressRule{Ports: []networkingv1.NetworkPolicyPort{port(tcp, 443), port(tcp, 6443)}}
+	api := networkingv1.NetworkPolicyEgressRule{Ports: []networkingv1.NetworkPolicyPort{netPort(tcp, 443), netPort(tcp, 6443)}}
 	for _, c := range o.APIServerCIDRs {
 		api.To = append(api.To, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: c}})
+	}
+	if len(api.To) == 0 {
+		api.To = anyAddress()
 	}
 	egress = append(egress, api)
 	return &networkingv1.NetworkPolicy{
@@ -63,27 +128,77 @@ func RunnerNetworkPolicy(e *repotv1.RepotEvaluation, o Options) *networkingv1.Ne
 }
 
 // urlEgress allows TCP to a URL's port: to exactly its address when the host
-// is an IP literal, else to any address (a host name's addresses cannot be
-// named in a NetworkPolicy).
-func urlEgress(raw string, port func(corev1.Protocol, int) networkingv1.NetworkPolicyPort) networkingv1.NetworkPolicyEgressRule {
+// is an IP literal, else to any address but the link-local ones (a host
+// name's addresses cannot be named in a NetworkPolicy). A URL at a
+// link-local or metadata address gets no rule (ok false): an egress rule
+// without peers would allow every address.
+func urlEgress(raw string) (networkingv1.NetworkPolicyEgressRule, bool) {
 	u, err := url.Parse(raw)
 	n := 443
 	if err == nil && u.Scheme == "http" {
 		n = 80
 	}
-	var rule networkingv1.NetworkPolicyEgressRule
+	rule := networkingv1.NetworkPolicyEgressRule{To: anyAddress()}
 	if err == nil {
 		if p, perr := strconv.Atoi(u.Port()); perr == nil {
 			n = p
 		}
 		if ip := net.ParseIP(u.Hostname()); ip != nil {
-			bits := 32
-			if ip.To4() == nil {
-				bits = 128
+			if linkLocal(ip) {
+				return rule, false
 			}
-			rule.To = []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: ip.String() + "/" + strconv.Itoa(bits)}}}
+			rule.To = []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: hostCIDR(ip)}}}
 		}
 	}
-	rule.Ports = []networkingv1.NetworkPolicyPort{port(corev1.ProtocolTCP, n)}
-	return rule
+	rule.Ports = []networkingv1.NetworkPolicyPort{netPort(corev1.ProtocolTCP, n)}
+	return rule, true
+}
+
+// ServerNetworkPolicy admits ingress to the evaluation's model server pods
+// only from: the evaluation's runner pods (the API and the GPU telemetry);
+// the evaluation's server pods themselves (each pod's readiness sidecar asks
+// its server at the pod IP); the operator's manager pods; and the metrics
+// scraper of Options.MetricsScraper, when one is configured. The kubelet's
+// probes come from the node, which NetworkPolicy implementations admit.
+// Egress is not restricted (vLLM downloads weights).
+func ServerNetworkPolicy(e *repotv1.RepotEvaluation, o Options) *networkingv1.NetworkPolicy {
+	tcp := corev1.ProtocolTCP
+	serve := []networkingv1.NetworkPolicyPort{netPort(tcp, serverPort), netPort(tcp, telemetryPort)}
+	operatorNS := &metav1.LabelSelector{}
+	if o.OperatorNamespace != "" {
+		operatorNS.MatchLabels = map[string]string{"kubernetes.io/metadata.name": o.OperatorNamespace}
+	}
+	ingress := []networkingv1.NetworkPolicyIngressRule{{
+		From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+			LabelEvaluation: e.Name, LabelComponent: ComponentRunner,
+		}}}},
+		Ports: serve,
+	}, {
+		From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+			LabelEvaluation: e.Name, LabelComponent: ComponentServer,
+		}}}},
+		Ports: []networkingv1.NetworkPolicyPort{netPort(tcp, serverPort)},
+	}, {
+		From: []networkingv1.NetworkPolicyPeer{{
+			NamespaceSelector: operatorNS,
+			PodSelector:       &metav1.LabelSelector{MatchLabels: managerPods},
+		}},
+		Ports: append(append([]networkingv1.NetworkPolicyPort(nil), serve...), netPort(tcp, readyCheckPort)),
+	}}
+	if s := o.MetricsScraper; s.NamespaceSelector != nil || s.PodSelector != nil {
+		ingress = append(ingress, networkingv1.NetworkPolicyIngressRule{
+			From:  []networkingv1.NetworkPolicyPeer{{NamespaceSelector: s.NamespaceSelector.DeepCopy(), PodSelector: s.PodSelector.DeepCopy()}},
+			Ports: serve,
+		})
+	}
+	return &networkingv1.NetworkPolicy{
+		ObjectMeta: ChildMeta(e, ServerPolicyName(e.Name), "", ComponentServer),
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{
+				LabelEvaluation: e.Name, LabelComponent: ComponentServer,
+			}},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress:     ingress,
+		},
+	}
 }

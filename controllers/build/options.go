@@ -3,6 +3,7 @@ package build
 import (
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -21,9 +22,18 @@ type Options struct {
 	// probe budget). Tests inject a fake one. Default: the real clock.
 	Clock clock.PassiveClock
 	// APIServerCIDRs are the addresses runner pods may reach the API server
-	// at (for the ledger sidecar). Empty allows TCP 443 and 6443 to any
-	// address, since the API server's endpoints are outside pod selectors.
+	// at (for the ledger sidecar): --apiserver-cidrs, else what the shell
+	// reads from the kubernetes EndpointSlice on each pass. Empty allows TCP
+	// 443 and 6443 to any address but the link-local ones, since the API
+	// server's endpoints are outside pod selectors.
 	APIServerCIDRs []string
+	// OperatorNamespace is the namespace of the operator's pods, which the
+	// server pods' NetworkPolicy admits. Empty admits the manager's pod
+	// labels in any namespace.
+	OperatorNamespace string
+	// MetricsScraper is the peer the server pods' NetworkPolicy admits to
+	// their metrics (vLLM's /metrics, the GPU telemetry). Zero: none.
+	MetricsScraper MetricsScraper
 	// MaxConcurrentReconciles bounds parallel reconciles. Default 4.
 	MaxConcurrentReconciles int
 	// CreatesPerPass bounds the children one reconcile creates; the rest
@@ -37,6 +47,15 @@ type Options struct {
 	// SimulatedReadyBudget is how long a running simulated server may stay
 	// unready before it counts as a probe timeout. Default 2 minutes.
 	SimulatedReadyBudget time.Duration
+}
+
+// MetricsScraper selects the pods that scrape the servers' metrics, as a
+// NetworkPolicy peer: pods matching PodSelector in namespaces matching
+// NamespaceSelector (a nil PodSelector: every pod there; a nil
+// NamespaceSelector: the evaluation's namespace).
+type MetricsScraper struct {
+	NamespaceSelector *metav1.LabelSelector
+	PodSelector       *metav1.LabelSelector
 }
 
 func (o Options) WithDefaults() Options {

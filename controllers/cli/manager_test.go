@@ -31,3 +31,19 @@ func TestParseCIDRs(t *testing.T) {
 		}
 	}
 }
+
+func TestParseScraper(t *testing.T) {
+	s, err := parseScraper("kubernetes.io/metadata.name=monitoring", "app.kubernetes.io/name in (prometheus, vmagent)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"] != "monitoring" || len(s.PodSelector.MatchExpressions) != 1 {
+		t.Errorf("selectors %v, %v", s.NamespaceSelector, s.PodSelector)
+	}
+	if s, err := parseScraper("", ""); err != nil || s.NamespaceSelector != nil || s.PodSelector != nil {
+		t.Errorf("no flags: %v, %v; want no scraper", s, err)
+	}
+	if _, err := parseScraper("a in b", ""); err == nil {
+		t.Error("a malformed selector is accepted")
+	}
+}

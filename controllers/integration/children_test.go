@@ -6,11 +6,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
@@ -103,7 +105,7 @@ var _ = Describe("children of each model kind", func() {
 		Expect(k8s.Get(ctx, key(ns, "ev-runner"), &role)).To(Succeed())
 		Expect(role.Rules).To(HaveLen(1))
 		Expect(role.Rules[0].Resources).To(Equal([]string{"configmaps"}))
-		Expect(role.Rules[0].Verbs).To(ConsistOf("get", "update", "patch"))
+		Expect(role.Rules[0].Verbs).To(ConsistOf("get", "patch"))
 		Expect(role.Rules[0].ResourceNames).To(Equal([]string{"ev-api-ledger-0", "ev-api-ledger-1", "ev-api-ledger-2"}))
 		var rb rbacv1.RoleBinding
 		Expect(k8s.Get(ctx, key(ns, "ev-runner"), &rb)).To(Succeed())
@@ -115,6 +117,26 @@ var _ = Describe("children of each model kind", func() {
 		Expect(np.Spec.Ingress).To(BeEmpty())
 		Expect(np.Spec.Egress[1].To[0].IPBlock.CIDR).To(Equal("10.1.2.3/32"))
 		Expect(np.Spec.Egress[1].Ports[0].Port.IntValue()).To(Equal(9000))
+		Expect(np.Spec.Egress[0].To[0].PodSelector.MatchLabels).To(Equal(map[string]string{"k8s-app": "kube-dns"}), "DNS only to the cluster DNS pods")
+		// The API server rule names the addresses of the kubernetes
+		// EndpointSlice in default (envtest's API server publishes its own).
+		var apiSlices discoveryv1.EndpointSliceList
+		Expect(k8s.List(ctx, &apiSlices, client.InNamespace("default"), client.MatchingLabels{discoveryv1.LabelServiceName: "kubernetes"})).To(Succeed())
+		var apiAddrs []string
+		for _, sl := range apiSlices.Items {
+			for _, ep := range sl.Endpoints {
+				for _, a := range ep.Addresses {
+					apiAddrs = append(apiAddrs, a+"/32")
+				}
+			}
+		}
+		Expect(apiAddrs).NotTo(BeEmpty())
+		var apiTo []string
+		for _, peer := range np.Spec.Egress[2].To {
+			apiTo = append(apiTo, peer.IPBlock.CIDR)
+		}
+		Expect(apiTo).To(ConsistOf(apiAddrs), "the API server rule names the kubernetes EndpointSlice's addresses")
+		Expect(exists(&networkingv1.NetworkPolicy{}, ns, build.ServerPolicyName("ev"))()).To(BeFalse(), "no servers, no servers' policy")
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(e.Status.Models[0].Server.State).To(Equal(repotv1.ServerExternal))
 		})

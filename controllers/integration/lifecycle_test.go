@@ -164,7 +164,7 @@ var _ = Describe("lifecycle", func() {
 				children++
 			}
 		}
-		Expect(children).To(Equal(1 + 1 + 1 + 1 + 4)) // deployment, service, job, ledger, SA/Role/RB/NP
+		Expect(children).To(Equal(1 + 1 + 1 + 1 + 4 + 1)) // deployment, service, job, ledger, SA/Role/RB/NP, servers' NP
 
 		Expect(k8s.Delete(ctx, e)).To(Succeed())
 		Eventually(func() bool {

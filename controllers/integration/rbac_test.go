@@ -3,13 +3,19 @@ package integration_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
@@ -56,6 +62,23 @@ var _ = Describe("with only the generated RBAC", Ordered, func() {
 		setServerReady(ns, "ev", "m", true)
 		Eventually(exists(&batchv1.Job{}, ns, "ev-m-run")).Should(BeTrue())
 		Expect(exists(&rbacv1.RoleBinding{}, ns, "ev-runner")()).To(BeTrue(), "the operator may grant the runner Role")
+		// The operator may update the NetworkPolicies and the Role it
+		// owns: an edit by hand is undone.
+		var np networkingv1.NetworkPolicy
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: build.ServerPolicyName("ev")}, &np)).To(Succeed())
+		want := np.Spec
+		np.Spec.Ingress = nil
+		Expect(k8s.Update(ctx, &np)).To(Succeed())
+		var role rbacv1.Role
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ev-runner"}, &role)).To(Succeed())
+		role.Rules[0].Verbs = []string{"get"}
+		Expect(k8s.Update(ctx, &role)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: build.ServerPolicyName("ev")}, &np)).To(Succeed())
+			g.Expect(np.Spec).To(Equal(want))
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ev-runner"}, &role)).To(Succeed())
+			g.Expect(role.Rules[0].Verbs).To(Equal([]string{"get", "patch"}))
+		}).Should(Succeed())
 		writeLedger(ns, build.LedgerName("ev", "m", 1), rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1))
 		setSuspend(ns, "ev", true)
 		Eventually(jobSuspended(ns)).Should(BeTrue())
@@ -67,5 +90,71 @@ var _ = Describe("with only the generated RBAC", Ordered, func() {
 			g.Expect(e.Status.Progress.RunsDone).To(Equal(int32(1)))
 		})
 		Eventually(exists(&appsv1.Deployment{}, ns, "ev-m-server")).Should(BeFalse())
+	})
+})
+
+// The runner's ServiceAccount may get and patch its own evaluation's
+// ledgers and nothing else: what `kubectl auth can-i --list` shows for it,
+// asked of the API server's authorizer with SubjectAccessReviews.
+var _ = Describe("the runner ServiceAccount", func() {
+	It("may get and patch its own ledgers, and nothing else", func() {
+		ns := createNamespace("runner-rbac")
+		Expect(k8s.Create(ctx, revtesting.MakeEvaluation("ev", ns).Simulated("m", "strong", 1).Shards(2).Obj())).To(Succeed())
+		Expect(k8s.Create(ctx, revtesting.MakeEvaluation("other", ns).Simulated("m", "strong", 1).Obj())).To(Succeed())
+		access := build.RunnerAccessName("ev")
+		Eventually(exists(&rbacv1.RoleBinding{}, ns, access)).Should(BeTrue())
+		Eventually(exists(&rbacv1.Role{}, ns, build.RunnerAccessName("other"))).Should(BeTrue())
+
+		user := "system:serviceaccount:" + ns + ":" + access
+		groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
+		allowed := func(verb, name string) bool {
+			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User: user, Groups: groups,
+				ResourceAttributes: &authorizationv1.ResourceAttributes{
+					Namespace: ns, Verb: verb, Resource: "configmaps", Name: name,
+				},
+			}}
+			Expect(k8s.Create(ctx, sar)).To(Succeed())
+			return sar.Status.Allowed
+		}
+		own := []string{build.LedgerName("ev", "m", 0), build.LedgerName("ev", "m", 1)}
+		for _, name := range own {
+			Expect(allowed("get", name)).To(BeTrue(), "get %s", name)
+			Expect(allowed("patch", name)).To(BeTrue(), "patch %s", name)
+			for _, verb := range []string{"update", "delete", "watch"} {
+				Expect(allowed(verb, name)).To(BeFalse(), "%s %s", verb, name)
+			}
+		}
+		for _, verb := range []string{"list", "watch", "create", "deletecollection"} {
+			Expect(allowed(verb, "")).To(BeFalse(), "%s configmaps", verb)
+		}
+		theirs := build.LedgerName("other", "m", 0)
+		for _, verb := range []string{"get", "patch", "update"} {
+			Expect(allowed(verb, theirs)).To(BeFalse(), "%s another evaluation's ledger %s", verb, theirs)
+		}
+
+		// The `kubectl auth can-i --list` view, as the ServiceAccount: beyond
+		// what every ServiceAccount of the namespace holds (the
+		// self-reviews, the cluster's public reads), its only rule is get
+		// and patch on its own ledgers.
+		canList := func(sa string) []authorizationv1.ResourceRule {
+			imp := rest.CopyConfig(cfg)
+			imp.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":" + sa, Groups: groups}
+			as, err := newClient(imp)
+			Expect(err).NotTo(HaveOccurred())
+			review := &authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: ns}}
+			Expect(as.Create(ctx, review)).To(Succeed())
+			return review.Status.ResourceRules
+		}
+		baseline := canList("nobody")
+		var rules []authorizationv1.ResourceRule
+		for _, r := range canList(access) {
+			if !slices.ContainsFunc(baseline, func(b authorizationv1.ResourceRule) bool { return equality.Semantic.DeepEqual(b, r) }) {
+				rules = append(rules, r)
+			}
+		}
+		Expect(rules).To(ConsistOf(authorizationv1.ResourceRule{
+			Verbs: []string{"get", "patch"}, APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: own,
+		}))
 	})
 })

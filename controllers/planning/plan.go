@@ -1,9 +1,13 @@
 package planning
 
 import (
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/ptr"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
@@ -76,6 +80,7 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 		return p
 	}
 	p.Events = transitionEvents(e.Status.Conditions, p.Status.Conditions)
+	p.Events = append(p.Events, apiServerAnywhere(e, p.Create, o)...)
 
 	due, ttlIn := ttlExpiry(e, out, w.Now)
 	p.DeleteEvaluation = due
@@ -113,17 +118,19 @@ func (p *Plan) planChildren(e *repotv1.RepotEvaluation, w *World, o build.Option
 	if !hasNamed(w.ServiceAccounts, access) {
 		p.Create = append(p.Create, build.RunnerServiceAccount(e))
 	}
-	if !hasNamed(w.Roles, access) {
-		p.Create = append(p.Create, build.RunnerRole(e))
-	}
+	p.ensureRole(w, build.RunnerRole(e))
 	// The API server lets the operator bind only a Role it can read (it
 	// checks that the operator holds what the Role grants): the binding
 	// waits for the pass that observes the Role.
 	if !hasNamed(w.RoleBindings, access) && hasNamed(w.Roles, access) {
 		p.Create = append(p.Create, build.RunnerRoleBinding(e))
 	}
-	if !hasNamed(w.NetworkPolicies, access) {
-		p.Create = append(p.Create, build.RunnerNetworkPolicy(e, o))
+	p.ensureNetworkPolicy(w, build.RunnerNetworkPolicy(e, o))
+	// The servers' NetworkPolicy comes before the servers in the creates
+	// (which a pass truncates in order), so no server pod is reachable from
+	// outside the evaluation.
+	if slices.ContainsFunc(e.Spec.Models, func(m repotv1.ModelSpec) bool { return build.HasServer(&m) }) {
+		p.ensureNetworkPolicy(w, build.ServerNetworkPolicy(e, o))
 	}
 	// A runner pod never runs without its identity, its permissions and
 	// its network policy in place.
@@ -165,6 +172,57 @@ func (p *Plan) planChildren(e *repotv1.RepotEvaluation, w *World, o build.Option
 		}
 	}
 	p.Create = append(p.Create, jobs...)
+}
+
+// ReasonAPIServerAnyAddress is the Warning event reason when a runner
+// NetworkPolicy is written without the API server's addresses.
+const ReasonAPIServerAnyAddress = "APIServerAnyAddress"
+
+// apiServerAnywhere warns, once (with the creation of the runner's
+// NetworkPolicy), when that policy lets the runner reach TCP 443 and 6443
+// at any address but the link-local ones because neither --apiserver-cidrs
+// nor the kubernetes EndpointSlice named the API server.
+func apiServerAnywhere(e *repotv1.RepotEvaluation, creates []Object, o build.Options) []Event {
+	if len(o.APIServerCIDRs) != 0 {
+		return nil
+	}
+	for _, c := range creates {
+		if np, ok := c.(*networkingv1.NetworkPolicy); ok && np.Name == build.RunnerAccessName(e.Name) {
+			return []Event{{Warning: true, Reason: ReasonAPIServerAnyAddress, Message: "the runner NetworkPolicy allows TCP 443 and 6443 to any address but link-local ones: " +
+				"the API server's addresses are unknown (set the manager's --apiserver-cidrs, or let it read the kubernetes EndpointSlice in default)"}}
+		}
+	}
+	return nil
+}
+
+// ensureRole creates the runner Role, or updates its rules where they
+// differ from want (a model added before start, an operator upgrade that
+// narrows them).
+func (p *Plan) ensureRole(w *World, want *rbacv1.Role) {
+	got := byName[rbacv1.Role](w.Roles, want.Name)
+	switch {
+	case got == nil:
+		p.Create = append(p.Create, want)
+	case !equality.Semantic.DeepEqual(got.Rules, want.Rules):
+		u := got.DeepCopy()
+		u.Rules = want.Rules
+		p.Update = append(p.Update, u)
+	}
+}
+
+// ensureNetworkPolicy creates a NetworkPolicy, or updates its spec where it
+// differs from want, so that the policy follows the spec and the operator's
+// options.
+func (p *Plan) ensureNetworkPolicy(w *World, want *networkingv1.NetworkPolicy) {
+	got := byName[networkingv1.NetworkPolicy](w.NetworkPolicies, want.Name)
+	switch {
+	case got == nil:
+		p.Create = append(p.Create, want)
+	case !equality.Semantic.DeepEqual(got.Spec, want.Spec):
+		u := got.DeepCopy()
+		u.Spec = want.Spec
+		p.Update = append(p.Update, u)
+	}
 }
 
 // planServer creates or scales a model's server: one replica, or zero while

@@ -2,18 +2,23 @@ package planning
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
 )
 
-var testOpts = build.Options{Image: "repot-operator:test"}
+// testOpts name the API server's addresses, as the manager finds them (from
+// --apiserver-cidrs or the kubernetes EndpointSlice).
+var testOpts = build.Options{Image: "repot-operator:test", APIServerCIDRs: []string{"10.96.0.1/32"}}
 
 // step plans once against the world at time now and applies the plan to it.
 func step(e *repotv1.RepotEvaluation, w *World, now time.Time) Plan {
@@ -40,6 +45,10 @@ func newWorld() *World { return &World{Now: t0, Problems: problemsInfo{Count: 12
 // accessCreates are the runner's identity and network policy a first pass
 // creates; the RoleBinding follows on the pass that observes the Role.
 var accessCreates = []string{"ServiceAccount/ev-runner", "Role/ev-runner", "NetworkPolicy/ev-runner"}
+
+// serverPolicy is the servers' NetworkPolicy, created with the access of an
+// evaluation that has a server model.
+var serverPolicy = []string{"NetworkPolicy/ev-servers"}
 
 func ledgers(model string, n int) []string {
 	var out []string
@@ -84,7 +93,7 @@ func TestPlanEvaluation(t *testing.T) {
 		name: "new simulated evaluation creates access and the server, not yet the runner or its ledgers",
 		eval: sim().Obj(),
 		want: planDigest{
-			Create:     cat(accessCreates, []string{"Service/ev-sim-server", "Deployment/ev-sim-server"}),
+			Create:     cat(accessCreates, serverPolicy, []string{"Service/ev-sim-server", "Deployment/ev-sim-server"}),
 			State:      repotv1.StatePending,
 			Conditions: pendingConds,
 			Servers:    []string{"sim=Starting"},
@@ -400,8 +409,8 @@ func TestCreatesPerPass(t *testing.T) {
 	if len(p.Create) != 8 {
 		t.Fatalf("first pass creates %d children, want the budget of 8", len(p.Create))
 	}
-	if got := digest(p).Create[3:]; !cmp.Equal(got, []string{"Service/ev-m0-server", "Deployment/ev-m0-server", "Service/ev-m1-server", "Deployment/ev-m1-server", "Service/ev-m2-server"}) {
-		t.Errorf("first pass creates %v after the access objects, want the first models' servers in spec order", got)
+	if got := digest(p).Create[3:]; !cmp.Equal(got, []string{"NetworkPolicy/ev-servers", "Service/ev-m0-server", "Deployment/ev-m0-server", "Service/ev-m1-server", "Deployment/ev-m1-server"}) {
+		t.Errorf("first pass creates %v after the access objects, want the servers' NetworkPolicy, then the first models' servers in spec order", got)
 	}
 	passes := 1
 	for len(p.Create) > 0 {
@@ -413,5 +422,63 @@ func TestCreatesPerPass(t *testing.T) {
 	}
 	if len(world.Deployments) != 16 || len(world.RoleBindings) != 1 {
 		t.Errorf("after %d passes: %d servers and %d RoleBindings, want 16 and 1", passes, len(world.Deployments), len(world.RoleBindings))
+	}
+}
+
+// The runner Role and both NetworkPolicies follow the spec and the
+// operator's options: one that differs (an operator upgrade that narrows
+// the Role, an option changed, an edit by hand) is updated, not only
+// created when missing.
+func TestAccessObjectsAreReconciled(t *testing.T) {
+	e := revtesting.MakeEvaluation("ev", "ns").Simulated("sim", "strong", 1).Obj()
+	w := newWorld()
+	settle(e, w, t0)
+	if p := step(e, w, t0); len(p.Update) != 0 {
+		t.Fatalf("a settled world updates %v", digest(p).Update)
+	}
+	if len(w.NetworkPolicies) != 2 {
+		t.Fatalf("network policies %d, want the runners' and the servers'", len(w.NetworkPolicies))
+	}
+	w.Roles[0].Rules[0].Verbs = []string{"get", "update", "patch"}
+	for i := range w.NetworkPolicies {
+		w.NetworkPolicies[i].Spec.Ingress = nil
+		w.NetworkPolicies[i].Spec.Egress = nil
+	}
+	p := step(e, w, t0)
+	if diff := cmp.Diff([]string{"Role/ev-runner", "NetworkPolicy/ev-runner", "NetworkPolicy/ev-servers"}, digest(p).Update); diff != "" {
+		t.Errorf("updates (-want +got):\n%s", diff)
+	}
+	for _, o := range p.Update {
+		if r, ok := o.(*rbacv1.Role); ok && !cmp.Equal(r.Rules, build.RunnerRole(e).Rules) {
+			t.Errorf("updated Role rules %v, want %v", r.Rules, build.RunnerRole(e).Rules)
+		}
+	}
+	o := testOpts
+	o.MetricsScraper.PodSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "prometheus"}}
+	if d := digest(PlanEvaluation(e, w, o)); !slices.Contains(d.Update, "NetworkPolicy/ev-servers") {
+		t.Errorf("a metrics scraper configured after creation: updates %v, want the servers' NetworkPolicy", d.Update)
+	}
+}
+
+// A runner NetworkPolicy written without the API server's addresses says
+// so once, with its creation.
+func TestAPIServerAnyAddressWarning(t *testing.T) {
+	e := revtesting.MakeEvaluation("ev", "ns").Simulated("sim", "strong", 1).Obj()
+	warned := func(p Plan) bool {
+		return slices.ContainsFunc(p.Events, func(ev Event) bool { return ev.Warning && ev.Reason == ReasonAPIServerAnyAddress })
+	}
+	unknown := testOpts
+	unknown.APIServerCIDRs = nil
+	w := newWorld()
+	p := PlanEvaluation(e, w, unknown)
+	if !warned(p) {
+		t.Error("the pass that creates the runner NetworkPolicy without API server addresses does not warn")
+	}
+	applyToWorld(e, w, p)
+	if warned(PlanEvaluation(e, w, unknown)) {
+		t.Error("a later pass warns again")
+	}
+	if warned(PlanEvaluation(e, newWorld(), testOpts)) {
+		t.Error("warns although the API server's addresses are known")
 	}
 }
