@@ -10,7 +10,7 @@ const (
 	DefaultTemperature         = "0"
 	DefaultMaxTokens           = 16384
 	DefaultShardsPerModel      = 4
-	DefaultInFlightPerShard    = 16
+	DefaultInFlightPerShard    = 64
 	DefaultGPUs                = 1
 	DefaultVLLMImage           = "vllm/vllm-openai:v0.11.0"
 	DefaultProblemsKey         = "problems.jsonl"
@@ -96,7 +96,7 @@ func (s *RepotEvaluationSpec) ShardsPerModelOrDefault() int32 {
 	return deref(s.Runner.ShardsPerModel, DefaultShardsPerModel)
 }
 
-// InFlightPerShardOrDefault returns spec.runner.inFlightPerShard or 16.
+// InFlightPerShardOrDefault returns spec.runner.inFlightPerShard or 64.
 func (s *RepotEvaluationSpec) InFlightPerShardOrDefault() int32 {
 	if s.Runner == nil {
 		return DefaultInFlightPerShard

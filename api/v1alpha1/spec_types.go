@@ -361,10 +361,15 @@ type RunnerSpec struct {
 	// +kubebuilder:validation:Maximum=64
 	ShardsPerModel *int32 `json:"shardsPerModel,omitempty"`
 
-	// inFlightPerShard is the number of concurrent model requests of one
-	// shard: 1 to 256, default 16.
+	// inFlightPerShard is the most concurrent model requests one shard
+	// makes: 1 to 256, default 64. It is an upper bound: each shard's
+	// adaptive concurrency settles below it, where the server's throughput
+	// stops rising (read from the server's vLLM metrics, or from the calls'
+	// token throughput where it exposes none; docs/concurrency.md). With 4
+	// shards the default lets a model reach 256 requests, vLLM's default
+	// max-num-seqs.
 	// +optional
-	// +kubebuilder:default=16
+	// +kubebuilder:default=64
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=256
 	InFlightPerShard *int32 `json:"inFlightPerShard,omitempty"`

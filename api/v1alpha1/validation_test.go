@@ -220,7 +220,7 @@ func TestDefaultsAreApplied(t *testing.T) {
 				GPUs: i32(1), GPUProduct: "NVIDIA-H100-80GB-HBM3",
 			}},
 		},
-		Runner:              &v1alpha1.RunnerSpec{ShardsPerModel: i32(4), InFlightPerShard: i32(16)},
+		Runner:              &v1alpha1.RunnerSpec{ShardsPerModel: i32(4), InFlightPerShard: i32(64)},
 		StalledAfterSeconds: i32(v1alpha1.DefaultStalledAfterSeconds),
 	}
 	if diff := cmp.Diff(want, got.Spec); diff != "" {

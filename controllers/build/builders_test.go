@@ -26,7 +26,7 @@ func TestRunArgs(t *testing.T) {
 		eval: revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).Obj(),
 		want: []string{"run", "--suite", "open-source-120", "--methods", "pot,pot-retry,repot,repot-adaptive",
 			"--base-url", "http://ev-m-server.ns.svc:8000/v1", "--model", "m", "--model-label", "m",
-			"--shard-index=$(JOB_COMPLETION_INDEX)", "--shard-count", "4", "--concurrency", "16",
+			"--shard-index=$(JOB_COMPLETION_INDEX)", "--shard-count", "4", "--concurrency", "64",
 			"--repair-budget", "1", "--adaptive-threshold-permille", "150", "--temperature", "0", "--max-tokens", "16384",
 			"--disable-thinking=true", "--out", "/repot/out", "--resume"},
 	}, {
@@ -51,7 +51,7 @@ func TestRunArgs(t *testing.T) {
 		}).Obj(),
 		want: []string{"run", "--suite", "open-source-120", "--methods", "repot,repot-vrr",
 			"--base-url", "http://ev-m-server.ns.svc:8000/v1", "--model", "m", "--model-label", "m",
-			"--shard-index=$(JOB_COMPLETION_INDEX)", "--shard-count", "4", "--concurrency", "16",
+			"--shard-index=$(JOB_COMPLETION_INDEX)", "--shard-count", "4", "--concurrency", "64",
 			"--repair-budget", "5", "--adaptive-threshold-permille", "150", "--temperature", "0", "--max-tokens", "16384",
 			"--disable-thinking=true", "--out", "/repot/out", "--resume",
 			"--vrr-tau=50", "--vrr-votes=3", "--verifier-false-accept-permille=100", "--verifier-false-reject-permille=0",
