@@ -12,6 +12,7 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+	"repot.dev/repot-operator/controllers/build"
 )
 
 var _ = Describe("a spec whose objects the API server rejects", func() {
@@ -29,7 +30,7 @@ var _ = Describe("a spec whose objects the API server rejects", func() {
 			g.Expect(e.Status.Summary.State).To(Equal(repotv1.StateStalled))
 			g.Expect(e.Status.StartTime).To(BeNil())
 		})
-		Expect(exists(&appsv1.Deployment{}, ns, "ev-big-server")()).To(BeFalse())
+		Expect(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "big"))()).To(BeFalse())
 
 		By("fixing the spec, which the rejection left editable")
 		e := getEval(ns, "ev")
@@ -37,7 +38,7 @@ var _ = Describe("a spec whose objects the API server rejects", func() {
 		e.Spec.Models[0].VLLM.NodeSelector[0].Key = "example.com/pool"
 		Expect(k8s.Patch(ctx, e, p)).To(Succeed())
 
-		Eventually(exists(&appsv1.Deployment{}, ns, "ev-big-server")).Should(BeTrue())
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "big"))).Should(BeTrue())
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(condition(e, repotv1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(e.Status.StartTime).NotTo(BeNil())
@@ -52,7 +53,7 @@ var _ = Describe("a spec whose objects the API server rejects", func() {
 			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
 		}
 		Expect(k8s.Create(ctx, ev)).To(Succeed())
-		Eventually(exists(&appsv1.Deployment{}, ns, "ev-m-server")).Should(BeTrue())
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "m"))).Should(BeTrue())
 		setServerReady(ns, "ev", "m", true)
 
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
@@ -63,7 +64,7 @@ var _ = Describe("a spec whose objects the API server rejects", func() {
 			g.Expect(e.Status.Summary.State).To(Equal(repotv1.StateFailed))
 			g.Expect(e.Status.CompletionTime).NotTo(BeNil())
 		})
-		Eventually(exists(&appsv1.Deployment{}, ns, "ev-m-server")).Should(BeFalse())
-		Expect(exists(&batchv1.Job{}, ns, "ev-m-run")()).To(BeFalse())
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "m"))).Should(BeFalse())
+		Expect(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", "m"))()).To(BeFalse())
 	})
 })

@@ -10,6 +10,7 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // An evaluation not yet started stalls on a rejected child, with its spec
@@ -77,7 +78,7 @@ func TestPlanRejectedAfterStart(t *testing.T) {
 	applyToWorld(e, w, p)
 	next := PlanEvaluation(e, w, testOpts)
 	want = planDigest{
-		Delete:     []string{"Deployment/ev-sim-server", "Service/ev-sim-server"},
+		Delete:     []string{"Deployment/" + build.ServerName("ev", "sim"), "Service/" + build.ServerName("ev", "sim")},
 		State:      repotv1.StateFailed,
 		Conditions: conds("False/ServersStopped", "False/RunnersFinished", "False/Failed", "True/ChildRejected", "False/Failed", "False/Reconciled", "True/Failed"),
 		Servers:    []string{"sim=Stopped"},
