@@ -55,7 +55,7 @@ var _ = Describe("children of each model kind", func() {
 		Expect(j.Spec.PodFailurePolicy.Rules[0].Action).To(Equal(batchv1.PodFailurePolicyActionIgnore))
 		Expect(j.Spec.PodFailurePolicy.Rules[0].OnPodConditions[0].Type).To(Equal(corev1.DisruptionTarget))
 		run := j.Spec.Template.Spec.Containers[0]
-		Expect(run.Args).To(ContainElements("--base-url", "http://ev-strong-server."+ns+".svc:8000/v1",
+		Expect(run.Args).To(ContainElements("--base-url", "http://"+build.ServerName("ev", "strong")+"."+ns+".svc:8000/v1",
 			"--shard-index=$(JOB_COMPLETION_INDEX)", "--model-label", "strong", "--resume"))
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(condition(e, repotv1.ConditionServersReady).Status).To(Equal(metav1.ConditionTrue))
