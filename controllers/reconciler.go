@@ -82,12 +82,14 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	//    help. The rejection becomes part of the world and the planner
 	//    decides again (no child changes; Stalled before the start, Failed
 	//    after it, when the spec can no longer change).
-	changed, rejected := r.applyChildren(ctx, e, &p)
+	//    A child whose name an object of another owner holds is not
+	//    created, and the status says so (ChildNameTaken).
+	changed, taken, rejected := r.applyChildren(ctx, e, &p)
 	if rejected != nil && !errors.Is(rejected, reconcile.TerminalError(nil)) {
 		return ctrl.Result{}, rejected
 	}
-	if rejected != nil {
-		w.Rejected = rejected
+	if rejected != nil || len(taken) > 0 {
+		w.Rejected, w.NameTaken = rejected, taken
 		p = planning.PlanEvaluation(e, w, r.opts)
 	}
 	//    Then the Kueue Workloads: create, hand back an evicted one's
@@ -100,7 +102,7 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	//    which sees them in the cache: one write to the API server per pass,
 	//    so passes stay short when a sweep keeps the API server busy. (The
 	//    events of step 7 wait with it: they follow the status write.)
-	if changed > 0 && rejected == nil && !p.DeleteEvaluation {
+	if changed > 0 && rejected == nil && len(taken) == 0 && !p.DeleteEvaluation {
 		return ctrl.Result{RequeueAfter: p.RequeueAfter}, nil
 	}
 	if err := r.writeStatus(ctx, e, p.Status); err != nil {
@@ -132,6 +134,11 @@ func (r *EvaluationReconciler) fetch(ctx context.Context, req ctrl.Request) (*re
 			return nil, nil
 		}
 		return nil, err
+	}
+	// An evaluation re-created under the same name: what was remembered of
+	// the earlier one is not this one's.
+	if r.pending.observe(req.NamespacedName, e.UID) {
+		r.ledgers.Forget(req.NamespacedName)
 	}
 	// The cache may not show this reconciler's last status write yet: plan
 	// from the status as the API server holds it (times that are set once,

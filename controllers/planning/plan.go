@@ -66,6 +66,8 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 		p.planKueue(e, w, o, models, false)
 	}
 	p.Create = p.Create[:min(len(p.Create), o.CreatesPerPass)]
+	// A child whose name is taken was not created (planNameTaken).
+	p.Create = withoutTaken(p.Create, w.NameTaken)
 	after := project(w, &p)
 	afterModels := decideModels(e, after, res, ended)
 	runners := diagnoseModelsRunners(e, w, afterModels)
@@ -74,6 +76,9 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 	if w.Rejected != nil {
 		p.planRejected(e, w, w.Rejected, w.Now)
 		return p
+	}
+	if len(w.NameTaken) > 0 {
+		p.planNameTaken(e, w)
 	}
 	p.Events = transitionEvents(e.Status.Conditions, p.Status.Conditions)
 
