@@ -77,7 +77,14 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	// 4. Decide (pure).
 	p := planning.PlanEvaluation(e, w, r.opts)
-	// 5. Create, update and delete children; an error requeues with backoff,
+	// 5. The spec freezes with the first child: the pass that would create
+	//    the first children records the start first (the CEL rules of the
+	//    CRD refuse spec edits once status.startTime is set). If that write
+	//    fails, nothing is created and the pass is retried.
+	if err := r.recordStart(ctx, e, &p); err != nil {
+		return ctrl.Result{}, err
+	}
+	//    Create, update and delete children; an error requeues with backoff,
 	//    except a child the API server rejects as invalid: retrying cannot
 	//    help. The rejection becomes part of the world and the planner
 	//    decides again (no child changes; Stalled before the start, Failed
@@ -145,6 +152,23 @@ func (r *EvaluationReconciler) fetch(ctx context.Context, req ctrl.Request) (*re
 	// conditions and their transitions), and patch against it.
 	e.Status = r.pending.storedStatus(&e, r.opts.Clock.Now())
 	return &e, nil
+}
+
+// recordStart writes status.startTime alone, before the plan's first
+// creations, when the plan starts the evaluation (its status sets a start
+// time the stored status lacks) and creates children. e's status becomes
+// the one written, so the pass's status write patches only the rest.
+func (r *EvaluationReconciler) recordStart(ctx context.Context, e *repotv1.RepotEvaluation, p *planning.Plan) error {
+	if e.Status.StartTime != nil || p.Status.StartTime == nil || len(p.Create) == 0 {
+		return nil
+	}
+	st := e.Status.DeepCopy()
+	st.StartTime = p.Status.StartTime.DeepCopy()
+	if err := r.writeStatus(ctx, e, *st); err != nil {
+		return fmt.Errorf("record the start before the first children: %w", err)
+	}
+	e.Status = *st
+	return nil
 }
 
 func (r *EvaluationReconciler) writeStatus(ctx context.Context, e *repotv1.RepotEvaluation, st repotv1.RepotEvaluationStatus) error {
