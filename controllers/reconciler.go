@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -36,7 +37,8 @@ type EvaluationReconciler struct {
 }
 
 // RBAC, least privilege: children are created (and servers deleted, Jobs
-// suspended, Deployments scaled) but never patched; owner references and the
+// suspended, Deployments scaled, the runner Role and NetworkPolicy updated
+// when the spec changed before the start) but never patched; owner references and the
 // garbage collector delete the rest. configmaps carries update and patch
 // because the runner Role the operator creates grants them (RBAC forbids
 // granting what one does not hold). Leases are in the namespaced leader
@@ -50,8 +52,9 @@ type EvaluationReconciler struct {
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=list
 
@@ -158,8 +161,19 @@ func (r *EvaluationReconciler) fetch(ctx context.Context, req ctrl.Request) (*re
 // creations, when the plan starts the evaluation (its status sets a start
 // time the stored status lacks) and creates children. e's status becomes
 // the one written, so the pass's status write patches only the rest.
+//
+// An evaluation Stalled because the API server rejected a child built
+// from this very spec (generation) is not started again: the same child
+// would be rejected, the start undone, and the spec frozen in between
+// for nothing, so that the fix the status asks for could be refused. Its
+// passes create the other children unfrozen, and the planner reconciles
+// them with whatever spec the fix brings.
 func (r *EvaluationReconciler) recordStart(ctx context.Context, e *repotv1.RepotEvaluation, p *planning.Plan) error {
 	if e.Status.StartTime != nil || p.Status.StartTime == nil || len(p.Create) == 0 {
+		return nil
+	}
+	if c := apimeta.FindStatusCondition(e.Status.Conditions, repotv1.ConditionStalled); c != nil &&
+		c.Status == metav1.ConditionTrue && c.Reason == repotv1.ReasonChildRejected && c.ObservedGeneration == e.Generation {
 		return nil
 	}
 	st := e.Status.DeepCopy()

@@ -6,6 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -66,5 +67,33 @@ var _ = Describe("a spec whose objects the API server rejects", func() {
 		})
 		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "m"))).Should(BeFalse())
 		Expect(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", "m"))()).To(BeFalse())
+	})
+})
+
+var _ = Describe("a spec edited before the start", func() {
+	It("deletes the children of a removed model and updates the runner Role to the new models", func() {
+		ns := createNamespace("respec")
+		ev := revtesting.MakeEvaluation("ev", ns).VLLM("big", "org/model").NodeLabel("not a label key!", "x").Shards(1).Obj()
+		Expect(k8s.Create(ctx, ev)).To(Succeed())
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(condition(e, repotv1.ConditionStalled).Reason).To(Equal(repotv1.ReasonChildRejected))
+			g.Expect(e.Status.StartTime).To(BeNil())
+		})
+		Eventually(exists(&corev1.Service{}, ns, build.ServerName("ev", "big"))).Should(BeTrue())
+		Eventually(exists(&rbacv1.Role{}, ns, build.RunnerAccessName("ev"))).Should(BeTrue())
+
+		By("replacing the model while the spec is still editable")
+		e := getEval(ns, "ev")
+		p := client.MergeFrom(e.DeepCopy())
+		e.Spec.Models = revtesting.MakeEvaluation("ev", ns).Simulated("m", "strong", 1).Obj().Spec.Models
+		Expect(k8s.Patch(ctx, e, p)).To(Succeed())
+
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "m"))).Should(BeTrue())
+		Eventually(exists(&corev1.Service{}, ns, build.ServerName("ev", "big"))).Should(BeFalse(), "the removed model's Service stays")
+		Eventually(func(g Gomega) {
+			var r rbacv1.Role
+			g.Expect(k8s.Get(ctx, key(ns, build.RunnerAccessName("ev")), &r)).To(Succeed())
+			g.Expect(r.Rules[0].ResourceNames).To(Equal([]string{build.LedgerName("ev", "m", 0)}))
+		}).Should(Succeed())
 	})
 })

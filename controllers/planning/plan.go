@@ -59,6 +59,7 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 		// Nothing of this pass was applied for sure: describe the world as
 		// observed and say why it cannot go on.
 	case ended:
+		p.deleteRemovedModels(e, w)
 		p.planEnded(e, w, out)
 		p.planKueue(e, w, o, models, true)
 	case hasStarted(e, w) || !e.Spec.IsSuspended():
@@ -118,18 +119,17 @@ func (p *Plan) planChildren(e *repotv1.RepotEvaluation, w *World, o build.Option
 	if !hasNamed(w.ServiceAccounts, access) {
 		p.Create = append(p.Create, build.RunnerServiceAccount(e))
 	}
-	if !hasNamed(w.Roles, access) {
-		p.Create = append(p.Create, build.RunnerRole(e))
-	}
+	p.planRunnerRole(e, w)
 	// The API server lets the operator bind only a Role it can read (it
 	// checks that the operator holds what the Role grants): the binding
 	// waits for the pass that observes the Role.
 	if !hasNamed(w.RoleBindings, access) && hasNamed(w.Roles, access) {
 		p.Create = append(p.Create, build.RunnerRoleBinding(e))
 	}
-	if !hasNamed(w.NetworkPolicies, access) {
-		p.Create = append(p.Create, build.RunnerNetworkPolicy(e, o))
-	}
+	p.planRunnerNetworkPolicy(e, w, o)
+	// A model removed from spec.models before the start leaves nothing
+	// running.
+	p.deleteRemovedModels(e, w)
 	// A runner pod never runs without its identity, its permissions and
 	// its network policy in place.
 	accessReady := hasNamed(w.ServiceAccounts, access) && hasNamed(w.Roles, access) &&
