@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
@@ -29,9 +30,13 @@ const createParallelism = 32
 // one pass never depend on each other. The first error ends the pass and
 // requeues it. It returns how many of the changes took effect (a child
 // that already existed, or was already gone, does not count): each brings
-// a watch event, and with it another pass.
-func (r *EvaluationReconciler) applyChildren(ctx context.Context, e *repotv1.RepotEvaluation, p *planning.Plan) (int, error) {
+// a watch event, and with it another pass. A creation that finds the name
+// taken reads the object in the way: if e controls it, the cache was
+// behind; otherwise it is returned in taken (planning.TakenName), never
+// adopted.
+func (r *EvaluationReconciler) applyChildren(ctx context.Context, e *repotv1.RepotEvaluation, p *planning.Plan) (_ int, taken []planning.TakenName, _ error) {
 	var took atomic.Int32
+	var mu sync.Mutex
 	key := planning.NamespacedName(e)
 	if err := r.parallel(ctx, p.Delete, func(ctx context.Context, obj planning.Object) error {
 		err := r.client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
@@ -44,7 +49,7 @@ func (r *EvaluationReconciler) applyChildren(ctx context.Context, e *repotv1.Rep
 		}
 		return nil
 	}); err != nil {
-		return int(took.Load()), err
+		return int(took.Load()), nil, err
 	}
 	if err := r.parallel(ctx, p.Create, func(ctx context.Context, obj planning.Object) error {
 		err := r.client.Create(ctx, obj)
@@ -54,7 +59,13 @@ func (r *EvaluationReconciler) applyChildren(ctx context.Context, e *repotv1.Rep
 			r.pending.created(key, obj, r.opts.Clock.Now())
 			return nil
 		case apierrors.IsAlreadyExists(err):
-			return nil
+			t, err := r.nameTaken(ctx, e, obj)
+			if t != nil {
+				mu.Lock()
+				taken = append(taken, *t)
+				mu.Unlock()
+			}
+			return err
 		case apierrors.IsInvalid(err):
 			// The API server rejects the object itself: retrying the same
 			// object cannot succeed (only a spec change can).
@@ -62,7 +73,7 @@ func (r *EvaluationReconciler) applyChildren(ctx context.Context, e *repotv1.Rep
 		}
 		return fmt.Errorf("create %T %s: %w", obj, obj.GetName(), err)
 	}); err != nil {
-		return int(took.Load()), err
+		return int(took.Load()), taken, err
 	}
 	err := r.parallel(ctx, p.Update, func(ctx context.Context, obj planning.Object) error {
 		if err := r.client.Update(ctx, obj); err != nil {
@@ -71,7 +82,29 @@ func (r *EvaluationReconciler) applyChildren(ctx context.Context, e *repotv1.Rep
 		took.Add(1)
 		return nil
 	})
-	return int(took.Load()), err
+	return int(took.Load()), taken, err
+}
+
+// nameTaken reads the object that made the creation of child fail with
+// AlreadyExists, from the API server (the cache holds only what this
+// operator labels). It returns nil when e controls it (the cache was
+// behind, or the object is already gone), else what is in the way.
+func (r *EvaluationReconciler) nameTaken(ctx context.Context, e *repotv1.RepotEvaluation, child planning.Object) (*planning.TakenName, error) {
+	existing, ok := child.DeepCopyObject().(planning.Object)
+	if !ok {
+		return nil, fmt.Errorf("copy %T %s", child, child.GetName())
+	}
+	if err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(child), existing); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil // gone since: the next pass creates it
+		}
+		return nil, fmt.Errorf("get %T %s, whose name is taken: %w", child, child.GetName(), err)
+	}
+	if planning.OwnedBy(e, existing) {
+		return nil, nil
+	}
+	t := planning.NewTakenName(child, existing)
+	return &t, nil
 }
 
 // parallel runs f on every object, a few at a time, and returns the first

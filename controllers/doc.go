@@ -23,11 +23,13 @@
 //     server (envtest); controllers/exporttest: export fixtures for tests.
 //
 // One reconcile (reconciler.go) reads the world of an evaluation
-// (snapshot.go: children through the owner index, one list per kind of
-// planning.ChildKinds; server and runner pods; ledger records, through
+// (snapshot.go: children through the owner index, keyed by the
+// evaluation's UID, one list per kind of planning.ChildKinds; server and
+// runner pods, by label and UID; ledger records, through
 // planning.RecordCache), overlays the writes the cache has not seen yet
 // (pendingwrites.go), decides with planning.PlanEvaluation, applies the
-// child changes (apply.go), writes the status once and emits events only
+// child changes (apply.go; a name another owner's object holds is reported
+// as ChildNameTaken, never adopted), writes the status once and emits events only
 // after that write. setup.go wires the manager (cache, owner index,
 // watches), scheme.go its scheme, kueue_wiring.go the Kueue watches,
 // observation and Workload operations, kueue_client.go the Queue on Kueue's

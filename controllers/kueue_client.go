@@ -83,7 +83,7 @@ func NewKueueQueue(c client.Client, now func() time.Time) kueueadapter.Queue {
 func (q *kueueQueue) Observe(ctx context.Context, e *repotv1.RepotEvaluation) (kueueadapter.QueueWorld, error) {
 	w := kueueadapter.QueueWorld{Workloads: map[string]*kueue.Workload{}, Flavors: map[string]*kueue.ResourceFlavor{}}
 	var wls kueue.WorkloadList
-	if err := q.client.List(ctx, &wls, client.InNamespace(e.Namespace), client.MatchingFields{build.OwnerKey: e.Name}); err != nil {
+	if err := q.client.List(ctx, &wls, client.InNamespace(e.Namespace), client.MatchingFields{build.OwnerKey: string(e.UID)}); err != nil {
 		return w, fmt.Errorf("list owned workloads: %w", err)
 	}
 	for i := range wls.Items {

@@ -27,8 +27,8 @@ func setupKueue(ctx context.Context, mgr ctrl.Manager, r *EvaluationReconciler, 
 		return b, nil
 	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &kueue.Workload{}, build.OwnerKey, func(o client.Object) []string {
-		if n := build.ControllerName(o); n != "" {
-			return []string{n}
+		if uid := build.ControllerUID(o); uid != "" {
+			return []string{uid}
 		}
 		return nil
 	}); err != nil {

@@ -31,6 +31,9 @@ type pendingWrites struct {
 }
 
 type evalWrites struct {
+	// uid is the UID of the evaluation the writes were made for: an
+	// evaluation re-created under the same name starts with none.
+	uid types.UID
 	// children are the last write of each child: its creation or deletion.
 	children map[childKey]pendingChild
 	// status is the last status written, statusRV the resourceVersion the
@@ -63,6 +66,21 @@ func (p *pendingWrites) of(e types.NamespacedName) *evalWrites {
 		p.evals[e] = ew
 	}
 	return ew
+}
+
+// observe records that the evaluation named e now has the given UID, and
+// forgets the writes made for an earlier evaluation of the same name (its
+// children and status are not this one's). It says whether it forgot any.
+func (p *pendingWrites) observe(e types.NamespacedName, uid types.UID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ew := p.of(e)
+	if ew.uid == uid {
+		return false
+	}
+	earlier := ew.uid != ""
+	*ew = evalWrites{uid: uid, children: map[childKey]pendingChild{}}
+	return earlier
 }
 
 // created records a child the API server accepted (obj as it returned it).

@@ -127,3 +127,32 @@ func TestPendingWritesStoredStatus(t *testing.T) {
 		t.Errorf("after forget (-want +got):\n%s", diff)
 	}
 }
+
+// An evaluation re-created under the same name (another UID) starts with no
+// pending writes: the children and status written for the earlier one are
+// not overlaid on its world.
+func TestPendingWritesForgetAnEarlierEvaluation(t *testing.T) {
+	ev := types.NamespacedName{Namespace: "ns", Name: "ev"}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := newPendingWrites()
+	if p.observe(ev, "old") {
+		t.Errorf("the first UID seen forgets writes")
+	}
+	p.created(ev, deployment("ev-m-server"), t0)
+	p.wroteStatus(ev, repotv1.RepotEvaluationStatus{ObservedGeneration: 7}, "10", t0)
+	if p.observe(ev, "old") {
+		t.Errorf("the same UID again forgets writes")
+	}
+	if !p.observe(ev, "new") {
+		t.Errorf("a new UID does not say it forgot the earlier evaluation's writes")
+	}
+	w := &planning.World{Now: t0.Add(time.Second)}
+	p.overlay(ev, w)
+	if got := deploymentNames(w); len(got) != 0 {
+		t.Errorf("the earlier evaluation's child %v is overlaid", got)
+	}
+	e := &repotv1.RepotEvaluation{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "ev", UID: "new", ResourceVersion: "11"}}
+	if st := p.storedStatus(e, t0.Add(time.Second)); st.ObservedGeneration != 0 {
+		t.Errorf("the earlier evaluation's status is taken as stored: %+v", st)
+	}
+}

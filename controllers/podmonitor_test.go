@@ -12,7 +12,7 @@ import (
 func TestPodMonitorFor(t *testing.T) {
 	ev := revtesting.MakeEvaluation("ev", "ns").VLLM("m", "x").PodMonitor(true).Obj()
 	pm := podMonitorFor(ev, &ev.Spec.Models[0])
-	if pm.GetAPIVersion() != "monitoring.coreos.com/v1" || pm.GetKind() != "PodMonitor" || pm.GetName() != "ev-m-server" || pm.GetNamespace() != "ns" {
+	if pm.GetAPIVersion() != "monitoring.coreos.com/v1" || pm.GetKind() != "PodMonitor" || pm.GetName() != build.ServerName("ev", "m") || pm.GetNamespace() != "ns" {
 		t.Errorf("PodMonitor %s %s %s/%s", pm.GetAPIVersion(), pm.GetKind(), pm.GetNamespace(), pm.GetName())
 	}
 	if len(pm.GetOwnerReferences()) != 1 || pm.GetOwnerReferences()[0].Name != "ev" {

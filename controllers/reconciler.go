@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -58,9 +59,10 @@ func (r *EvaluationReconciler) planOptions(ctx context.Context) build.Options {
 
 // RBAC, least privilege: children are created (and servers deleted, Jobs
 // suspended, Deployments scaled, the runner Role and the NetworkPolicies
-// brought back to what the spec builds) but never patched; owner references
-// and the garbage collector delete the rest. configmaps carries patch
-// because the runner Role the operator creates grants it (RBAC forbids
+// brought back to what the spec builds, also after a spec edit before the
+// start) but never patched; owner references and the garbage collector
+// delete the rest. configmaps carries patch because the runner Role the
+// operator creates grants it (RBAC forbids
 // granting what one does not hold). Leases are in the namespaced leader
 // election Role.
 //
@@ -101,17 +103,26 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	// 4. Decide (pure).
 	opts := r.planOptions(ctx)
 	p := planning.PlanEvaluation(e, w, opts)
-	// 5. Create, update and delete children; an error requeues with backoff,
+	// 5. The spec freezes with the first child: the pass that would create
+	//    the first children records the start first (the CEL rules of the
+	//    CRD refuse spec edits once status.startTime is set). If that write
+	//    fails, nothing is created and the pass is retried.
+	if err := r.recordStart(ctx, e, &p); err != nil {
+		return ctrl.Result{}, err
+	}
+	//    Create, update and delete children; an error requeues with backoff,
 	//    except a child the API server rejects as invalid: retrying cannot
 	//    help. The rejection becomes part of the world and the planner
 	//    decides again (no child changes; Stalled before the start, Failed
 	//    after it, when the spec can no longer change).
-	changed, rejected := r.applyChildren(ctx, e, &p)
+	//    A child whose name an object of another owner holds is not
+	//    created, and the status says so (ChildNameTaken).
+	changed, taken, rejected := r.applyChildren(ctx, e, &p)
 	if rejected != nil && !errors.Is(rejected, reconcile.TerminalError(nil)) {
 		return ctrl.Result{}, rejected
 	}
-	if rejected != nil {
-		w.Rejected = rejected
+	if rejected != nil || len(taken) > 0 {
+		w.Rejected, w.NameTaken = rejected, taken
 		p = planning.PlanEvaluation(e, w, opts)
 	}
 	//    Then the Kueue Workloads: create, hand back an evicted one's
@@ -124,7 +135,7 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	//    which sees them in the cache: one write to the API server per pass,
 	//    so passes stay short when a sweep keeps the API server busy. (The
 	//    events of step 7 wait with it: they follow the status write.)
-	if changed > 0 && rejected == nil && !p.DeleteEvaluation {
+	if changed > 0 && rejected == nil && len(taken) == 0 && !p.DeleteEvaluation {
 		return ctrl.Result{RequeueAfter: p.RequeueAfter}, nil
 	}
 	if err := r.writeStatus(ctx, e, p.Status); err != nil {
@@ -157,11 +168,44 @@ func (r *EvaluationReconciler) fetch(ctx context.Context, req ctrl.Request) (*re
 		}
 		return nil, err
 	}
+	// An evaluation re-created under the same name: what was remembered of
+	// the earlier one is not this one's.
+	if r.pending.observe(req.NamespacedName, e.UID) {
+		r.ledgers.Forget(req.NamespacedName)
+	}
 	// The cache may not show this reconciler's last status write yet: plan
 	// from the status as the API server holds it (times that are set once,
 	// conditions and their transitions), and patch against it.
 	e.Status = r.pending.storedStatus(&e, r.opts.Clock.Now())
 	return &e, nil
+}
+
+// recordStart writes status.startTime alone, before the plan's first
+// creations, when the plan starts the evaluation (its status sets a start
+// time the stored status lacks) and creates children. e's status becomes
+// the one written, so the pass's status write patches only the rest.
+//
+// An evaluation Stalled because the API server rejected a child built
+// from this very spec (generation) is not started again: the same child
+// would be rejected, the start undone, and the spec frozen in between
+// for nothing, so that the fix the status asks for could be refused. Its
+// passes create the other children unfrozen, and the planner reconciles
+// them with whatever spec the fix brings.
+func (r *EvaluationReconciler) recordStart(ctx context.Context, e *repotv1.RepotEvaluation, p *planning.Plan) error {
+	if e.Status.StartTime != nil || p.Status.StartTime == nil || len(p.Create) == 0 {
+		return nil
+	}
+	if c := apimeta.FindStatusCondition(e.Status.Conditions, repotv1.ConditionStalled); c != nil &&
+		c.Status == metav1.ConditionTrue && c.Reason == repotv1.ReasonChildRejected && c.ObservedGeneration == e.Generation {
+		return nil
+	}
+	st := e.Status.DeepCopy()
+	st.StartTime = p.Status.StartTime.DeepCopy()
+	if err := r.writeStatus(ctx, e, *st); err != nil {
+		return fmt.Errorf("record the start before the first children: %w", err)
+	}
+	e.Status = *st
+	return nil
 }
 
 func (r *EvaluationReconciler) writeStatus(ctx context.Context, e *repotv1.RepotEvaluation, st repotv1.RepotEvaluationStatus) error {

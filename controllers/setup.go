@@ -59,8 +59,8 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts build.Options)
 	opts = opts.WithDefaults()
 	for _, k := range planning.ChildObjects() {
 		if err := mgr.GetFieldIndexer().IndexField(ctx, k, build.OwnerKey, func(o client.Object) []string {
-			if n := build.ControllerName(o); n != "" {
-				return []string{n}
+			if uid := build.ControllerUID(o); uid != "" {
+				return []string{uid}
 			}
 			return nil
 		}); err != nil {

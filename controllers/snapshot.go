@@ -18,11 +18,14 @@ import (
 )
 
 // snapshot reads the world of one evaluation: its children through the
-// owner index (with the writes of this reconciler the cache lacks), its server pods by label, its ledgers' records (parsed once
-// per ConfigMap resourceVersion) and its problem set.
+// owner index, by the evaluation's UID (with the writes of this reconciler
+// the cache lacks), its server and runner pods by label and UID
+// (ownPod), its ledgers' records (parsed once per ConfigMap
+// resourceVersion) and its problem set. Nothing of an earlier evaluation of
+// the same name is read.
 func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEvaluation) (*planning.World, error) {
 	w := &planning.World{Now: r.opts.Clock.Now()}
-	owned := []client.ListOption{client.InNamespace(e.Namespace), client.MatchingFields{build.OwnerKey: e.Name}}
+	owned := []client.ListOption{client.InNamespace(e.Namespace), client.MatchingFields{build.OwnerKey: string(e.UID)}}
 	for _, k := range planning.ChildKinds {
 		l := k.NewList()
 		if err := r.client.List(ctx, l, owned...); err != nil {
@@ -39,6 +42,9 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
 	for _, p := range pods.Items {
+		if !ownPod(e, &p) {
+			continue
+		}
 		switch p.Labels[build.LabelComponent] {
 		case build.ComponentServer:
 			w.ServerPods = append(w.ServerPods, p)
@@ -76,6 +82,18 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 		}
 	}
 	return w, nil
+}
+
+// ownPod says whether p is a pod of e's servers or runners rather than of
+// an earlier evaluation of the same name: its evaluation-uid label names
+// e. A pod without that label was made from a template of an operator
+// version before the label; it is e's when it is not older than e (an
+// earlier evaluation's pods are).
+func ownPod(e *repotv1.RepotEvaluation, p *corev1.Pod) bool {
+	if uid, ok := p.Labels[build.LabelEvaluationUID]; ok {
+		return uid == string(e.UID)
+	}
+	return !p.CreationTimestamp.Before(&e.CreationTimestamp)
 }
 
 // readMountFailures reads the FailedMount events of the runner pods that

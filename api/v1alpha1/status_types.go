@@ -296,7 +296,7 @@ type ServerStatus struct {
 	State ServerState `json:"state,omitempty"`
 
 	// endpoint is the base URL runners use, e.g.
-	// "http://demo-m1-server.ns.svc:8000/v1".
+	// "http://demo-m1-88cbde4f-server.ns.svc:8000/v1".
 	// +optional
 	// +kubebuilder:validation:MaxLength=2048
 	Endpoint string `json:"endpoint,omitempty"`

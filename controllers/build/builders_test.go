@@ -25,7 +25,7 @@ func TestRunArgs(t *testing.T) {
 		name: "simulated model with defaults",
 		eval: revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).Obj(),
 		want: []string{"run", "--suite", "open-source-120", "--methods", "pot,pot-retry,repot,repot-adaptive",
-			"--base-url", "http://ev-m-server.ns.svc:8000/v1", "--model", "m", "--model-label", "m",
+			"--base-url", "http://" + ServerName("ev", "m") + ".ns.svc:8000/v1", "--model", "m", "--model-label", "m",
 			"--shard-index=$(JOB_COMPLETION_INDEX)", "--shard-count", "4", "--concurrency", "64",
 			"--repair-budget", "1", "--adaptive-threshold-permille", "150", "--temperature", "0", "--max-tokens", "16384",
 			"--disable-thinking=true", "--out", "/repot/out", "--resume"},
@@ -50,7 +50,7 @@ func TestRunArgs(t *testing.T) {
 			GuardJPermille: ptr.To[int32](-1),
 		}).Obj(),
 		want: []string{"run", "--suite", "open-source-120", "--methods", "repot,repot-vrr",
-			"--base-url", "http://ev-m-server.ns.svc:8000/v1", "--model", "m", "--model-label", "m",
+			"--base-url", "http://" + ServerName("ev", "m") + ".ns.svc:8000/v1", "--model", "m", "--model-label", "m",
 			"--shard-index=$(JOB_COMPLETION_INDEX)", "--shard-count", "4", "--concurrency", "64",
 			"--repair-budget", "5", "--adaptive-threshold-permille", "150", "--temperature", "0", "--max-tokens", "16384",
 			"--disable-thinking=true", "--out", "/repot/out", "--resume",
@@ -97,7 +97,7 @@ func TestRunnerPodSecurity(t *testing.T) {
 	if sync.RestartPolicy == nil || *sync.RestartPolicy != corev1.ContainerRestartPolicyAlways {
 		t.Errorf("ledger-sync is not a native sidecar")
 	}
-	if !slices.Contains(sync.Args, "--configmap=ev-m-ledger-$(JOB_COMPLETION_INDEX)") {
+	if !slices.Contains(sync.Args, "--configmap="+LedgerPrefix("ev", "m")+"$(JOB_COMPLETION_INDEX)") {
 		t.Errorf("ledger-sync args %v do not name the shard's ledger", sync.Args)
 	}
 }
@@ -265,7 +265,7 @@ func TestServerNetworkPolicy(t *testing.T) {
 func TestRunnerRole(t *testing.T) {
 	ev := revtesting.MakeEvaluation("ev", "ns").Simulated("a", "s", 1).Simulated("b", "s", 2).Shards(2).Obj()
 	r := RunnerRole(ev)
-	want := []string{"ev-a-ledger-0", "ev-a-ledger-1", "ev-b-ledger-0", "ev-b-ledger-1"}
+	want := []string{LedgerName("ev", "a", 0), LedgerName("ev", "a", 1), LedgerName("ev", "b", 0), LedgerName("ev", "b", 1)}
 	if len(r.Rules) != 1 {
 		t.Fatalf("rules = %d, want 1", len(r.Rules))
 	}

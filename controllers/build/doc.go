@@ -3,7 +3,7 @@
 // owns. It imports no client and nothing of the controller; the planner in
 // package controllers decides which of these objects should exist.
 //
-//   - names.go, owner.go: child names (shortened, hashed when long), the
+//   - names.go, owner.go: child names (each carries a hash of its (evaluation, model) pair), the
 //     labels and selectors, the owner reference and the owner index key;
 //   - options.go, defaults.go: the controller's Options and the defaults the
 //     builders apply (image, served model name, runtime class);

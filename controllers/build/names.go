@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
+	"strings"
 )
 
 // Labels every child object carries. They make children easy to find with
@@ -29,13 +30,32 @@ const (
 	ComponentLedger = "ledger"
 )
 
-// maxBaseLen bounds "<evaluation>-<model>" so that every derived name stays a
-// valid DNS label (63 characters) including the pod names Jobs derive from it.
+// maxBaseLen bounds the stem of the per-model child names so that every
+// derived name stays a valid DNS label (63 characters) including the pod
+// names Jobs and Deployments derive from it.
 const maxBaseLen = 40
 
-// ModelBase is the stem of every per-model child name: "<evaluation>-<model>",
-// shortened with a stable hash suffix when it would be too long.
-func ModelBase(eval, model string) string { return shorten(eval+"-"+model, maxBaseLen) }
+// pairHashLen is the length of the hash of the (evaluation, model) pair that
+// every per-model stem ends with.
+const pairHashLen = 8
+
+// ModelBase is the stem of every per-model child name:
+// "<evaluation>-<model>-<hash>", where hash is the first 8 hex digits of the
+// SHA-256 of "<evaluation>/<model>". The readable part is cut so that the
+// stem fits in 40 characters. The hash makes the stem of each pair distinct:
+// joined with a dash alone, evaluation "a-b" with model "c" and evaluation
+// "a" with model "b-c" would name the same children. ("/" appears in
+// neither name, so the hashed string names one pair.) The same pair always
+// gets the same stem.
+func ModelBase(eval, model string) string {
+	sum := sha256.Sum256([]byte(eval + "/" + model))
+	h := hex.EncodeToString(sum[:])[:pairHashLen]
+	readable := eval + "-" + model
+	if n := maxBaseLen - pairHashLen - 1; len(readable) > n {
+		readable = strings.TrimRight(readable[:n], "-")
+	}
+	return readable + "-" + h
+}
 
 // ServerName names the Deployment and the Service of a model's server.
 func ServerName(eval, model string) string { return ModelBase(eval, model) + "-server" }

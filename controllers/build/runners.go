@@ -55,7 +55,7 @@ func RunnerJob(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, susp
 				OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
 			}}},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: ChildLabels(e.Name, m.Name, ComponentRunner)},
+				ObjectMeta: metav1.ObjectMeta{Labels: PodLabels(e, m.Name, ComponentRunner)},
 				Spec:       runnerPod(e, m, o),
 			},
 		},

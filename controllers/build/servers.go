@@ -90,7 +90,7 @@ func ServerDeployment(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Option
 			Strategy:             appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
 			RevisionHistoryLimit: ptr.To[int32](1),
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: ChildLabels(e.Name, m.Name, ComponentServer)},
+				ObjectMeta: metav1.ObjectMeta{Labels: PodLabels(e, m.Name, ComponentServer)},
 				Spec:       pod,
 			},
 		},

@@ -75,7 +75,7 @@ func TestVLLMPodRunsUnderGPUTelemetry(t *testing.T) {
 	if !slices.Contains(pod.Containers[1].Args, "qwen") {
 		t.Errorf("ready-check args %q lack the served model name", pod.Containers[1].Args)
 	}
-	if !slices.Contains(RunArgs(ev, m), "qwen") || !slices.Contains(RunArgs(ev, m), "http://ev-m-server.ns.svc:9400/telemetry") {
+	if !slices.Contains(RunArgs(ev, m), "qwen") || !slices.Contains(RunArgs(ev, m), "http://"+ServerName("ev", "m")+".ns.svc:9400/telemetry") {
 		t.Errorf("runner args %q lack the served model name or the telemetry URL", RunArgs(ev, m))
 	}
 	sizes := map[string]string{}

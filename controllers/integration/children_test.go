@@ -26,8 +26,8 @@ var _ = Describe("children of each model kind", func() {
 		Expect(k8s.Create(ctx, ev)).To(Succeed())
 
 		var d appsv1.Deployment
-		Eventually(exists(&d, ns, "ev-strong-server")).Should(BeTrue())
-		Eventually(exists(&corev1.Service{}, ns, "ev-strong-server")).Should(BeTrue())
+		Eventually(exists(&d, ns, build.ServerName("ev", "strong"))).Should(BeTrue())
+		Eventually(exists(&corev1.Service{}, ns, build.ServerName("ev", "strong"))).Should(BeTrue())
 		server := d.Spec.Template.Spec.Containers[0]
 		Expect(server.Image).To(Equal(testImage))
 		Expect(server.Command).To(Equal([]string{"repot"}))
@@ -38,7 +38,7 @@ var _ = Describe("children of each model kind", func() {
 		Expect(sidecar.ReadinessProbe.HTTPGet.Path).To(Equal("/readyz"))
 		Expect(sidecar.ReadinessProbe.HTTPGet.Port.IntValue()).To(Equal(8081))
 		By("gating the runner, and its ledgers, on readiness")
-		Consistently(exists(&batchv1.Job{}, ns, "ev-strong-run"), "500ms").Should(BeFalse())
+		Consistently(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", "strong")), "500ms").Should(BeFalse())
 		Expect(exists(&corev1.ConfigMap{}, ns, build.LedgerName("ev", "strong", 0))()).To(BeFalse())
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(condition(e, repotv1.ConditionServersReady).Reason).To(Equal(repotv1.ReasonServersStarting))
@@ -50,14 +50,14 @@ var _ = Describe("children of each model kind", func() {
 			Eventually(exists(&corev1.ConfigMap{}, ns, build.LedgerName("ev", "strong", i))).Should(BeTrue())
 		}
 		var j batchv1.Job
-		Eventually(exists(&j, ns, "ev-strong-run")).Should(BeTrue())
+		Eventually(exists(&j, ns, build.RunnerJobName("ev", "strong"))).Should(BeTrue())
 		Expect(*j.Spec.CompletionMode).To(Equal(batchv1.IndexedCompletion))
 		Expect(*j.Spec.Completions).To(Equal(int32(2)))
 		Expect(*j.Spec.Parallelism).To(Equal(int32(2)))
 		Expect(j.Spec.PodFailurePolicy.Rules[0].Action).To(Equal(batchv1.PodFailurePolicyActionIgnore))
 		Expect(j.Spec.PodFailurePolicy.Rules[0].OnPodConditions[0].Type).To(Equal(corev1.DisruptionTarget))
 		run := j.Spec.Template.Spec.Containers[0]
-		Expect(run.Args).To(ContainElements("--base-url", "http://ev-strong-server."+ns+".svc:8000/v1",
+		Expect(run.Args).To(ContainElements("--base-url", "http://"+build.ServerName("ev", "strong")+"."+ns+".svc:8000/v1",
 			"--shard-index=$(JOB_COMPLETION_INDEX)", "--model-label", "strong", "--resume"))
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(condition(e, repotv1.ConditionServersReady).Status).To(Equal(metav1.ConditionTrue))
@@ -74,8 +74,8 @@ var _ = Describe("children of each model kind", func() {
 
 		By("starting an endpoint model's runner at once, with no server")
 		var j batchv1.Job
-		Eventually(exists(&j, ns, "ev-api-run")).Should(BeTrue())
-		Expect(exists(&appsv1.Deployment{}, ns, "ev-api-server")()).To(BeFalse())
+		Eventually(exists(&j, ns, build.RunnerJobName("ev", "api"))).Should(BeTrue())
+		Expect(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "api"))()).To(BeFalse())
 		pod := j.Spec.Template.Spec
 		Expect(pod.Containers[0].Args).To(ContainElements("--base-url", "http://10.1.2.3:9000/v1", "--model", "gpt-x", "--api-key-env", "REPOT_API_KEY"))
 		Expect(*pod.AutomountServiceAccountToken).To(BeFalse())
@@ -106,7 +106,7 @@ var _ = Describe("children of each model kind", func() {
 		Expect(role.Rules).To(HaveLen(1))
 		Expect(role.Rules[0].Resources).To(Equal([]string{"configmaps"}))
 		Expect(role.Rules[0].Verbs).To(ConsistOf("get", "patch"))
-		Expect(role.Rules[0].ResourceNames).To(Equal([]string{"ev-api-ledger-0", "ev-api-ledger-1", "ev-api-ledger-2"}))
+		Expect(role.Rules[0].ResourceNames).To(Equal([]string{build.LedgerName("ev", "api", 0), build.LedgerName("ev", "api", 1), build.LedgerName("ev", "api", 2)}))
 		var rb rbacv1.RoleBinding
 		Expect(k8s.Get(ctx, key(ns, "ev-runner"), &rb)).To(Succeed())
 		Expect(rb.Subjects[0].Name).To(Equal("ev-runner"))
@@ -148,7 +148,7 @@ var _ = Describe("children of each model kind", func() {
 			NodeLabel("topology.kubernetes.io/zone", "a").ModelCachePVC("hf-cache").HFTokenSecret("hf", "token").Obj()
 		Expect(k8s.Create(ctx, ev)).To(Succeed())
 		var d appsv1.Deployment
-		Eventually(exists(&d, ns, "ev-qwen-server")).Should(BeTrue())
+		Eventually(exists(&d, ns, build.ServerName("ev", "qwen"))).Should(BeTrue())
 		pod := d.Spec.Template.Spec
 		Expect(pod.NodeSelector).To(Equal(map[string]string{
 			"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "topology.kubernetes.io/zone": "a",

@@ -27,15 +27,15 @@ import (
 // its runner Job exists.
 func startRunning(ns string, w *revtesting.EvaluationWrapper) {
 	Expect(k8s.Create(ctx, w.Obj())).To(Succeed())
-	Eventually(exists(&appsv1.Deployment{}, ns, "ev-m-server")).Should(BeTrue())
+	Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "m"))).Should(BeTrue())
 	setServerReady(ns, "ev", "m", true)
-	Eventually(exists(&batchv1.Job{}, ns, "ev-m-run")).Should(BeTrue())
+	Eventually(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", "m"))).Should(BeTrue())
 }
 
 func jobSuspended(ns string) func(g Gomega) bool {
 	return func(g Gomega) bool {
 		var j batchv1.Job
-		g.Expect(k8s.Get(ctx, key(ns, "ev-m-run"), &j)).To(Succeed())
+		g.Expect(k8s.Get(ctx, key(ns, build.RunnerJobName("ev", "m")), &j)).To(Succeed())
 		return ptr.Deref(j.Spec.Suspend, false)
 	}
 }
@@ -43,7 +43,7 @@ func jobSuspended(ns string) func(g Gomega) bool {
 func serverReplicas(ns string) func(g Gomega) int32 {
 	return func(g Gomega) int32 {
 		var d appsv1.Deployment
-		g.Expect(k8s.Get(ctx, key(ns, "ev-m-server"), &d)).To(Succeed())
+		g.Expect(k8s.Get(ctx, key(ns, build.ServerName("ev", "m")), &d)).To(Succeed())
 		return ptr.Deref(d.Spec.Replicas, 1)
 	}
 }
@@ -79,7 +79,7 @@ var _ = Describe("lifecycle", func() {
 			g.Expect(e.Status.Progress.RunsDone).To(Equal(int32(1)), "the ledger survived the suspension")
 		})
 		var j batchv1.Job
-		Expect(k8s.Get(ctx, key(ns, "ev-m-run"), &j)).To(Succeed())
+		Expect(k8s.Get(ctx, key(ns, build.RunnerJobName("ev", "m")), &j)).To(Succeed())
 		Expect(j.Spec.Template.Spec.Containers[0].Args).To(ContainElement("--resume"))
 	})
 
@@ -101,7 +101,7 @@ var _ = Describe("lifecycle", func() {
 			g.Expect(condition(e, repotv1.ConditionStalled).Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(e.Status.CompletionTime).NotTo(BeNil())
 		})
-		Eventually(exists(&appsv1.Deployment{}, ns, "ev-m-server")).Should(BeFalse())
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "m"))).Should(BeFalse())
 		Eventually(jobSuspended(ns)).Should(BeTrue())
 		Eventually(func(g Gomega) []string {
 			var evs eventsv1.EventList
@@ -121,17 +121,17 @@ var _ = Describe("lifecycle", func() {
 		ns := createNamespace("ttl")
 		startRunning(ns, sim(ns).TTL(300))
 		writeLedger(ns, build.LedgerName("ev", "m", 0), rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1))
-		finishJob(ns, "ev-m-run")
+		finishJob(ns, build.RunnerJobName("ev", "m"))
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(condition(e, repotv1.ConditionComplete).Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(condition(e, repotv1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(e.Status.Summary.State).To(Equal(repotv1.StateComplete))
 			g.Expect(e.Status.Progress.RunsDone).To(Equal(int32(1)))
 		})
-		Eventually(exists(&appsv1.Deployment{}, ns, "ev-m-server")).Should(BeFalse())
-		Eventually(exists(&corev1.Service{}, ns, "ev-m-server")).Should(BeFalse())
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "m"))).Should(BeFalse())
+		Eventually(exists(&corev1.Service{}, ns, build.ServerName("ev", "m"))).Should(BeFalse())
 		Expect(exists(&corev1.ConfigMap{}, ns, build.LedgerName("ev", "m", 0))()).To(BeTrue())
-		Expect(exists(&batchv1.Job{}, ns, "ev-m-run")()).To(BeTrue())
+		Expect(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", "m"))()).To(BeTrue())
 
 		clk.Step(299 * time.Second)
 		poke(ns, "ev")
@@ -178,8 +178,8 @@ var _ = Describe("lifecycle", func() {
 		ev := revtesting.MakeEvaluation("ev", ns).VLLM("big", "meta-llama/Llama-3.1-405B").GPUs(8).
 			Simulated("sim", "strong", 1).Shards(1).Obj()
 		Expect(k8s.Create(ctx, ev)).To(Succeed())
-		Eventually(exists(&appsv1.Deployment{}, ns, "ev-big-server")).Should(BeTrue())
-		Eventually(exists(&appsv1.Deployment{}, ns, "ev-sim-server")).Should(BeTrue())
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "big"))).Should(BeTrue())
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "sim"))).Should(BeTrue())
 		createServerPod(ns, "ev", "big", corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
 			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
 			Message:            "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",

@@ -58,9 +58,9 @@ var _ = Describe("with only the generated RBAC", Ordered, func() {
 	It("runs an evaluation from creation to completion", func() {
 		ns := createNamespace("rbac")
 		Expect(k8s.Create(ctx, revtesting.MakeEvaluation("ev", ns).Simulated("m", "strong", 1).Shards(2).Obj())).To(Succeed())
-		Eventually(exists(&appsv1.Deployment{}, ns, "ev-m-server")).Should(BeTrue())
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "m"))).Should(BeTrue())
 		setServerReady(ns, "ev", "m", true)
-		Eventually(exists(&batchv1.Job{}, ns, "ev-m-run")).Should(BeTrue())
+		Eventually(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", "m"))).Should(BeTrue())
 		Expect(exists(&rbacv1.RoleBinding{}, ns, "ev-runner")()).To(BeTrue(), "the operator may grant the runner Role")
 		// The operator may update the NetworkPolicies and the Role it
 		// owns: an edit by hand is undone.
@@ -84,12 +84,12 @@ var _ = Describe("with only the generated RBAC", Ordered, func() {
 		Eventually(jobSuspended(ns)).Should(BeTrue())
 		setSuspend(ns, "ev", false)
 		Eventually(serverReplicas(ns)).Should(Equal(int32(1)))
-		finishJob(ns, "ev-m-run")
+		finishJob(ns, build.RunnerJobName("ev", "m"))
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(e.Status.Summary.State).To(Equal(repotv1.StateComplete))
 			g.Expect(e.Status.Progress.RunsDone).To(Equal(int32(1)))
 		})
-		Eventually(exists(&appsv1.Deployment{}, ns, "ev-m-server")).Should(BeFalse())
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "m"))).Should(BeFalse())
 	})
 })
 

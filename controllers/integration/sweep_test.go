@@ -29,22 +29,22 @@ var _ = Describe("a sweep with spec.maxParallelModels", func() {
 			}
 			return out
 		}
-		Eventually(servers).Should(Equal([]string{"ev-a-server"}))
+		Eventually(servers).Should(Equal([]string{build.ServerName("ev", "a")}))
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(e.Status.Models).To(HaveLen(2))
 			g.Expect(e.Status.Models[0].Phase).To(Equal(repotv1.ModelStarting))
 			g.Expect(e.Status.Models[1].Phase).To(Equal(repotv1.ModelQueued))
 		})
-		Consistently(servers).Should(Equal([]string{"ev-a-server"}), "b waits for a's slot")
+		Consistently(servers).Should(Equal([]string{build.ServerName("ev", "a")}), "b waits for a's slot")
 
 		setServerReady(ns, "ev", "a", true)
-		Eventually(exists(&appsv1.Deployment{}, ns, "ev-a-server")).Should(BeTrue())
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "a"))).Should(BeTrue())
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(e.Status.Models[0].Phase).To(Equal(repotv1.ModelRunning))
 			g.Expect(e.Status.Models[0].RunningTime).NotTo(BeNil())
 		})
 		finishJob(ns, build.RunnerJobName("ev", "a"))
-		Eventually(servers).Should(Equal([]string{"ev-b-server"}), "a's server goes and b starts")
+		Eventually(servers).Should(Equal([]string{build.ServerName("ev", "b")}), "a's server goes and b starts")
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			a := e.Status.Models[0]
 			g.Expect(a.Phase).To(Equal(repotv1.ModelDone))

@@ -31,18 +31,18 @@ func TestModelWorkload(t *testing.T) {
 	}{{
 		name:     "vllm model: a server with its GPUs and one runner pod per shard",
 		eval:     queued(revtesting.MakeEvaluation("sweep", "ns").VLLM("llama", "meta/llama").GPUs(2).Shards(3)),
-		wantName: "sweep-llama-workload", wantSets: []kueue.PodSetReference{PodSetServer, PodSetRunners},
+		wantName: WorkloadName("sweep", "llama"), wantSets: []kueue.PodSetReference{PodSetServer, PodSetRunners},
 		wantCount: []int32{1, 3}, wantGPUs: 2,
 	}, {
 		name:     "second simulated model, default shards",
 		eval:     queued(revtesting.MakeEvaluation("sweep", "ns").Simulated("a", "strong", 1).Simulated("b", "weak", 2)),
 		model:    1,
-		wantName: "sweep-b-workload", wantSets: []kueue.PodSetReference{PodSetServer, PodSetRunners},
+		wantName: WorkloadName("sweep", "b"), wantSets: []kueue.PodSetReference{PodSetServer, PodSetRunners},
 		wantCount: []int32{1, repotv1.DefaultShardsPerModel},
 	}, {
 		name:     "endpoint model: runners only",
 		eval:     queued(revtesting.MakeEvaluation("sweep", "ns").Endpoint("api", "https://x/v1", "gpt").Shards(2)),
-		wantName: "sweep-api-workload", wantSets: []kueue.PodSetReference{PodSetRunners},
+		wantName: WorkloadName("sweep", "api"), wantSets: []kueue.PodSetReference{PodSetRunners},
 		wantCount: []int32{2},
 	}}
 	for _, tc := range cases {

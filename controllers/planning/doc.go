@@ -8,9 +8,13 @@
 //     per kind of the ChildKinds registry, the Object interface that stands
 //     for client.Object), and the World once a Plan is applied (what the
 //     status describes);
-//   - plan.go, rejected.go: the Plan of one pass (children to create,
-//     update, delete; the status; events; Workload operations; when to look
-//     again), and what a child the API server rejects means;
+//   - plan.go, rejected.go, nametaken.go: the Plan of one pass (children to
+//     create, update, delete; the status; events; Workload operations; when
+//     to look again), what a child the API server rejects means, and what a
+//     child whose name another owner's object holds means (ChildNameTaken);
+//   - respec.go: every child reconciled against the current spec (the
+//     servers and Jobs of removed models deleted, the runner Role and
+//     NetworkPolicy updated), for edits that land before the start;
 //   - models.go, gpuseconds.go, readiness.go: the per-model lifecycle
 //     (Queued, Starting, Running, Done), spec.maxParallelModels and the
 //     admission gate (World.Admitted), the servers' readiness, and the

@@ -41,7 +41,7 @@ func TestPlanKueue(t *testing.T) {
 	w.Kueue = kueueadapter.QueueWorld{Workloads: map[string]*kueue.Workload{}, Flavors: map[string]*kueue.ResourceFlavor{"h100": flavor}}
 
 	p := queuedStep(t, w, t0)
-	if diff := cmp.Diff([]string{"submit ev-m1-workload", "submit ev-m2-workload", "submit ev-m3-workload", "submit ev-m4-workload"}, ops(p)); diff != "" {
+	if diff := cmp.Diff([]string{"submit " + kueueadapter.WorkloadName("ev", "m1"), "submit " + kueueadapter.WorkloadName("ev", "m2"), "submit " + kueueadapter.WorkloadName("ev", "m3"), "submit " + kueueadapter.WorkloadName("ev", "m4")}, ops(p)); diff != "" {
 		t.Errorf("first pass (-want +got):\n%s", diff)
 	}
 	if len(w.Deployments)+len(w.Jobs) != 0 {
@@ -93,7 +93,7 @@ func TestPlanKueue(t *testing.T) {
 	}
 	w.ServerPods = nil
 	p = queuedStep(t, w, t0.Add(5*time.Second))
-	if diff := cmp.Diff([]string{"requeue ev-m2-workload"}, ops(p)); diff != "" {
+	if diff := cmp.Diff([]string{"requeue " + kueueadapter.WorkloadName("ev", "m2")}, ops(p)); diff != "" {
 		t.Errorf("after the children are gone (-want +got):\n%s", diff)
 	}
 	if !w.hasLedger(build.LedgerName("ev", "m2", 0)) {
@@ -127,12 +127,12 @@ func TestPlanKueuePriority(t *testing.T) {
 		requeue  time.Duration
 	}{{
 		name:    "no class: Kueue's default",
-		wantOps: []string{"submit ev-m1-workload", "submit ev-m2-workload", "submit ev-m3-workload", "submit ev-m4-workload"},
+		wantOps: []string{"submit " + kueueadapter.WorkloadName("ev", "m1"), "submit " + kueueadapter.WorkloadName("ev", "m2"), "submit " + kueueadapter.WorkloadName("ev", "m3"), "submit " + kueueadapter.WorkloadName("ev", "m4")},
 		wantAdm: "Absent",
 	}, {
 		name:     "a WorkloadPriorityClass",
 		priority: kueueadapter.WorkloadPriority{Ref: kueue.NewWorkloadPriorityClassRef("eval-high"), Value: &high},
-		wantOps:  []string{"submit ev-m1-workload", "submit ev-m2-workload", "submit ev-m3-workload", "submit ev-m4-workload"},
+		wantOps:  []string{"submit " + kueueadapter.WorkloadName("ev", "m1"), "submit " + kueueadapter.WorkloadName("ev", "m2"), "submit " + kueueadapter.WorkloadName("ev", "m3"), "submit " + kueueadapter.WorkloadName("ev", "m4")},
 		wantRef:  kueue.NewWorkloadPriorityClassRef("eval-high"), wantPrio: &high,
 		wantAdm: "Absent",
 	}, {

@@ -33,14 +33,31 @@ type outcome struct {
 }
 
 // hasStarted says whether the evaluation started: its status records a start
-// time, or one of its servers or runner Jobs exists. The second covers the
-// passes between the one that created the first server and the status write
-// that records the start, which the reconciler leaves to the next pass that
-// changes no child. (The runner's identity and ledgers do not count: an
-// evaluation whose first server the API server rejects has not started, and
-// its spec stays editable.)
+// time, or one of its servers or runner Jobs exists. The shell writes the
+// start time before it creates the first children (the spec freezes with
+// the first child); the second covers evaluations whose first children an
+// operator of an earlier version created before the start time.
 func hasStarted(e *repotv1.RepotEvaluation, w *World) bool {
 	return e.Status.StartTime != nil || len(w.Deployments) > 0 || len(w.Jobs) > 0
+}
+
+// hasRun says whether anything of the evaluation ran: one of its servers or
+// runner Jobs exists, its ledgers hold a record, or its status recorded a
+// server, runs or the end. An evaluation whose start time was written just
+// before its first children, which the API server then rejected, has not
+// run: its start can be undone and its spec edited. (The runner's identity
+// and ledgers do not count.)
+func hasRun(e *repotv1.RepotEvaluation, w *World) bool {
+	if len(w.Deployments) > 0 || len(w.Jobs) > 0 || len(w.Records) > 0 || e.Status.CompletionTime != nil {
+		return true
+	}
+	for i := range e.Status.Models {
+		m := &e.Status.Models[i]
+		if m.ServerCreatedTime != nil || m.RunningTime != nil || m.CompletionTime != nil || m.RunsDone > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // decideOutcome says whether the evaluation has ended. An ended evaluation

@@ -61,25 +61,25 @@ func TestModelLifecycle(t *testing.T) {
 		want   want
 	}{{
 		name: "first pass starts the first two models",
-		want: want{[]string{"m1=Starting", "m2=Starting", "m3=Queued", "m4=Queued"}, []string{"ev-m1-server", "ev-m2-server"}},
+		want: want{[]string{"m1=Starting", "m2=Starting", "m3=Queued", "m4=Queued"}, []string{build.ServerName("ev", "m1"), build.ServerName("ev", "m2")}},
 	}, {
 		name:   "ready servers start their runners",
 		before: func() { setServerReady(w, "ev", "m1", true); setServerReady(w, "ev", "m2", true) },
-		want:   want{[]string{"m1=Running", "m2=Running", "m3=Queued", "m4=Queued"}, []string{"ev-m1-server", "ev-m2-server"}},
+		want:   want{[]string{"m1=Running", "m2=Running", "m3=Queued", "m4=Queued"}, []string{build.ServerName("ev", "m1"), build.ServerName("ev", "m2")}},
 	}, {
 		name:   "m1's runs all recorded: its server goes, m3 waits for it to be gone",
 		before: func() { w.Records = append(w.Records, runs("m1", 2, t0)...) },
-		want:   want{[]string{"m1=Done", "m2=Running", "m3=Queued", "m4=Queued"}, []string{"ev-m2-server"}},
+		want:   want{[]string{"m1=Done", "m2=Running", "m3=Queued", "m4=Queued"}, []string{build.ServerName("ev", "m2")}},
 	}, {
 		name: "m1's server gone: m3 starts",
-		want: want{[]string{"m1=Done", "m2=Running", "m3=Starting", "m4=Queued"}, []string{"ev-m2-server", "ev-m3-server"}},
+		want: want{[]string{"m1=Done", "m2=Running", "m3=Starting", "m4=Queued"}, []string{build.ServerName("ev", "m2"), build.ServerName("ev", "m3")}},
 	}, {
 		name:   "m2's Job completed: its server goes",
 		before: func() { finishJob(w, build.RunnerJobName("ev", "m2"), batchv1.JobComplete, "Completed") },
-		want:   want{[]string{"m1=Done", "m2=Done", "m3=Starting", "m4=Queued"}, []string{"ev-m3-server"}},
+		want:   want{[]string{"m1=Done", "m2=Done", "m3=Starting", "m4=Queued"}, []string{build.ServerName("ev", "m3")}},
 	}, {
 		name: "m2's server gone: m4 starts",
-		want: want{[]string{"m1=Done", "m2=Done", "m3=Starting", "m4=Starting"}, []string{"ev-m3-server", "ev-m4-server"}},
+		want: want{[]string{"m1=Done", "m2=Done", "m3=Starting", "m4=Starting"}, []string{build.ServerName("ev", "m3"), build.ServerName("ev", "m4")}},
 	}}
 	now := t0
 	for _, s := range steps {
@@ -154,7 +154,7 @@ func TestModelAdmission(t *testing.T) {
 	}
 	w.Admitted = map[string]bool{}
 	p = step(e, w, t0.Add(2*time.Second))
-	if diff := cmp.Diff([]string{"Deployment/ev-m3-server", "Service/ev-m3-server", "Job/" + build.RunnerJobName("ev", "m3")}, digest(p).Delete); diff != "" {
+	if diff := cmp.Diff([]string{"Deployment/" + build.ServerName("ev", "m3"), "Service/" + build.ServerName("ev", "m3"), "Job/" + build.RunnerJobName("ev", "m3")}, digest(p).Delete); diff != "" {
 		t.Errorf("eviction deletes (-want +got):\n%s", diff)
 	}
 	if !w.hasLedger(build.LedgerName("ev", "m3", 0)) {

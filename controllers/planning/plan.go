@@ -63,6 +63,7 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 		// Nothing of this pass was applied for sure: describe the world as
 		// observed and say why it cannot go on.
 	case ended:
+		p.deleteRemovedModels(e, w)
 		p.planEnded(e, w, out)
 		p.planKueue(e, w, o, models, true)
 	case hasStarted(e, w) || !e.Spec.IsSuspended():
@@ -70,6 +71,8 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 		p.planKueue(e, w, o, models, false)
 	}
 	p.Create = p.Create[:min(len(p.Create), o.CreatesPerPass)]
+	// A child whose name is taken was not created (planNameTaken).
+	p.Create = withoutTaken(p.Create, w.NameTaken)
 	after := project(w, &p)
 	afterModels := decideModels(e, after, res, ended)
 	runners := diagnoseModelsRunners(e, w, afterModels)
@@ -78,6 +81,9 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 	if w.Rejected != nil {
 		p.planRejected(e, w, w.Rejected, w.Now)
 		return p
+	}
+	if len(w.NameTaken) > 0 {
+		p.planNameTaken(e, w)
 	}
 	p.Events = transitionEvents(e.Status.Conditions, p.Status.Conditions)
 	p.Events = append(p.Events, apiServerAnywhere(e, p.Create, o)...)
@@ -132,6 +138,9 @@ func (p *Plan) planChildren(e *repotv1.RepotEvaluation, w *World, o build.Option
 	if slices.ContainsFunc(e.Spec.Models, func(m repotv1.ModelSpec) bool { return build.HasServer(&m) }) {
 		p.ensureNetworkPolicy(w, build.ServerNetworkPolicy(e, o))
 	}
+	// A model removed from spec.models before the start leaves nothing
+	// running.
+	p.deleteRemovedModels(e, w)
 	// A runner pod never runs without its identity, its permissions and
 	// its network policy in place.
 	accessReady := hasNamed(w.ServiceAccounts, access) && hasNamed(w.Roles, access) &&

@@ -93,7 +93,7 @@ func TestPlanEvaluation(t *testing.T) {
 		name: "new simulated evaluation creates access and the server, not yet the runner or its ledgers",
 		eval: sim().Obj(),
 		want: planDigest{
-			Create:     cat(accessCreates, serverPolicy, []string{"Service/ev-sim-server", "Deployment/ev-sim-server"}),
+			Create:     cat(accessCreates, serverPolicy, []string{"Service/" + build.ServerName("ev", "sim"), "Deployment/" + build.ServerName("ev", "sim")}),
 			State:      repotv1.StatePending,
 			Conditions: pendingConds,
 			Servers:    []string{"sim=Starting"},
@@ -160,7 +160,7 @@ func TestPlanEvaluation(t *testing.T) {
 			e.Spec.Suspend = ptrBool(true)
 		},
 		want: planDigest{
-			Update: []string{"Deployment/ev-sim-server replicas=0", "Job/" + job + " suspend=true"},
+			Update: []string{"Deployment/" + build.ServerName("ev", "sim") + " replicas=0", "Job/" + job + " suspend=true"},
 			State:  repotv1.StateSuspended, Started: true, Servers: []string{"sim=Stopped"},
 			Conditions: conds("False/ServersStopped", "False/Suspended", "False/InProgress", "False/InProgress", "False/InProgress", "False/Suspended", "False/Suspended"),
 		},
@@ -175,7 +175,7 @@ func TestPlanEvaluation(t *testing.T) {
 			e.Spec.Suspend = ptrBool(false)
 		},
 		want: planDigest{
-			Update: []string{"Deployment/ev-sim-server replicas=1"},
+			Update: []string{"Deployment/" + build.ServerName("ev", "sim") + " replicas=1"},
 			State:  repotv1.StatePending, Started: true, Servers: []string{"sim=Starting"},
 			Conditions: pendingConds,
 		},
@@ -212,7 +212,7 @@ func TestPlanEvaluation(t *testing.T) {
 			finishJob(w, job, batchv1.JobComplete, "CompletionsReached")
 		},
 		want: planDigest{
-			Delete: []string{"Deployment/ev-sim-server", "Service/ev-sim-server"},
+			Delete: []string{"Deployment/" + build.ServerName("ev", "sim"), "Service/" + build.ServerName("ev", "sim")},
 			State:  repotv1.StateComplete, Started: true, Completed: true, Servers: []string{"sim=Stopped"},
 			Conditions: conds("False/ServersStopped", "False/RunnersFinished", "True/AllRunsRecorded", "False/AllRunsRecorded", "True/AllRunsRecorded", "False/Reconciled", "False/Reconciled"),
 			Events:     []string{"AllRunsRecorded"},
@@ -225,7 +225,7 @@ func TestPlanEvaluation(t *testing.T) {
 			finishJob(w, job, batchv1.JobFailed, "FailedIndexes")
 		},
 		want: planDigest{
-			Delete: []string{"Deployment/ev-sim-server", "Service/ev-sim-server"},
+			Delete: []string{"Deployment/" + build.ServerName("ev", "sim"), "Service/" + build.ServerName("ev", "sim")},
 			State:  repotv1.StateFailed, Started: true, Completed: true, Servers: []string{"sim=Stopped"},
 			Conditions: conds("False/ServersStopped", "False/RunnersFinished", "False/Failed", "True/BackoffLimitExceeded", "False/Failed", "False/Reconciled", "True/Failed"),
 			Events:     []string{"BackoffLimitExceeded", "Failed"},
@@ -239,7 +239,7 @@ func TestPlanEvaluation(t *testing.T) {
 		now: t0.Add(600 * time.Second),
 		want: planDigest{
 			Update: []string{"Job/" + job + " suspend=true"},
-			Delete: []string{"Deployment/ev-sim-server", "Service/ev-sim-server"},
+			Delete: []string{"Deployment/" + build.ServerName("ev", "sim"), "Service/" + build.ServerName("ev", "sim")},
 			State:  repotv1.StateFailed, Started: true, Completed: true, Servers: []string{"sim=Stopped"},
 			Conditions: conds("False/ServersStopped", "False/RunnersFinished", "False/Failed", "True/DeadlineExceeded", "False/Failed", "False/Reconciled", "True/Failed"),
 			Events:     []string{"DeadlineExceeded", "Failed"},
@@ -409,7 +409,7 @@ func TestCreatesPerPass(t *testing.T) {
 	if len(p.Create) != 8 {
 		t.Fatalf("first pass creates %d children, want the budget of 8", len(p.Create))
 	}
-	if got := digest(p).Create[3:]; !cmp.Equal(got, []string{"NetworkPolicy/ev-servers", "Service/ev-m0-server", "Deployment/ev-m0-server", "Service/ev-m1-server", "Deployment/ev-m1-server"}) {
+	if got := digest(p).Create[3:]; !cmp.Equal(got, []string{"NetworkPolicy/ev-servers", "Service/" + build.ServerName("ev", "m0"), "Deployment/" + build.ServerName("ev", "m0"), "Service/" + build.ServerName("ev", "m1"), "Deployment/" + build.ServerName("ev", "m1")}) {
 		t.Errorf("first pass creates %v after the access objects, want the servers' NetworkPolicy, then the first models' servers in spec order", got)
 	}
 	passes := 1

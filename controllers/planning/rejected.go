@@ -10,15 +10,16 @@ import (
 
 // planRejected is the planner's decision for a pass whose children the API
 // server rejected as invalid (world.Rejected): retrying the same object
-// cannot succeed. The plan has no child changes. Before the evaluation started, its spec can still be fixed:
-// the status says Stalled with the cause, and no start time is set. Once it
+// cannot succeed. The plan has no child changes. Before anything of the
+// evaluation ran (hasRun), its spec can still be fixed: the status says
+// Stalled with the cause, and the start time is cleared. Once it
 // started, the spec cannot change: the evaluation fails with reason
 // ChildRejected, and the plan asks for one more pass, which sees it ended and
 // deletes its servers, releasing their GPUs (it creates nothing). The events
 // are recomputed from the new conditions.
 func (p *Plan) planRejected(e *repotv1.RepotEvaluation, w *World, cause error, now time.Time) {
 	p.RequeueAfter, p.DeleteEvaluation = 0, false
-	started := hasStarted(e, w)
+	started := hasRun(e, w)
 	cs := newConditionSet(e.Status.Conditions, e.Generation, metav1.NewTime(now))
 	if !started {
 		msg := "the API server rejected an object built from the spec: fix the spec and apply it again: " + cause.Error()

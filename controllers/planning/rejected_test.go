@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // An evaluation not yet started stalls on a rejected child, with its spec
@@ -77,7 +79,7 @@ func TestPlanRejectedAfterStart(t *testing.T) {
 	applyToWorld(e, w, p)
 	next := PlanEvaluation(e, w, testOpts)
 	want = planDigest{
-		Delete:     []string{"Deployment/ev-sim-server", "Service/ev-sim-server"},
+		Delete:     []string{"Deployment/" + build.ServerName("ev", "sim"), "Service/" + build.ServerName("ev", "sim")},
 		State:      repotv1.StateFailed,
 		Conditions: conds("False/ServersStopped", "False/RunnersFinished", "False/Failed", "True/ChildRejected", "False/Failed", "False/Reconciled", "True/Failed"),
 		Servers:    []string{"sim=Stopped"},
@@ -115,4 +117,23 @@ func jobRejectedWithServerReady() (*repotv1.RepotEvaluation, *World) {
 	w.Now = t0.Add(time.Minute)
 	w.Rejected = errors.New(`create *v1.Job ev-sim-run: Job.batch "ev-sim-run" is invalid: spec.template.spec.containers[0].resources.requests: Invalid value: "8": must be less than or equal to cpu limit of 1`)
 	return e, w
+}
+
+// The start time is recorded just before the first children; if the API
+// server rejects them, nothing ran: the evaluation stalls, its start is
+// undone and its spec stays editable.
+func TestPlanRejectedRightAfterTheStartWasRecorded(t *testing.T) {
+	cause := errors.New(`create *v1.Deployment: Deployment.apps is invalid: spec.template.spec.nodeSelector: Invalid value: "not a key!"`)
+	e := revtesting.MakeEvaluation("ev", "ns").VLLM("big", "org/model").Obj()
+	w := newWorld()
+	start := metav1.NewTime(w.Now)
+	e.Status.StartTime = &start
+	w.Rejected = cause
+	p := PlanEvaluation(e, w, testOpts)
+	if p.Status.StartTime != nil {
+		t.Errorf("startTime = %v, want it undone: nothing ran", p.Status.StartTime)
+	}
+	if st := findCondition(p.Status.Conditions, repotv1.ConditionStalled); st == nil || st.Reason != repotv1.ReasonChildRejected || digest(p).State != repotv1.StateStalled {
+		t.Errorf("state %s, Stalled %+v: want Stalled/ChildRejected", digest(p).State, st)
+	}
 }

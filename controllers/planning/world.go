@@ -52,6 +52,11 @@ type World struct {
 	// cannot succeed, and the planner decides what that means (planRejected).
 	Rejected error
 
+	// NameTaken are the children this pass could not create because an
+	// object of the same name exists that this evaluation does not control
+	// (planNameTaken).
+	NameTaken []TakenName
+
 	// Admitted, when not nil, is what an admission system (Kueue) admitted:
 	// only the models set true may have children (world.admitted). nil means
 	// no admission system: every model is admitted.

@@ -1,0 +1,107 @@
+package planning
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/controllers/build"
+)
+
+// nameTakenRecheck is how soon a pass that found a child's name taken runs
+// again (the deletion of the object in the way also brings one).
+const nameTakenRecheck = 10 * time.Second
+
+// TakenName is a child this evaluation could not create: an object of the
+// same kind and name exists, controlled by another owner (an earlier
+// evaluation of the same name whose children the garbage collector has not
+// removed yet, say) or by none.
+type TakenName struct {
+	// Kind and Name are the child's.
+	Kind, Name string
+	// Owner describes the existing object's controller ("" when it has
+	// none).
+	Owner string
+}
+
+// NewTakenName describes child, which could not be created because
+// existing, of the same kind and name, is not controlled by e.
+func NewTakenName(child, existing Object) TakenName {
+	t := TakenName{Kind: objectKind(child), Name: child.GetName()}
+	if ref := metav1.GetControllerOf(existing); ref != nil {
+		t.Owner = fmt.Sprintf("%s %s (uid %s)", ref.Kind, ref.Name, ref.UID)
+	}
+	return t
+}
+
+func (t TakenName) String() string {
+	owner := "no controller"
+	if t.Owner != "" {
+		owner = "its controller is " + t.Owner
+	}
+	return fmt.Sprintf("%s %s exists and %s", t.Kind, t.Name, owner)
+}
+
+// OwnedBy says whether e controls obj (its controller owner reference names
+// e's UID).
+func OwnedBy(e *repotv1.RepotEvaluation, obj metav1.Object) bool {
+	ref := build.EvaluationController(obj)
+	return ref != nil && ref.UID == e.UID
+}
+
+func objectKind(o Object) string {
+	t := reflect.TypeOf(o)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Name()
+}
+
+// planNameTaken is the planner's decision for a pass in which children
+// could not be created because their names are taken (world.NameTaken):
+// those children are not counted as created, the status says Stalled with
+// reason ChildNameTaken naming each object and its owner, and the plan asks
+// for another pass soon. Nothing of the object in the way is read or
+// adopted: once it is gone, the next pass creates the child.
+func (p *Plan) planNameTaken(e *repotv1.RepotEvaluation, w *World) {
+	msgs := make([]string, 0, len(w.NameTaken))
+	for _, t := range w.NameTaken {
+		msgs = append(msgs, t.String())
+	}
+	msg := Truncate("cannot create children whose names are taken by objects this evaluation does not control (an earlier RepotEvaluation of the same name whose children are still being deleted, or an object made by someone else); retrying until they are gone: "+strings.Join(msgs, "; "), 1024)
+	cs := newConditionSet(e.Status.Conditions, e.Generation, metav1.NewTime(w.Now))
+	for _, c := range p.Status.Conditions {
+		if c.Type == repotv1.ConditionStalled {
+			cs.set(c.Type, true, repotv1.ReasonChildNameTaken, msg)
+			continue
+		}
+		cs.set(c.Type, c.Status == metav1.ConditionTrue, c.Reason, c.Message)
+	}
+	p.Status.Conditions = cs.out
+	p.requeueIn(nameTakenRecheck)
+}
+
+// withoutTaken drops from objs the children whose names are taken.
+func withoutTaken(objs []Object, taken []TakenName) []Object {
+	if len(taken) == 0 {
+		return objs
+	}
+	out := objs[:0:0]
+	for _, o := range objs {
+		drop := false
+		for _, t := range taken {
+			if t.Kind == objectKind(o) && t.Name == o.GetName() {
+				drop = true
+				break
+			}
+		}
+		if !drop {
+			out = append(out, o)
+		}
+	}
+	return out
+}
