@@ -60,6 +60,7 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 	}
 
 	w.Records, w.LedgerProblems = r.ledgers.Read(planning.NamespacedName(e), w.Ledgers)
+	w.ShardsInFlight = planning.ShardsInFlight(w.Ledgers, r.ledgers.RecordsOf(planning.NamespacedName(e)))
 	res := r.ledgers.Results(planning.NamespacedName(e), planning.ResultsKey(e.Generation, w.Ledgers), func() planning.EvaluationResults {
 		return planning.ComputeResults(e, w.Records)
 	})

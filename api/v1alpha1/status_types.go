@@ -259,6 +259,18 @@ type ModelStatus struct {
 	// start to its end), plus earlierServers.gpuSecondsIdle.
 	// +optional
 	GPUSecondsIdle int64 `json:"gpuSecondsIdle,omitempty"`
+
+	// shardsInFlight is the calls in flight each of the model's shards
+	// settled at under adaptive concurrency: the median of the limits its
+	// recorded runs finished under (at most spec.runner.inFlightPerShard;
+	// docs/concurrency.md). A shard is listed once it has recorded a run,
+	// in shard order.
+	// +optional
+	// +listType=map
+	// +listMapKey=shard
+	// +kubebuilder:validation:MaxItems=64
+	ShardsInFlight []ShardInFlight `json:"shardsInFlight,omitempty"`
+
 	// derail is the Derail-550 recovery per condition, in the order of
 	// spec.derail.conditions; set for suite derail-550 only.
 	// +optional
@@ -580,4 +592,18 @@ type ScalingCell struct {
 	// +required
 	// +kubebuilder:validation:MaxLength=16
 	RepotMinusPotRetryPoints string `json:"repotMinusPotRetryPoints"`
+}
+
+// ShardInFlight is the concurrency one runner shard settled at.
+type ShardInFlight struct {
+	// shard is the shard's index (its Job completion index).
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	Shard int32 `json:"shard"`
+
+	// settled is the median calls-in-flight limit of the shard's recorded
+	// runs.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	Settled int32 `json:"settled"`
 }

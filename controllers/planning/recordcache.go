@@ -72,6 +72,15 @@ func (c *RecordCache) Read(eval types.NamespacedName, ledgers []corev1.ConfigMap
 	return recs, problems
 }
 
+// RecordsOf returns the records of each ledger of the evaluation's last
+// Read, by ledger name (nil for a ledger it did not read).
+func (c *RecordCache) RecordsOf(eval types.NamespacedName) func(ledger string) []summary.Record {
+	c.mu.Lock()
+	ledgers := c.evals[eval]
+	c.mu.Unlock()
+	return func(name string) []summary.Record { return ledgers[name].records }
+}
+
 // Forget drops an evaluation's entries (it was deleted).
 func (c *RecordCache) Forget(eval types.NamespacedName) {
 	c.mu.Lock()

@@ -57,6 +57,7 @@ func buildStatus(e *repotv1.RepotEvaluation, w *World, out outcome, views []serv
 			mst.EarlierServers = t.Earlier.DeepCopy()
 		}
 		mst.GPUSecondsHeld, mst.GPUSecondsIdle = gpuSeconds(t, m.ServerGPUs(), w.Records, m.Name, w.Now)
+		mst.ShardsInFlight = w.ShardsInFlight[m.Name]
 		mst.GPU = modelGPUCost(e, m, w.Ledgers, mst.Methods, build.PreviousGPU(e, m.Name), now)
 		done += mst.RunsDone
 		total += perModelTotal

@@ -37,6 +37,9 @@ type World struct {
 
 	// Records are the records of all ledgers in a fixed order (readLedgers).
 	Records []summary.Record
+	// ShardsInFlight is, per model, the concurrency each shard settled at
+	// (ShardsInFlight of the ledgers).
+	ShardsInFlight map[string][]repotv1.ShardInFlight
 	// Results, when set, are computeResults of Records for this
 	// evaluation, memoized by the snapshot; the planner computes them when
 	// nil. Shared between passes: read only.
