@@ -80,6 +80,10 @@ func TestModelLifecycle(t *testing.T) {
 	}, {
 		name: "m2's server gone: m4 starts",
 		want: want{[]string{"m1=Done", "m2=Done", "m3=Starting", "m4=Starting"}, []string{build.ServerName("ev", "m3"), build.ServerName("ev", "m4")}},
+	}, {
+		name:   "m1's Job completed too: no runner is active while m3 and m4 start",
+		before: func() { finishJob(w, build.RunnerJobName("ev", "m1"), batchv1.JobComplete, "Completed") },
+		want:   want{[]string{"m1=Done", "m2=Done", "m3=Starting", "m4=Starting"}, []string{build.ServerName("ev", "m3"), build.ServerName("ev", "m4")}},
 	}}
 	now := t0
 	for _, s := range steps {
@@ -108,6 +112,12 @@ func TestModelLifecycle(t *testing.T) {
 		got := want{phases(p.Status), servers(w)}
 		if diff := cmp.Diff(s.want, got); diff != "" {
 			t.Fatalf("%s (-want +got):\n%s", s.name, diff)
+		}
+		// From its first recorded run until its last, a sweep reads
+		// Running, also while no runner is active between one model's
+		// server and the next one's; the per-model phases carry the rest.
+		if len(w.Records) > 0 && p.Status.Summary.State != repotv1.StateRunning {
+			t.Errorf("%s: state %s, want Running once runs are recorded", s.name, p.Status.Summary.State)
 		}
 		if len(w.Deployments) > 2 {
 			t.Fatalf("%s: %d servers exist, more than maxParallelModels 2", s.name, len(w.Deployments))

@@ -205,7 +205,11 @@ func evaluationConditions(e *repotv1.RepotEvaluation, w *World, out outcome, vie
 		cs.set(repotv1.ConditionReconciling, true, repotv1.ReasonInProgress, inProgress)
 		cs.set(repotv1.ConditionStalled, false, repotv1.ReasonInProgress, "no known obstacle")
 	}
-	if active > 0 {
+	// From its first recorded run until its last, an evaluation reads
+	// Running: a sweep between one model's server and the next one's has no
+	// runner active, yet it is not back to Pending (the per-model phases
+	// say which model waits for what).
+	if active > 0 || len(w.Records) > 0 {
 		return repotv1.StateRunning, cs.out
 	}
 	return repotv1.StatePending, cs.out
