@@ -56,7 +56,7 @@ type Reconciler struct {
 // read for the comparisons.
 //
 // +kubebuilder:rbac:groups=repot.dev,resources=repotschedules,verbs=get;list;watch
-// +kubebuilder:rbac:groups=repot.dev,resources=repotschedules/status,verbs=get;update
+// +kubebuilder:rbac:groups=repot.dev,resources=repotschedules/status,verbs=get;patch
 // +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -134,7 +134,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !equality.Semantic.DeepEqual(s.Status, p.Status) {
 		u := s.DeepCopy()
 		u.Status = p.Status
-		if err := r.client.Status().Update(ctx, u); err != nil {
+		// A merge patch, as the evaluation controller writes its status:
+		// this controller is the status's only writer, so the pass need
+		// not hold the latest resourceVersion (no conflict retries).
+		if err := r.client.Status().Patch(ctx, u, client.MergeFrom(&s)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("write status: %w", err)
 		}
 	}
