@@ -10,9 +10,6 @@ import (
 	"repot.dev/repot-operator/runner/summary"
 )
 
-// maxLine bounds one JSONL line of records.jsonl.
-const maxLine = 1 << 20
-
 // ReadRecords reads records JSONL. Blank lines are skipped. A last line
 // without its newline that does not parse is a run cut off mid-write: it is
 // left out and reported through partial (its byte length), so the caller can
@@ -26,19 +23,16 @@ func ReadRecords(r io.Reader) (recs []summary.Record, partial int, err error) {
 			return nil, 0, fmt.Errorf("records line %d: %w", n, err)
 		}
 		complete := len(line) > 0 && line[len(line)-1] == '\n'
-		if len(line) > maxLine {
-			return nil, 0, fmt.Errorf("records line %d: longer than %d bytes", n, maxLine)
+		if len(line) > summary.MaxRecordLine {
+			return nil, 0, fmt.Errorf("records line %d: longer than %d bytes", n, summary.MaxRecordLine)
 		}
 		if t := bytes.TrimSpace(line); len(t) > 0 {
-			var rec summary.Record
-			if uerr := json.Unmarshal(t, &rec); uerr != nil {
-				if !complete {
-					return recs, len(line), nil
-				}
-				return nil, 0, fmt.Errorf("records line %d: %v", n, uerr)
+			rec, perr := summary.ParseRecord(t)
+			if perr != nil && !complete && !json.Valid(t) {
+				return recs, len(line), nil // a run cut off mid-write
 			}
-			if rec.Model == "" || rec.ProblemID == "" || rec.Method == "" {
-				return nil, 0, fmt.Errorf("records line %d: record lacks model, problem_id or method", n)
+			if perr != nil {
+				return nil, 0, fmt.Errorf("records line %d: %v", n, perr)
 			}
 			recs = append(recs, rec)
 		}

@@ -7,7 +7,6 @@
 package ledger
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -27,18 +26,9 @@ type LineError struct {
 
 func (e LineError) Error() string { return fmt.Sprintf("%s line %d: %s", e.Source, e.Line, e.Err) }
 
-// ParseRecord parses one JSONL line into a record. A line without a model,
-// problem_id or method is an error: it could not be keyed.
-func ParseRecord(line []byte) (summary.Record, error) {
-	var r summary.Record
-	if err := json.Unmarshal(line, &r); err != nil {
-		return r, err
-	}
-	if r.Model == "" || r.ProblemID == "" || r.Method == "" {
-		return r, fmt.Errorf("record lacks model, problem_id or method")
-	}
-	return r, nil
-}
+// ParseRecord parses one ledger line: summary.ParseRecord, the one parser
+// of records.
+func ParseRecord(line []byte) (summary.Record, error) { return summary.ParseRecord(line) }
 
 // entry is one line of a ledger: a record, or a line kept verbatim because
 // it could not be parsed (the ledger never loses what it held).
@@ -68,22 +58,15 @@ func Merge(existing string, add []summary.Record) (merged string, added int) {
 			idx[k] = len(entries)
 			entries = append(entries, e)
 			return true
-		case e.rec.InfraError == "" && entries[i].rec.InfraError != "":
+		case summary.Supersedes(entries[i].rec, e.rec):
 			entries[i] = e
 			return true
 		}
 		return false
 	}
-	sc := bufio.NewScanner(strings.NewReader(existing))
-	sc.Buffer(make([]byte, 0, 64*1024), 4<<20)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		r, err := ParseRecord([]byte(line))
-		insert(entry{raw: line, rec: r, ok: err == nil})
-	}
+	summary.ScanRecords(existing, func(_ int, raw string, r summary.Record, err error) {
+		insert(entry{raw: raw, rec: r, ok: err == nil})
+	})
 	for _, r := range add {
 		if insert(entry{rec: r, ok: true}) {
 			added++

@@ -1,17 +1,14 @@
 package planning
 
 import (
-	"bufio"
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/controllers/ledger"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -62,24 +59,12 @@ func ledgerLess(a, b *corev1.ConfigMap) bool {
 func parseLedger(name, text string) ([]summary.Record, []ledgerProblem) {
 	var recs []summary.Record
 	var problems []ledgerProblem
-	sc := bufio.NewScanner(strings.NewReader(text))
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := strings.TrimSpace(sc.Text())
-		if b == "" {
-			continue
-		}
-		r, err := ledger.ParseRecord([]byte(b))
+	summary.ScanRecords(text, func(line int, _ string, r summary.Record, err error) {
 		if err != nil {
 			problems = append(problems, ledgerProblem{Ledger: name, Line: line, Err: err.Error()})
-			continue
+			return
 		}
 		recs = append(recs, r)
-	}
-	if err := sc.Err(); err != nil {
-		problems = append(problems, ledgerProblem{Ledger: name, Line: line + 1, Err: err.Error()})
-	}
+	})
 	return recs, problems
 }

@@ -5,10 +5,8 @@
 package schedule
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -227,19 +225,13 @@ func (r *Reconciler) records(ctx context.Context, e *repotv1.RepotEvaluation) ([
 		if ref := metav1.GetControllerOf(&cm); ref == nil || ref.UID != e.UID {
 			continue
 		}
-		sc := bufio.NewScanner(strings.NewReader(cm.Data[ledger.DataKey]))
-		sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
-		for n := 1; sc.Scan(); n++ {
-			if strings.TrimSpace(sc.Text()) == "" {
-				continue
-			}
-			rec, err := ledger.ParseRecord(sc.Bytes())
+		summary.ScanRecords(cm.Data[ledger.DataKey], func(n int, _ string, rec summary.Record, err error) {
 			if err != nil {
 				log.FromContext(ctx).Info("skipping an unreadable ledger line", "ledger", cm.Name, "line", n, "error", err.Error())
-				continue
+				return
 			}
 			out = append(out, rec)
-		}
+		})
 	}
 	return out, nil
 }

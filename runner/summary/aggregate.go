@@ -38,7 +38,7 @@ func Dedupe(records []Record) ([]Record, int) {
 			out = append(out, r)
 			continue
 		}
-		if r.InfraError == "" && out[i].InfraError != "" {
+		if Supersedes(out[i], r) {
 			out[i] = r
 			continue
 		}
