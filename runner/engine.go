@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"sync"
 
@@ -107,6 +108,9 @@ type Result struct {
 	// (concurrency.ModeServer or ModeCalls; "fixed" without a controller).
 	InFlightLimit   int
 	ConcurrencyMode string
+	// MetricsError is why the controller stopped reading the server's
+	// metrics, when it did ("" otherwise).
+	MetricsError string
 }
 
 // job is one (problem or Derail case, method) run to make.
@@ -225,6 +229,9 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 			stopCtl()
 			<-ctlDone
 			res.InFlightLimit, res.ConcurrencyMode = ctl.Settled(), string(ctl.Mode())
+			if err := ctl.SourceError(); err != nil {
+				res.MetricsError = err.Error()
+			}
 		}()
 	}
 	calib, rest := cfg.vrrPhases(jobs)
@@ -414,7 +421,13 @@ func (cfg Config) signals() concurrency.Source {
 	}
 	if e, ok := cfg.Deps.Client.(interface{ Endpoint() (string, string) }); ok {
 		base, name := e.Endpoint()
-		return concurrency.NewPrometheusSource(base, name)
+		src := concurrency.NewPrometheusSource(base, name)
+		if h, ok := cfg.Deps.Client.(interface{ HTTPClient() *http.Client }); ok && h.HTTPClient() != nil {
+			// The calls' transport (its dialer resolves the names the
+			// calls resolve), with the metrics page's own timeout.
+			src.Client = &http.Client{Transport: h.HTTPClient().Transport, Timeout: concurrency.MetricsTimeout}
+		}
+		return src
 	}
 	return nil
 }

@@ -216,6 +216,10 @@ func (f *runFlags) run(c *cobra.Command) error {
 			fmt.Fprintf(errw, "GPU cost: %v\n", err)
 		}
 	}
+	fmt.Fprintf(errw, "concurrency: settled at %d calls in flight (%s)\n", res.InFlightLimit, res.ConcurrencyMode)
+	if res.MetricsError != "" {
+		fmt.Fprintf(errw, "concurrency: the server's /metrics were not used: %s\n", res.MetricsError)
+	}
 	fmt.Fprintf(errw, "wrote %s, %s and %s/%s\n", out.RecordsPath, out.TracesPath, out.Dir, runner.SummaryFile)
 	if res.Aborted {
 		return fmt.Errorf("interrupted: %d of %d runs finished and were saved; rerun with --resume to continue", len(res.Records), res.Planned)

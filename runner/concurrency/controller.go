@@ -89,6 +89,7 @@ type Controller struct {
 	mu sync.Mutex
 	// Calls completed since the last step: tokens and seconds.
 	obsTokens, obsSeconds float64
+	obsCalls              int
 	// state of the law
 	law law
 	// prev is the server reading of the previous step and prevAt its time;
@@ -98,6 +99,10 @@ type Controller struct {
 	acc      readings
 	source   Source
 	mode     Mode
+	// failedSteps counts the steps in a row without one reading of the
+	// source; sourceErr is the last error it gave.
+	failedSteps int
+	sourceErr   error
 	history  []int // the limit after each step past slow start
 	lastStep Step
 }
@@ -146,6 +151,7 @@ func (c *Controller) Observe(tokens int, latency time.Duration) {
 	c.mu.Lock()
 	c.obsTokens += float64(tokens)
 	c.obsSeconds += latency.Seconds()
+	c.obsCalls++
 	c.mu.Unlock()
 }
 
@@ -216,9 +222,14 @@ func (c *Controller) Sample(ctx context.Context) {
 		}
 		c.acc.last = &sig
 	case errors.Is(err, ErrNoMetrics):
-		c.source, c.prev = nil, nil // ask no more
+		c.mu.Lock()
+		c.source, c.prev, c.sourceErr = nil, nil, err // ask no more
+		c.mu.Unlock()
 	default:
 		c.acc.failed = true
+		c.mu.Lock()
+		c.sourceErr = err
+		c.mu.Unlock()
 	}
 }
 
@@ -264,12 +275,33 @@ func (c *Controller) Step(ctx context.Context) Step {
 	c.Sample(ctx)
 	now := c.opt.Clock.Now()
 	peak, blocked := c.lim.Peak()
-	c.mu.Lock()
-	tokens, seconds := c.obsTokens, c.obsSeconds
-	c.obsTokens, c.obsSeconds = 0, 0
-	c.mu.Unlock()
 	acc := c.acc
 	c.acc = readings{}
+	if c.source != nil {
+		// A source that gives no reading for maxFailedSteps steps in a
+		// row (a name that does not resolve, a page behind a proxy) is
+		// given up: holding the limit until it answers would freeze it.
+		if acc.last == nil {
+			c.failedSteps++
+		} else {
+			c.failedSteps = 0
+		}
+		if c.failedSteps >= maxFailedSteps {
+			c.mu.Lock()
+			c.source, c.prev = nil, nil
+			c.mu.Unlock()
+		}
+	}
+	c.mu.Lock()
+	tokens, seconds, calls := c.obsTokens, c.obsSeconds, c.obsCalls
+	if c.source == nil && calls < minCallsPerStep {
+		// Too few calls ended in this interval to judge their speed: they
+		// count toward the next step's.
+		tokens, seconds = 0, 0
+	} else {
+		c.obsTokens, c.obsSeconds, c.obsCalls = 0, 0, 0
+	}
+	c.mu.Unlock()
 	dt := now.Sub(c.prevAt).Seconds()
 	s := sample{blocked: blocked, peak: peak, kv: -1}
 	if acc.nOwn > 0 {
@@ -332,6 +364,25 @@ func (c *Controller) Step(ctx context.Context) Step {
 		c.opt.OnStep(st)
 	}
 	return st
+}
+
+// maxFailedSteps is the steps in a row without a reading of the server
+// after which the controller falls back on its own calls.
+const maxFailedSteps = 3
+
+// minCallsPerStep is the least completed calls a call-throughput step
+// judges the speed from; fewer carry over to the next step.
+const minCallsPerStep = 2
+
+// SourceError is why the controller stopped reading the server's metrics
+// (nil while it reads them, or when it was given no source).
+func (c *Controller) SourceError() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.source != nil {
+		return nil
+	}
+	return c.sourceErr
 }
 
 // Mode is where the last step's signals came from.

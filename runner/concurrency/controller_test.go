@@ -179,6 +179,7 @@ func TestControllerFallsBackOnCalls(t *testing.T) {
 	for step := 0; step < 4; step++ {
 		clock.t = clock.t.Add(time.Second)
 		c.Observe(1000, 10*time.Second) // 100 tokens/s per call: no slowdown
+		c.Observe(1000, 10*time.Second)
 		limits = append(limits, c.Step(context.Background()).Limit)
 		g.inFlight = g.limit
 		srv.err = errors.New("must not be asked again")
@@ -193,6 +194,7 @@ func TestControllerFallsBackOnCalls(t *testing.T) {
 	var st Step
 	for step := 0; step < 2 && st.Action != "decrease"; step++ {
 		clock.t = clock.t.Add(time.Second)
+		c.Observe(1000, 30*time.Second)
 		c.Observe(1000, 30*time.Second)
 		st = c.Step(context.Background())
 	}
@@ -273,4 +275,51 @@ func FuzzParseSignals(f *testing.F) {
 			t.Fatalf("KV cache usage %v > 1 from %q", s.KVCacheUsage, page)
 		}
 	})
+}
+
+// TestControllerGivesUpAFailingSource: a metrics page that never answers
+// (a name the page's client cannot resolve) does not freeze the limit: after
+// maxFailedSteps steps without a reading the calls drive it, and they grow it.
+func TestControllerGivesUpAFailingSource(t *testing.T) {
+	srv := &server{err: errors.New("dial tcp: lookup m.ns.svc: no such host")}
+	clock := &fakeClock{t: time.Unix(0, 0)}
+	g := &fakeGate{blocked: true, inFlight: 2}
+	c := New(Options{Max: 64, Initial: 2, Samples: 1, Source: srv, Clock: clock}, g)
+	var limits []int
+	var modes []Mode
+	for step := 0; step < 8; step++ {
+		clock.t = clock.t.Add(time.Second)
+		c.Observe(1000, 10*time.Second) // 100 tokens/s per call: no slowdown
+		c.Observe(1000, 10*time.Second)
+		st := c.Step(context.Background())
+		limits, modes = append(limits, st.Limit), append(modes, st.Mode)
+		g.inFlight = g.limit
+	}
+	if diff := cmp.Diff([]Mode{ModeServer, ModeServer, ModeCalls, ModeCalls, ModeCalls, ModeCalls, ModeCalls, ModeCalls}, modes); diff != "" {
+		t.Errorf("modes (-want +got):\n%s", diff)
+	}
+	if limits[1] != 2 || limits[len(limits)-1] < 8 {
+		t.Errorf("limits %v: want 2 while the source is asked, then growth to at least 8", limits)
+	}
+	if err := c.SourceError(); err == nil || !strings.Contains(err.Error(), "no such host") {
+		t.Errorf("SourceError() = %v, want the page's last error", err)
+	}
+}
+
+// TestCallModeCarriesFewCalls: an interval in which fewer than
+// minCallsPerStep calls ended is not judged; its calls count in the next.
+func TestCallModeCarriesFewCalls(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(0, 0)}
+	g := &fakeGate{blocked: true, inFlight: 4}
+	c := New(Options{Max: 64, Initial: 4, Samples: 1, Clock: clock}, g)
+	clock.t = clock.t.Add(time.Second)
+	c.Observe(1000, 10*time.Second)
+	if st := c.Step(context.Background()); st.Action != "hold" || st.Limit != 4 {
+		t.Errorf("one call: %+v, want a hold at 4", st)
+	}
+	clock.t = clock.t.Add(time.Second)
+	c.Observe(1000, 10*time.Second)
+	if st := c.Step(context.Background()); st.Action != "slow-start" || st.Speed != 100 {
+		t.Errorf("two calls over two intervals: %+v, want slow start at 100 tokens/s", st)
+	}
 }

@@ -72,6 +72,9 @@ const (
 	LabelModel = "model_name"
 )
 
+// MetricsTimeout bounds one read of the /metrics page.
+const MetricsTimeout = 5 * time.Second
+
 // maxMetricsBytes bounds the /metrics page read.
 const maxMetricsBytes = 8 << 20
 
@@ -81,7 +84,9 @@ type PrometheusSource struct {
 	URL string
 	// Model, when not empty, selects the series labelled model_name=Model.
 	Model string
-	// Client makes the request; nil means a client with a 5 s timeout.
+	// Client makes the request; nil means a client with MetricsTimeout
+	// on Go's default transport. The runner passes its model client's
+	// transport, so that the page is reached as the calls are.
 	Client *http.Client
 }
 
@@ -98,7 +103,7 @@ func NewPrometheusSource(baseURL, model string) *PrometheusSource {
 func (p *PrometheusSource) Read(ctx context.Context) (Signals, error) {
 	hc := p.Client
 	if hc == nil {
-		hc = &http.Client{Timeout: 5 * time.Second}
+		hc = &http.Client{Timeout: MetricsTimeout}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL, nil)
 	if err != nil {

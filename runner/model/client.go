@@ -21,11 +21,17 @@ type OpenAI struct {
 	cfg    Config
 	retry  RetryPolicy
 	client openai.Client
+	http   *http.Client
 }
 
 // Endpoint is the API root and the served model id the client calls; the
 // engine reads the server's metrics from there.
 func (c *OpenAI) Endpoint() (baseURL, model string) { return c.cfg.BaseURL, c.cfg.Model }
+
+// HTTPClient is the HTTP client the model calls go through: the server's
+// other pages (its /metrics) are read through the same transport, so they
+// resolve and dial the server as the calls do.
+func (c *OpenAI) HTTPClient() *http.Client { return c.http }
 
 // New returns a client for cfg.
 func New(cfg Config) (*OpenAI, error) {
@@ -66,7 +72,7 @@ func New(cfg Config) (*OpenAI, error) {
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0),
 	)
-	return &OpenAI{cfg: cfg, retry: cfg.Retry.orDefault(), client: c}, nil
+	return &OpenAI{cfg: cfg, retry: cfg.Retry.orDefault(), client: c, http: hc}, nil
 }
 
 // SleepContext waits d or until ctx ends, returning ctx's error in the
