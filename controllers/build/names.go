@@ -23,6 +23,18 @@ const (
 	ManagerName    = "repot-operator"
 )
 
+// Annotations the operator keeps on a model's server Deployment.
+const (
+	// AnnotationStalledSince is when the operator first saw the server
+	// Stalled (RFC 3339); it goes when the server recovers.
+	AnnotationStalledSince = "repot.dev/stalled-since"
+	// AnnotationReleased says the server was scaled to zero because it
+	// stayed Stalled past spec.stalledAfterSeconds; its value is the
+	// stall's reason and message. Suspending the evaluation clears it, and
+	// resuming starts the server again.
+	AnnotationReleased = "repot.dev/released"
+)
+
 // Component label values.
 const (
 	ComponentServer = "server"

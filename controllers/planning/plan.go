@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -159,7 +160,7 @@ func (p *Plan) planChildren(e *repotv1.RepotEvaluation, w *World, o build.Option
 			continue
 		}
 		if build.HasServer(m) {
-			p.planServer(e, m, w, o, suspend)
+			p.planServer(e, m, w, o, suspend, views[i])
 		}
 		j := p.planJob(e, m, w, o, views[i].Ready, suspend)
 		if j == nil && w.job(build.RunnerJobName(e.Name, m.Name)) == nil {
@@ -235,8 +236,9 @@ func (p *Plan) ensureNetworkPolicy(w *World, want *networkingv1.NetworkPolicy) {
 }
 
 // planServer creates or scales a model's server: one replica, or zero while
-// suspended so that the GPUs are released.
-func (p *Plan) planServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *World, o build.Options, suspend bool) {
+// suspended so that the GPUs are released, or zero once it stayed Stalled
+// for spec.stalledAfterSeconds (see planStall).
+func (p *Plan) planServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *World, o build.Options, suspend bool, view serverView) {
 	name := build.ServerName(e.Name, m.Name)
 	if w.service(name) == nil {
 		p.Create = append(p.Create, build.ServerService(e, m))
@@ -246,14 +248,59 @@ func (p *Plan) planServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *W
 		replicas = 0
 	}
 	d := w.deployment(name)
-	switch {
-	case d == nil && !suspend:
-		p.Create = append(p.Create, build.ServerDeployment(e, m, o, replicas))
-	case d != nil && ptr.Deref(d.Spec.Replicas, 1) != replicas:
-		u := d.DeepCopy()
+	if d == nil {
+		if !suspend {
+			p.Create = append(p.Create, build.ServerDeployment(e, m, o, replicas))
+		}
+		return
+	}
+	u := d.DeepCopy()
+	if !suspend {
+		p.planStall(e, u, view, w.Now)
+		if _, released := u.Annotations[build.AnnotationReleased]; released {
+			replicas = 0
+		}
+	} else {
+		// Suspending clears a release: resuming starts the server again.
+		delete(u.Annotations, build.AnnotationReleased)
+		delete(u.Annotations, build.AnnotationStalledSince)
+	}
+	if ptr.Deref(u.Spec.Replicas, 1) != replicas {
 		u.Spec.Replicas = ptr.To(replicas)
+	}
+	if !equality.Semantic.DeepEqual(u.Spec.Replicas, d.Spec.Replicas) || !equality.Semantic.DeepEqual(u.Annotations, d.Annotations) {
 		p.Update = append(p.Update, u)
 	}
+}
+
+// planStall keeps the stall annotations of a server Deployment d (a copy
+// the caller writes back): the time the server was first seen Stalled, and,
+// once it stayed Stalled for spec.stalledAfterSeconds, the release that
+// scales it to zero so that an unattended failure holds no GPU. The ledgers
+// stay; suspending and resuming the evaluation starts the server again.
+func (p *Plan) planStall(e *repotv1.RepotEvaluation, d *appsv1.Deployment, view serverView, now time.Time) {
+	if _, released := d.Annotations[build.AnnotationReleased]; released {
+		return
+	}
+	if view.State != repotv1.ServerStalled {
+		delete(d.Annotations, build.AnnotationStalledSince)
+		return
+	}
+	after := time.Duration(e.Spec.StalledAfterSecondsOrDefault()) * time.Second
+	since, err := time.Parse(time.RFC3339, d.Annotations[build.AnnotationStalledSince])
+	if err != nil {
+		if d.Annotations == nil {
+			d.Annotations = map[string]string{}
+		}
+		d.Annotations[build.AnnotationStalledSince] = now.UTC().Format(time.RFC3339)
+		p.requeueIn(after)
+		return
+	}
+	if left := since.Add(after).Sub(now); left > 0 {
+		p.requeueIn(left)
+		return
+	}
+	d.Annotations[build.AnnotationReleased] = Truncate(view.Reason+": "+view.Message, 1024)
 }
 
 // planJob returns a model's runner Job to create (once its server is ready

@@ -294,6 +294,10 @@ func TestPlanEvaluation(t *testing.T) {
 			State: repotv1.StateStalled, Started: true, Servers: []string{"qwen=Stalled/Unschedulable"},
 			Conditions: conds("False/Unschedulable", "False/WaitingForServers", "False/InProgress", "False/InProgress", "False/InProgress", "False/ServerStalled", "True/ServerStalled"),
 			Events:     []string{"ServerStalled"},
+			// The stall's start is marked on the Deployment; the server is
+			// released spec.stalledAfterSeconds later.
+			Update:       []string{"Deployment/" + build.ServerName("ev", "qwen") + " replicas=1"},
+			RequeueAfter: 10 * time.Minute,
 		},
 	}, {
 		name: "an unschedulable server within spec.stalledAfterSeconds is Reconciling, WaitingForCapacity",

@@ -1,6 +1,8 @@
 package planning
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
@@ -48,7 +50,16 @@ func observeServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *World, o
 			v.State = repotv1.ServerStopped
 		}
 		return v
-	case e.Spec.IsSuspended() || (d.Spec.Replicas != nil && *d.Spec.Replicas == 0):
+	case e.Spec.IsSuspended():
+		v.State = repotv1.ServerStopped
+		return v
+	case d.Annotations[build.AnnotationReleased] != "":
+		reason, msg, _ := strings.Cut(d.Annotations[build.AnnotationReleased], ": ")
+		v.State, v.Reason = repotv1.ServerStalled, reason
+		v.Message = Truncate(fmt.Sprintf("server of model %s scaled to zero to release its GPUs: it stayed Stalled for spec.stalledAfterSeconds (%ds); its ledgers stay, and suspending and resuming the evaluation starts it again. The cause: %s",
+			m.Name, e.Spec.StalledAfterSecondsOrDefault(), msg), 1024)
+		return v
+	case d.Spec.Replicas != nil && *d.Spec.Replicas == 0:
 		v.State = repotv1.ServerStopped
 		return v
 	case d.Status.ReadyReplicas > 0:
