@@ -61,7 +61,7 @@ func AdmissionGate(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o build.Opt
 	g := Gate{Admission: a}
 	switch {
 	case done:
-		if wl != nil && a.State != admissionFinished && !childrenLeft {
+		if wl != nil && a.State != AdmissionFinished && !childrenLeft {
 			g.Op = &QueueOp{Kind: QueueFinish, Workload: wl, Message: "all runs of model " + m.Name + " are recorded"}
 		}
 	case a.State == AdmissionAbsent && qw.Priority.Problem != "":

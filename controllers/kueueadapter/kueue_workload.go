@@ -81,9 +81,9 @@ const (
 	// and once they are gone the controller hands the quota back so that
 	// the Workload queues again.
 	admissionEvicted
-	// admissionFinished: the controller marked the Workload finished; its
+	// AdmissionFinished: the controller marked the Workload finished; its
 	// quota is released.
-	admissionFinished
+	AdmissionFinished
 )
 
 func (s admissionState) String() string {
@@ -115,7 +115,7 @@ func readAdmission(wl *kueue.Workload, flavors map[string]*kueue.ResourceFlavor)
 	}
 	conds := wl.Status.Conditions
 	if apimeta.IsStatusConditionTrue(conds, kueue.WorkloadFinished) {
-		return admission{State: admissionFinished, Message: conditionMessage(conds, kueue.WorkloadFinished)}
+		return admission{State: AdmissionFinished, Message: conditionMessage(conds, kueue.WorkloadFinished)}
 	}
 	reserved := apimeta.IsStatusConditionTrue(conds, kueue.WorkloadQuotaReserved) && wl.Status.Admission != nil
 	if apimeta.IsStatusConditionTrue(conds, kueue.WorkloadEvicted) {

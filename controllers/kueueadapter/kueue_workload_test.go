@@ -180,7 +180,7 @@ func TestReadAdmission(t *testing.T) {
 	}, {
 		name: "finished",
 		wl:   workloadWith(append(admitted, cond(kueue.WorkloadFinished, metav1.ConditionTrue, "all runs recorded")), adm()),
-		want: admission{State: admissionFinished, Message: "all runs recorded"},
+		want: admission{State: AdmissionFinished, Message: "all runs recorded"},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

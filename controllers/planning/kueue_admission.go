@@ -2,6 +2,7 @@ package planning
 
 import (
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -41,7 +42,7 @@ func (p *Plan) planKueue(e *repotv1.RepotEvaluation, w *World, o build.Options, 
 	gates := map[string]kueueadapter.Gate{}
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]
-		g := kueueadapter.AdmissionGate(e, m, o, w.Kueue, models[i].Done || ended, modelChildrenLeft(e, w, m))
+		g := kueueadapter.AdmissionGate(e, m, o, w.Kueue, models[i].Done || ended, modelChildrenLeft(e, w, m.Name))
 		gates[m.Name] = g
 		if g.Op != nil {
 			p.Queue = append(p.Queue, *g.Op)
@@ -50,6 +51,7 @@ func (p *Plan) planKueue(e *repotv1.RepotEvaluation, w *World, o build.Options, 
 			p.requeueIn(kueueadapter.PriorityRecheck)
 		}
 	}
+	p.finishRemovedWorkloads(e, w)
 	kept := p.Create[:0]
 	for _, obj := range p.Create {
 		if err := placeByAdmission(obj, gates); err != nil {
@@ -82,21 +84,58 @@ func placeByAdmission(obj Object, gates map[string]kueueadapter.Gate) error {
 	return nil
 }
 
+// finishRemovedWorkloads finishes the Workload of every model no longer
+// in spec.models once nothing of it is left (deleteRemovedModels deletes
+// its children), so that a model removed before the start holds no quota.
+func (p *Plan) finishRemovedWorkloads(e *repotv1.RepotEvaluation, w *World) {
+	names := make([]string, 0, len(w.Kueue.Workloads))
+	for name := range w.Kueue.Workloads {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		wl := w.Kueue.Workloads[name]
+		if wl == nil || slices.ContainsFunc(e.Spec.Models, func(m repotv1.ModelSpec) bool { return m.Name == name }) {
+			continue
+		}
+		if w.Kueue.Admission(name).State != kueueadapter.AdmissionFinished && !modelChildrenLeft(e, w, name) {
+			p.Queue = append(p.Queue, kueueadapter.QueueOp{Kind: kueueadapter.QueueFinish, Workload: wl,
+				Message: "model " + name + " was removed from spec.models"})
+		}
+	}
+}
+
+// modelHoldsGPUs is the one answer to "does this model hold its GPUs":
+// its server Deployment exists (being deleted included) or one of its
+// server pods has not ended (terminating ones included: the GPUs are not
+// free until the kubelet stopped them). spec.maxParallelModels counts a
+// slot taken while it is true (decideModels).
+func modelHoldsGPUs(e *repotv1.RepotEvaluation, w *World, model string) bool {
+	if w.deployment(build.ServerName(e.Name, model)) != nil {
+		return true
+	}
+	return podsLeft(w.ServerPods, model)
+}
+
 // modelChildrenLeft says whether anything that holds a model's resources
-// is left: its server Deployment or unfinished runner Job, or any of its
-// pods (terminating ones included: their GPUs are not free yet).
-func modelChildrenLeft(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec) bool {
-	if w.deployment(build.ServerName(e.Name, m.Name)) != nil {
+// is left: what modelHoldsGPUs counts, its unfinished runner Job, or a
+// runner pod that has not ended. Kueue's quota covers both pod sets, so a
+// model's Workload is finished only once this is false.
+func modelChildrenLeft(e *repotv1.RepotEvaluation, w *World, model string) bool {
+	if modelHoldsGPUs(e, w, model) {
 		return true
 	}
-	if j := w.job(build.RunnerJobName(e.Name, m.Name)); j != nil && !jobFinished(j) {
+	if j := w.job(build.RunnerJobName(e.Name, model)); j != nil && !jobFinished(j) {
 		return true
 	}
-	for _, pods := range [][]corev1.Pod{w.ServerPods, w.RunnerPods} {
-		for i := range pods {
-			if pods[i].Labels[build.LabelModel] == m.Name && pods[i].Status.Phase != corev1.PodSucceeded && pods[i].Status.Phase != corev1.PodFailed {
-				return true
-			}
+	return podsLeft(w.RunnerPods, model)
+}
+
+// podsLeft says whether one of a model's pods has not ended.
+func podsLeft(pods []corev1.Pod, model string) bool {
+	for i := range pods {
+		if pods[i].Labels[build.LabelModel] == model && pods[i].Status.Phase != corev1.PodSucceeded && pods[i].Status.Phase != corev1.PodFailed {
+			return true
 		}
 	}
 	return false

@@ -166,3 +166,36 @@ func TestPlanKueuePriority(t *testing.T) {
 		})
 	}
 }
+
+// A model removed from spec.models (before the start) leaves nothing that
+// holds quota or data: its ledgers are deleted, and its Workload is
+// finished once its children are gone.
+func TestRemovedModelReleasesItsWorkloadAndLedgers(t *testing.T) {
+	w := newWorld()
+	w.Kueue = kueueadapter.QueueWorld{Workloads: map[string]*kueue.Workload{}}
+	p := queuedStep(t, w, t0)
+	for _, op := range p.Queue {
+		w.Kueue.Workloads[op.Workload.Labels[build.LabelModel]] = op.Workload
+	}
+	e := sweep()
+	e.Labels = map[string]string{kueueadapter.QueueNameLabel: "gpus"}
+	// A ledger and a server pod of a model "gone" that spec.models no
+	// longer names, with its Workload.
+	gone := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: kueueadapter.WorkloadName("ev", "gone"), Labels: build.ChildLabels("ev", "gone", "")}}
+	w.Kueue.Workloads["gone"] = gone
+	w.Ledgers = append(w.Ledgers, corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: build.LedgerName("ev", "gone", 0), Labels: build.ChildLabels("ev", "gone", build.ComponentLedger)}})
+	w.ServerPods = []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "gone-server-x", Labels: build.ChildLabels("ev", "gone", build.ComponentServer)}}}
+	w.Admitted = AdmittedModels(e, w)
+	p = step(e, w, t0.Add(time.Second))
+	if w.hasLedger(build.LedgerName("ev", "gone", 0)) {
+		t.Error("the removed model's ledger was kept")
+	}
+	if got := ops(p); len(got) != 0 {
+		t.Errorf("ops while the removed model's server pod terminates: %v, want none", got)
+	}
+	w.ServerPods = nil
+	p = step(e, w, t0.Add(2*time.Second))
+	if diff := cmp.Diff([]string{"finish " + gone.Name}, ops(p)); diff != "" {
+		t.Errorf("once nothing of the removed model is left (-want +got):\n%s", diff)
+	}
+}

@@ -43,19 +43,18 @@ func (w *World) admitted(model string) bool {
 func decideModels(e *repotv1.RepotEvaluation, w *World, res EvaluationResults, ended bool) []modelState {
 	models := e.Spec.Models
 	out := make([]modelState, len(models))
-	total := w.Problems.Count * len(e.Spec.MethodsOrDefault())
 	used := 0
 	for i := range models {
 		m := &models[i]
 		switch {
-		case modelDone(e, w, m, res, total):
+		case modelDone(e, w, m, res, modelRunsTotal(e, w, m.Name)):
 			out[i] = modelState{Phase: repotv1.ModelDone, Done: true}
-			if serverDeployed(e, w, m) != nil {
+			if modelHoldsGPUs(e, w, m.Name) {
 				// Its server is deleted in this pass, but it holds the slot
-				// (and its GPUs) until it is gone: the next model starts on
-				// the pass that sees it gone, so that servers never exceed
-				// the cap, even for the moment between a pass's creates and
-				// its deletes.
+				// (and its GPUs) until it and its pods are gone,
+				// terminating ones included: the next model starts on the
+				// pass that sees them gone, so that servers never exceed
+				// the cap, even for a server pod's grace period.
 				used++
 			}
 		case hasChildren(e, w, m) && w.admitted(m.Name):
@@ -106,6 +105,18 @@ func modelDone(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec, res E
 	}
 	prev := previousModel(e, m.Name)
 	return prev != nil && prev.Phase == repotv1.ModelDone
+}
+
+// modelRunsTotal is a model's run total: problems x methods, as recorded in
+// the status once the evaluation started, so that a later change to the
+// problem set (or its ConfigMap going) cannot make a finished model
+// unfinished; before the start, and for a model not yet in the status,
+// the current problem set's.
+func modelRunsTotal(e *repotv1.RepotEvaluation, w *World, model string) int {
+	if prev := previousModel(e, model); prev != nil && prev.RunsTotal > 0 && e.Status.StartTime != nil {
+		return int(prev.RunsTotal)
+	}
+	return w.Problems.Count * len(e.Spec.MethodsOrDefault())
 }
 
 // hasChildren says whether a model's server or unfinished runner Job exists.

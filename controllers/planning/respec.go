@@ -15,14 +15,22 @@ import (
 // depend on the model set, are brought back to what the builders make of
 // the spec (ensureRole, ensureNetworkPolicy in plan.go).
 
-// deleteRemovedModels deletes the servers and runner Jobs whose model is no
-// longer in spec.models. (Their ledgers stay until the evaluation is
-// deleted; the status counts only the records of spec.models.)
+// deleteRemovedModels deletes the servers, runner Jobs and ledgers whose
+// model is no longer in spec.models (planKueue finishes their Workloads
+// once nothing of them is left, see removedWorkloads). A model can leave
+// spec.models only before anything ran (the spec is immutable once
+// started), so its ledgers hold nothing the status counted.
 func (p *Plan) deleteRemovedModels(e *repotv1.RepotEvaluation, w *World) {
-	servers, jobs := map[string]bool{}, map[string]bool{}
+	servers, jobs, models := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for i := range e.Spec.Models {
 		servers[build.ServerName(e.Name, e.Spec.Models[i].Name)] = true
 		jobs[build.RunnerJobName(e.Name, e.Spec.Models[i].Name)] = true
+		models[e.Spec.Models[i].Name] = true
+	}
+	for i := range w.Ledgers {
+		if cm := &w.Ledgers[i]; !models[cm.Labels[build.LabelModel]] && cm.DeletionTimestamp == nil {
+			p.Delete = append(p.Delete, cm.DeepCopy())
+		}
 	}
 	for i := range w.Deployments {
 		if d := &w.Deployments[i]; !servers[d.Name] && d.DeletionTimestamp == nil {

@@ -26,12 +26,12 @@ func buildStatus(e *repotv1.RepotEvaluation, w *World, out outcome, views []serv
 		st.StartTime = &now
 	}
 
-	perModelTotal := int32(w.Problems.Count * len(e.Spec.MethodsOrDefault()))
 	var done, total int32
 	ready := 0
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]
 		ms := res.Models[m.Name]
+		perModelTotal := int32(modelRunsTotal(e, w, m.Name))
 		v := views[i]
 		if v.Ready {
 			ready++
