@@ -177,9 +177,22 @@ type ModelStatus struct {
 	// +optional
 	Server ServerStatus `json:"server,omitempty"`
 
-	// runsDone is the number of this model's distinct runs in its ledgers.
+	// runsDone is the number of this model's distinct runs in its ledgers
+	// that finished (a run that ended in an infrastructure error is not
+	// finished: it runs again, see infraRetries).
 	// +optional
 	RunsDone int32 `json:"runsDone,omitempty"`
+
+	// infraErrorRuns is the number of this model's distinct runs whose last
+	// record is an infrastructure error (the server did not answer).
+	// +optional
+	InfraErrorRuns int32 `json:"infraErrorRuns,omitempty"`
+
+	// infraRetries is how many times the model's runner Job was run again
+	// for its runs that ended in an infrastructure error, at most 2; the
+	// model is Done when none is left or the retries are spent.
+	// +optional
+	InfraRetries int32 `json:"infraRetries,omitempty"`
 
 	// runsTotal is problems x methods for this model.
 	// +optional

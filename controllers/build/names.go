@@ -35,6 +35,17 @@ const (
 	AnnotationReleased = "repot.dev/released"
 )
 
+// Annotations the operator keeps on a model's first ledger ConfigMap,
+// which outlives the model's runner Jobs.
+const (
+	// AnnotationInfraRetries is how many times the model's runner Job was
+	// run again for runs that ended in an infrastructure error.
+	AnnotationInfraRetries = "repot.dev/infra-retries"
+	// AnnotationInfraRetryOf is the UID of the completed runner Job the
+	// last retry was counted for.
+	AnnotationInfraRetryOf = "repot.dev/infra-retry-of"
+)
+
 // Component label values.
 const (
 	ComponentServer = "server"

@@ -97,8 +97,8 @@ func decideOutcome(e *repotv1.RepotEvaluation, w *World) outcome {
 				"runner Job %s of model %s failed (%s: %s); the ledgers keep the finished runs",
 				j.Name, e.Spec.Models[i].Name, c.Reason, c.Message)}
 		}
-		if jobCondition(j, batchv1.JobComplete) == nil {
-			complete = false
+		if jobCondition(j, batchv1.JobComplete) == nil || infraRetryDue(e, w, &e.Spec.Models[i], w.results(e)) {
+			complete = false // it runs again for its infrastructure errors
 		}
 	}
 	if complete {

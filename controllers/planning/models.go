@@ -1,7 +1,10 @@
 package planning
 
 import (
+	"strconv"
+
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
@@ -85,7 +88,14 @@ func decideModels(e *repotv1.RepotEvaluation, w *World, res EvaluationResults, e
 			if hasChildren(e, w, &models[i]) {
 				s.Phase = repotv1.ModelStarting
 			}
-			if j := w.job(build.RunnerJobName(e.Name, models[i].Name)); j != nil && !jobFinished(j) && (j.Spec.Suspend == nil || !*j.Spec.Suspend) {
+			j := w.job(build.RunnerJobName(e.Name, models[i].Name))
+			if j != nil && !jobFinished(j) && (j.Spec.Suspend == nil || !*j.Spec.Suspend) {
+				s.Phase = repotv1.ModelRunning
+			}
+			if n, _ := infraRetries(e, w, &models[i]); s.Phase == repotv1.ModelStarting && !e.Spec.IsSuspended() &&
+				(infraRetryDue(e, w, &models[i], res) || j == nil && n > 0) {
+				// Between a runner Job that completed with infrastructure
+				// errors and its retry.
 				s.Phase = repotv1.ModelRunning
 			}
 		}
@@ -93,11 +103,12 @@ func decideModels(e *repotv1.RepotEvaluation, w *World, res EvaluationResults, e
 	return out
 }
 
-// modelDone says whether a model's runs are recorded: its runner Job
-// completed, or its ledgers hold all its runs (the server is then deleted
-// without waiting for the Job to wind down), or it was Done before.
+// modelDone says whether a model's runs are recorded: every run finished
+// in its ledgers (the server is then deleted without waiting for the Job to
+// wind down), or its runner Job completed with no run left to retry for an
+// infrastructure error (infraRetryDue), or it was Done before.
 func modelDone(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec, res EvaluationResults, total int) bool {
-	if j := w.job(build.RunnerJobName(e.Name, m.Name)); j != nil && jobCompleted(j) {
+	if j := w.job(build.RunnerJobName(e.Name, m.Name)); j != nil && jobCompleted(j) && !infraRetryDue(e, w, m, res) {
 		return true
 	}
 	if total > 0 && res.RunsDone[m.Name] >= total {
@@ -105,6 +116,62 @@ func modelDone(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec, res E
 	}
 	prev := previousModel(e, m.Name)
 	return prev != nil && prev.Phase == repotv1.ModelDone
+}
+
+// MaxInfraRetries is how many times a model's runner Job runs again for
+// the runs that ended in an infrastructure error (the runner's --resume
+// runs exactly those) before the model counts as Done with them.
+const MaxInfraRetries = 2
+
+// infraRetries is how many times the model's runner Job was run again for
+// infrastructure errors, and the UID of the completed Job the last retry
+// was counted for; both are kept on the model's first ledger, which
+// outlives its Jobs.
+func infraRetries(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec) (n int, forJob string) {
+	cm := byName[corev1.ConfigMap](w.Ledgers, build.LedgerName(e.Name, m.Name, 0))
+	if cm == nil {
+		return 0, ""
+	}
+	n, _ = strconv.Atoi(cm.Annotations[build.AnnotationInfraRetries])
+	return max(0, n), cm.Annotations[build.AnnotationInfraRetryOf]
+}
+
+// infraRetryDue says whether the model's completed runner Job is to run
+// again: some of its runs ended in an infrastructure error and the retries
+// are not spent (or this Job's retry is already counted).
+func infraRetryDue(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec, res EvaluationResults) bool {
+	j := w.job(build.RunnerJobName(e.Name, m.Name))
+	if j == nil || !jobCompleted(j) || j.DeletionTimestamp != nil || res.InfraErrors[m.Name] == 0 {
+		return false
+	}
+	n, forJob := infraRetries(e, w, m)
+	return forJob == string(j.UID) || n < MaxInfraRetries
+}
+
+// planInfraRetry runs a completed runner Job again for its runs that ended
+// in an infrastructure error, in two passes so that each retry is counted
+// exactly once: first the count on the first ledger goes up, marked with
+// the completed Job's UID; the pass that observes the mark deletes the Job,
+// and planJob creates it anew once it is gone (its runner resumes from the
+// ledgers and runs only the unfinished runs).
+func (p *Plan) planInfraRetry(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec) {
+	j := w.job(build.RunnerJobName(e.Name, m.Name))
+	cm := byName[corev1.ConfigMap](w.Ledgers, build.LedgerName(e.Name, m.Name, 0))
+	if j == nil || cm == nil {
+		return
+	}
+	n, forJob := infraRetries(e, w, m)
+	if forJob == string(j.UID) {
+		p.Delete = append(p.Delete, j.DeepCopy())
+		return
+	}
+	u := cm.DeepCopy()
+	if u.Annotations == nil {
+		u.Annotations = map[string]string{}
+	}
+	u.Annotations[build.AnnotationInfraRetries] = strconv.Itoa(n + 1)
+	u.Annotations[build.AnnotationInfraRetryOf] = string(j.UID)
+	p.Update = append(p.Update, u)
 }
 
 // modelRunsTotal is a model's run total: problems x methods, as recorded in

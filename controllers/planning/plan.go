@@ -162,6 +162,10 @@ func (p *Plan) planChildren(e *repotv1.RepotEvaluation, w *World, o build.Option
 		if build.HasServer(m) {
 			p.planServer(e, m, w, o, suspend, views[i])
 		}
+		if infraRetryDue(e, w, m, w.results(e)) {
+			p.planInfraRetry(e, w, m)
+			continue
+		}
 		j := p.planJob(e, m, w, o, views[i].Ready, suspend)
 		if j == nil && w.job(build.RunnerJobName(e.Name, m.Name)) == nil {
 			continue

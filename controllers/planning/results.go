@@ -9,8 +9,10 @@ import (
 
 // EvaluationResults are the figures of the records, ready for the status.
 type EvaluationResults struct {
-	// RunsDone counts distinct runs per model (infra errors included).
-	RunsDone map[string]int
+	// RunsDone counts distinct finished runs per model; InfraErrors the
+	// distinct runs whose last record is an infrastructure error (not
+	// finished: the runner's --resume runs them again).
+	RunsDone, InfraErrors map[string]int
 	// Models maps a model name to its summary (absent: no records).
 	Models map[string]*summary.ModelSummary
 	// Scaling is the capability-scaling sweep; nil unless two or more models
@@ -39,8 +41,12 @@ func ComputeResults(e *repotv1.RepotEvaluation, records []summary.Record) Evalua
 		}
 	}
 	distinct, _ := summary.Dedupe(kept)
-	res := EvaluationResults{RunsDone: map[string]int{}, Models: map[string]*summary.ModelSummary{}}
+	res := EvaluationResults{RunsDone: map[string]int{}, InfraErrors: map[string]int{}, Models: map[string]*summary.ModelSummary{}}
 	for _, r := range distinct {
+		if r.InfraError != "" {
+			res.InfraErrors[r.Model]++
+			continue
+		}
 		res.RunsDone[r.Model]++
 	}
 	agg := summary.Aggregate(kept)

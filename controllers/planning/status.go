@@ -42,6 +42,7 @@ func buildStatus(e *repotv1.RepotEvaluation, w *World, out outcome, views []serv
 				State: v.State, Endpoint: Truncate(v.Endpoint, 2048), Reason: v.Reason, Message: v.Message,
 			},
 			RunsDone:                 int32(res.RunsDone[m.Name]),
+			InfraErrorRuns:           int32(res.InfraErrors[m.Name]),
 			RunsTotal:                perModelTotal,
 			Methods:                  MethodResults(e, ms),
 			FailedPrefixPermille:     failedPrefix(e, ms),
@@ -58,6 +59,9 @@ func buildStatus(e *repotv1.RepotEvaluation, w *World, out outcome, views []serv
 		}
 		mst.GPUSecondsHeld, mst.GPUSecondsIdle = gpuSeconds(t, m.ServerGPUs(), w.Records, m.Name, w.Now)
 		mst.ShardsInFlight = w.ShardsInFlight[m.Name]
+		if n, _ := infraRetries(e, w, m); n > 0 {
+			mst.InfraRetries = int32(n)
+		}
 		mst.GPU = modelGPUCost(e, m, w.Ledgers, mst.Methods, build.PreviousGPU(e, m.Name), now)
 		done += mst.RunsDone
 		total += perModelTotal

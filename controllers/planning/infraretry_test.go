@@ -1,0 +1,90 @@
+package planning
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+	"repot.dev/repot-operator/controllers/build"
+)
+
+// TestInfraErrorRunsAreRetried: a runner Job that completes with runs that
+// ended in an infrastructure error runs again (its --resume runs only
+// those), at most MaxInfraRetries times, each retry counted once; then the
+// model is Done with the errors counted.
+func TestInfraErrorRunsAreRetried(t *testing.T) {
+	e := revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).Shards(1).Obj()
+	w := newWorld()
+	w.Problems.Count = 2 // 8 runs
+	now := t0
+	settle(e, w, now)
+	setServerReady(w, "ev", "m", true)
+	settle(e, w, now)
+	jobName := build.RunnerJobName("ev", "m")
+	recs := runs("m", 2, t0)
+	recs[0].InfraError, recs[1].InfraError = "connection refused", "connection refused"
+	w.Records = recs
+
+	type seen struct {
+		Phase          string
+		Job            string // the Job's UID, "" when none
+		Retries        int32
+		RunsDone, Errs int32
+	}
+	look := func() seen {
+		now = now.Add(time.Second)
+		p := settle(e, w, now)
+		uid := ""
+		if j := w.job(jobName); j != nil {
+			if j.UID == "" {
+				j.UID = types.UID("job-" + now.Format("150405")) // the API server's UID
+			}
+			uid = string(j.UID)
+		}
+		m := p.Status.Models[0]
+		return seen{string(m.Phase), uid, m.InfraRetries, m.RunsDone, m.InfraErrorRuns}
+	}
+	first := look()
+	var got []seen
+	for attempt := 0; attempt < 3; attempt++ {
+		finishJob(w, jobName, batchv1.JobComplete, "Completed")
+		// The passes until the Job is there again (or three).
+		for range 3 {
+			s := look()
+			got = append(got, s)
+			if s.Job != "" && s.Job != first.Job && (len(got) < 2 || got[len(got)-2].Job == "") {
+				break
+			}
+		}
+	}
+	want := []seen{
+		// The first Job completed: the retry is counted, then the Job goes
+		// and comes again, with a new UID.
+		{"Running", "done", 1, 6, 2}, {"Running", "", 1, 6, 2}, {"Running", "new", 1, 6, 2},
+		{"Running", "done", 2, 6, 2}, {"Running", "", 2, 6, 2}, {"Running", "new", 2, 6, 2},
+		// Retries spent: Done, with the errors counted.
+		{"Done", "done", 2, 6, 2}, {"Done", "done", 2, 6, 2}, {"Done", "done", 2, 6, 2},
+	}
+	// Job UIDs vary: "done" is the Job that just completed, "new" a new one.
+	prev := first.Job
+	for i := range got {
+		switch uid := got[i].Job; {
+		case uid == "":
+		case uid == prev:
+			got[i].Job = "done"
+		default:
+			got[i].Job, prev = "new", uid
+		}
+	}
+	if first.Phase != string(repotv1.ModelRunning) || first.Job == "" {
+		t.Fatalf("before the Job completed: %+v", first)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("passes after each completion (-want +got):\n%s", diff)
+	}
+}
