@@ -26,7 +26,7 @@ func buildStatus(e *repotv1.RepotEvaluation, w *World, out outcome, views []serv
 		st.StartTime = &now
 	}
 
-	var done, total int32
+	var done, infra, total int32
 	ready := 0
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]
@@ -64,15 +64,19 @@ func buildStatus(e *repotv1.RepotEvaluation, w *World, out outcome, views []serv
 		}
 		mst.GPU = modelGPUCost(e, m, w.Ledgers, mst.Methods, build.PreviousGPU(e, m.Name), now)
 		done += mst.RunsDone
+		infra += mst.InfraErrorRuns
 		total += perModelTotal
 		st.Models = append(st.Models, mst)
 	}
 	st.Progress = &repotv1.Progress{RunsDone: done, RunsTotal: total, Text: progressText(done, total)}
-	if out.Phase == phaseComplete && done < total {
+	if out.Phase == phaseComplete && infra > 0 {
+		out.Message += fmt.Sprintf("; %d run(s) ended in an infrastructure error after %d retries of their runner Job and count as not finished (status models[].infraErrorRuns)", infra, MaxInfraRetries)
+	}
+	if out.Phase == phaseComplete && done+infra < total {
 		// Every Job completed, yet the ledgers lack runs: a ledger sidecar
 		// could not store them. Say so rather than claim they are recorded
 		// (the next pass corrects this if the ledgers were only late).
-		out.Message += fmt.Sprintf("; but %d of %d runs are missing from the ledgers: a runner's ledger writes failed (see the ledger-sync container logs) or problem ids repeat; the status counts only what the ledgers hold", total-done, total)
+		out.Message += fmt.Sprintf("; but %d of %d runs are missing from the ledgers: a runner's ledger writes failed (see the ledger-sync container logs) or problem ids repeat; the status counts only what the ledgers hold", total-done-infra, total)
 	}
 	st.Scaling = scalingStatus(res.Scaling)
 	st.SandboxMode = sandboxModes(w.Ledgers)
