@@ -67,9 +67,10 @@ var _ = Describe("status from the ledgers", func() {
 
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(e.Status.Progress).NotTo(BeNil())
-			g.Expect(e.Status.Progress.RunsDone).To(Equal(int32(7)), "3 pot + 3 repot + 1 infra error; duplicates once")
+			g.Expect(e.Status.Progress.RunsDone).To(Equal(int32(6)), "3 pot + 3 repot; duplicates once; the infra error is not finished")
+			g.Expect(e.Status.Models[0].InfraErrorRuns).To(Equal(int32(1)))
 			g.Expect(e.Status.Progress.RunsTotal).To(Equal(int32(120 * 2)))
-			g.Expect(e.Status.Progress.Text).To(Equal("7/240"))
+			g.Expect(e.Status.Progress.Text).To(Equal("6/240"))
 			pot := methodResult(e, "m", repotv1.MethodPoT)
 			g.Expect(pot.Solved).To(Equal(int32(1)))
 			g.Expect(pot.Total).To(Equal(int32(3)))
