@@ -28,6 +28,7 @@ manifests: controller-gen ## Generate the CRD and RBAC from markers; copy the CR
 	cp config/crd/bases/*.yaml $(CHART_DIR)/crds/
 	mkdir -p $(CHART_DIR)/files
 	cp config/rbac/role.yaml $(CHART_DIR)/files/manager-role.yaml
+	$(GO) run ./hack/splitrole -in config/rbac/role.yaml -out config/namespaced/manager_role.yaml
 	$(GO) run ./hack/apidocs -crds config/crd/bases -out docs/api-reference.md
 
 .PHONY: fmt
@@ -39,7 +40,7 @@ vet: ## go vet the tree.
 	$(GO) vet ./...
 
 .PHONY: verify
-verify: GENERATED := api/v1alpha1/zz_generated.deepcopy.go config/crd/bases config/rbac/role.yaml $(CHART_DIR)/crds $(CHART_DIR)/files docs/api-reference.md
+verify: GENERATED := api/v1alpha1/zz_generated.deepcopy.go config/crd/bases config/rbac/role.yaml config/namespaced/manager_role.yaml $(CHART_DIR)/crds $(CHART_DIR)/files docs/api-reference.md
 verify: generate manifests ## Regenerate code and manifests; fail on any git difference or unformatted Go file.
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
 		if [ -n "$$out" ]; then echo "verify: files not gofmt'ed (run make fmt):"; echo "$$out"; exit 1; fi
