@@ -94,17 +94,17 @@ type Controller struct {
 	law law
 	// prev is the server reading of the previous step and prevAt its time;
 	// the readings since sum up in acc.
-	prev     *Signals
-	prevAt   time.Time
-	acc      readings
-	source   Source
-	mode     Mode
+	prev   *Signals
+	prevAt time.Time
+	acc    readings
+	source Source
+	mode   Mode
 	// failedSteps counts the steps in a row without one reading of the
 	// source; sourceErr is the last error it gave.
 	failedSteps int
 	sourceErr   error
-	history  []int // the limit after each step past slow start
-	lastStep Step
+	history     []int // the limit after each step past slow start
+	lastStep    Step
 }
 
 // New returns a controller of lim. It sets lim's limit to the initial one.
