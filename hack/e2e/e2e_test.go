@@ -5,16 +5,20 @@ package e2e
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -39,6 +43,21 @@ spec:
   - name: sim-strong
     simulated: {profile: strong, seed: 1, faultPermille: 100}
   runner: {shardsPerModel: 2, inFlightPerShard: 16}
+`
+
+// againYAML is a small evaluation that is deleted and applied again under
+// the same name.
+const againYAML = `apiVersion: repot.dev/v1alpha1
+kind: RepotEvaluation
+metadata:
+  name: again
+spec:
+  suite: open-source-120
+  methods: [pot]
+  models:
+  - name: sim-strong
+    simulated: {profile: strong, seed: 1}
+  runner: {shardsPerModel: 1}
 `
 
 // vllmYAML asks for a vLLM server: its image cannot run on a process node.
@@ -306,6 +325,131 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 				g.Expect(children(ctx, tc.c, name, e.UID)).To(BeEmpty())
 			}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 		}
+	})
+})
+
+// e2eHold is the finalizer the re-creation spec puts on an old child so
+// that the garbage collector cannot remove it yet.
+const e2eHold = "e2e.repot.dev/hold"
+
+var _ = Describe("an evaluation deleted and applied again under the same name", Ordered, Label("recreate"), func() {
+	var tc *testCluster
+	BeforeAll(func() {
+		tc = startTestClusterIn(filepath.Join(filepath.Dir(stateDir), filepath.Base(stateDir)+"-recreate"))
+		DeferCleanup(func() { tc.stop() })
+	})
+	get := func(g Gomega) *repotv1.RepotEvaluation {
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		e := &repotv1.RepotEvaluation{}
+		g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "again"}, e)).To(Succeed())
+		return e
+	}
+	apply := func() {
+		u := &repotv1.RepotEvaluation{}
+		Expect(yaml.Unmarshal([]byte(againYAML), u)).To(Succeed())
+		u.Namespace = ns
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		Expect(tc.c.Create(ctx, u)).To(Succeed())
+	}
+	complete := func() *repotv1.RepotEvaluation {
+		var e *repotv1.RepotEvaluation
+		Eventually(func(g Gomega) {
+			if !tc.operator.alive() {
+				StopTrying("the operator exited:\n" + tailFile(tc.operator.log, 30)).Now()
+			}
+			e = get(g)
+			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeTrue(), "progress %v", e.Status.Progress)
+		}).WithTimeout(20 * time.Minute).WithPolling(3 * time.Second).Should(Succeed())
+		return e
+	}
+	ledger := build.LedgerName("again", "sim-strong", 0)
+
+	It("starts from zero runs while an old ledger is held by a finalizer, and ends with exactly its own results", func() {
+		apply()
+		old := complete()
+		Expect(old.Status.Progress.RunsDone).To(BeEquivalentTo(120))
+
+		// Hold the old ledger, delete the evaluation and apply it again at
+		// once, as Argo CD's self-heal or kubectl replace --force do.
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		var cm corev1.ConfigMap
+		Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ledger}, &cm)).To(Succeed())
+		patch := client.MergeFrom(cm.DeepCopy())
+		cm.Finalizers = append(cm.Finalizers, e2eHold)
+		Expect(tc.c.Patch(ctx, &cm, patch)).To(Succeed())
+		Expect(tc.c.Delete(ctx, old)).To(Succeed())
+		cancel()
+		Eventually(func(g Gomega) {
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			err := tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "again"}, &repotv1.RepotEvaluation{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the old evaluation is still there (%v)", err)
+		}).WithTimeout(time.Minute).WithPolling(200 * time.Millisecond).Should(Succeed())
+		apply()
+
+		// While the old ledger is held, the new evaluation reads none of
+		// it and says why its ledger cannot be made.
+		Eventually(func(g Gomega) {
+			e := get(g)
+			g.Expect(e.UID).NotTo(Equal(old.UID))
+			c := meta.FindStatusCondition(e.Status.Conditions, repotv1.ConditionStalled)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(repotv1.ReasonChildNameTaken), "Stalled: %s", c.Message)
+			g.Expect(c.Message).To(ContainSubstring(ledger))
+		}).WithTimeout(5 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		e := get(Default)
+		Expect(e.Status.Progress).NotTo(BeNil())
+		Expect(e.Status.Progress.RunsDone).To(BeZero(), "the new evaluation counts the old one's runs")
+		Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeFalse())
+
+		// Let the garbage collector finish: the new evaluation runs and
+		// ends with its own 120 runs, each once.
+		ctx, cancel = ctxTimeout(30 * time.Second)
+		Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ledger}, &cm)).To(Succeed())
+		Expect(cm.OwnerReferences).NotTo(BeEmpty())
+		Expect(cm.OwnerReferences[0].UID).To(Equal(old.UID), "the held ledger was adopted")
+		patch = client.MergeFrom(cm.DeepCopy())
+		cm.Finalizers = nil
+		Expect(tc.c.Patch(ctx, &cm, patch)).To(Succeed())
+		cancel()
+		e = complete()
+		Expect(e.UID).NotTo(Equal(old.UID))
+		Expect(e.Status.Progress.RunsDone).To(BeEquivalentTo(120))
+		Expect(e.Status.Models[0].Methods[0].Total).To(BeEquivalentTo(120))
+		Expect(e.Status.StartTime.Time).To(BeTemporally(">", old.Status.CompletionTime.Time))
+	})
+
+	It("lets the runner's ServiceAccount get and patch its own ledgers, and nothing else (kubectl auth can-i --list)", func() {
+		// What `kubectl auth can-i --list --as=system:serviceaccount:...`
+		// asks: a SelfSubjectRulesReview made as the runner.
+		cfg, err := clientcmd.BuildConfigFromFlags("", tc.kubeconfig)
+		Expect(err).NotTo(HaveOccurred())
+		cfg.Impersonate.UserName = "system:serviceaccount:" + ns + ":" + build.RunnerAccessName("again")
+		cs, err := kubernetes.NewForConfig(cfg)
+		Expect(err).NotTo(HaveOccurred())
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		review, err := cs.AuthorizationV1().SelfSubjectRulesReviews().Create(ctx, &authorizationv1.SelfSubjectRulesReview{
+			Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: ns}}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		var granted []string
+		for _, r := range review.Status.ResourceRules {
+			if slices.ContainsFunc(r.APIGroups, func(g string) bool { return strings.HasPrefix(g, "authorization.k8s.io") || strings.HasPrefix(g, "authentication.k8s.io") }) {
+				continue // every authenticated user may ask who it is and what it may do
+			}
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					granted = append(granted, fmt.Sprintf("%s %s %v", v, res, r.ResourceNames))
+				}
+			}
+		}
+		slices.Sort(granted)
+		Expect(granted).To(Equal([]string{
+			fmt.Sprintf("get configmaps [%s]", ledger),
+			fmt.Sprintf("patch configmaps [%s]", ledger),
+		}))
 	})
 })
 
