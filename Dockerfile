@@ -24,10 +24,17 @@ RUN need=$(objdump -T /out/repot | grep -o 'GLIBC_[0-9.]*' | sort -Vu | tail -1)
 
 # --- runtime ----------------------------------------------------------------
 # python3 runs the models' programs in the sandbox (each in its own process).
-FROM python:3.12-slim-bookworm
-RUN groupadd --system --gid 65532 repot \
- && useradd --system --uid 65532 --gid repot --home-dir /home/repot --create-home --shell /usr/sbin/nologin repot \
- && ln -sf /usr/local/bin/python3 /usr/bin/python3
+# Debian's own python3 (3.11 on bookworm), not a python:* image: the sandbox's
+# defence depends on the interpreter's internals (frames, AST shapes, syntax),
+# so the image ships the Python minor version its tests and the escape
+# catalogue run on (`make sandbox-catalogue` reports the version it used).
+FROM debian:bookworm-slim
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3-minimal \
+ && rm -rf /var/lib/apt/lists/* \
+ && python3 -c 'import sys; assert sys.version_info[:2] == (3, 11), sys.version' \
+ && groupadd --system --gid 65532 repot \
+ && useradd --system --uid 65532 --gid repot --home-dir /home/repot --create-home --shell /usr/sbin/nologin repot
 COPY --from=build /out/repot /usr/local/bin/repot
 USER 65532:65532
 WORKDIR /home/repot
