@@ -34,7 +34,8 @@ type RepotEvaluation struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// spec is what to evaluate. It is immutable once the evaluation has
-	// started (status.startTime is set), except spec.suspend: the API server
+	// started (status.startTime is set), except spec.suspend, spec.budget,
+	// spec.maxParallelModels and spec.stalledAfterSeconds: the API server
 	// rejects any other edit with a message, never ignores it. To change what
 	// is evaluated, create a new RepotEvaluation, or manage the evaluation
 	// with a RepotSchedule, whose template may change at any time and applies
