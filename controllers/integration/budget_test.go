@@ -9,12 +9,15 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/kueueadapter"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -135,6 +138,53 @@ var _ = Describe("budgets", func() {
 		}, "500ms").Should(Succeed())
 
 		setBudget(ns, "ev", &repotv1.BudgetSpec{BudgetLimits: repotv1.BudgetLimits{MaxGPUHours: "1"}})
+		expectResumed(ns, 1)
+	})
+
+	It("deletes a stopped model's Kueue Workload once its children are gone, and submits a new one when the budget is raised", func() {
+		if kueueMissing != "" {
+			Skip("Kueue's CRDs are not installed in the test API server: " + kueueMissing)
+		}
+		ns := createNamespace("budget-kueue")
+		w := revtesting.MakeEvaluation("ev", ns).Simulated("m", "strong", 1).Shards(1)
+		w.Labels = map[string]string{kueueadapter.QueueNameLabel: "gpus"}
+		w.Spec.Budget = &repotv1.BudgetSpec{BudgetLimits: repotv1.BudgetLimits{MaxModelCalls: ptr.To[int64](2)}}
+		Expect(k8s.Create(ctx, w.Obj())).To(Succeed())
+		wlKey := key(ns, kueueadapter.WorkloadName("ev", "m"))
+		// admit plays Kueue's scheduler for the model's current Workload.
+		admit := func() {
+			Eventually(func(g Gomega) {
+				var wl kueue.Workload
+				g.Expect(k8s.Get(ctx, wlKey, &wl)).To(Succeed())
+				var psas []kueue.PodSetAssignment
+				for _, ps := range wl.Spec.PodSets {
+					psas = append(psas, kueue.PodSetAssignment{Name: ps.Name, Count: &ps.Count})
+				}
+				wl.Status.Admission = &kueue.Admission{ClusterQueue: "gpus", PodSetAssignments: psas}
+				apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved", Message: "reserved"})
+				apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, Reason: "Admitted", Message: "admitted"})
+				g.Expect(k8s.Status().Update(ctx, &wl)).To(Succeed())
+			}).Should(Succeed())
+		}
+		admit()
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "m"))).Should(BeTrue())
+		setServerReady(ns, "ev", "m", true)
+		Eventually(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", "m"))).Should(BeTrue())
+		var first kueue.Workload
+		Expect(k8s.Get(ctx, wlKey, &first)).To(Succeed())
+
+		writeLedger(ns, build.LedgerName("ev", "m", 0), rec("m", "p1", "pot-retry", false, summary.RouteFreshRetry, 2))
+		expectStoppedByBudget(ns, 1, "spec.budget.maxModelCalls 2 reached (2 made)")
+		Eventually(exists(&kueue.Workload{}, ns, wlKey.Name)).Should(BeFalse(), "the Workload is deleted, releasing the quota")
+
+		setBudget(ns, "ev", &repotv1.BudgetSpec{BudgetLimits: repotv1.BudgetLimits{MaxModelCalls: ptr.To[int64](100)}})
+		Eventually(func(g Gomega) {
+			var wl kueue.Workload
+			g.Expect(k8s.Get(ctx, wlKey, &wl)).To(Succeed())
+			g.Expect(wl.UID).NotTo(Equal(first.UID))
+		}).Should(Succeed(), "a new Workload is submitted")
+		Consistently(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "m")), "500ms").Should(BeFalse(), "nothing runs before Kueue admits it")
+		admit()
 		expectResumed(ns, 1)
 	})
 })
