@@ -92,6 +92,7 @@ var _ = Describe("budgets", func() {
 			rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1),
 			rec("m", "p2", "pot-retry", false, summary.RouteFreshRetry, 2))
 		expectStoppedByBudget(ns, 2, "spec.budget.maxCompletionTokens 100 reached (120 used)")
+		Eventually(func(g Gomega) { assessEval(g, ns, "ev", "BudgetExhausted", "Degraded", "Failed") }).Should(Succeed(), "GitOps tools see a stop that needs a person")
 		e := getEval(ns, "ev")
 		Expect(e.Status.Budget.Used).To(Equal(repotv1.BudgetUsage{CompletionTokens: 120, ModelCalls: 3}))
 		Expect(methodResult(e, "m", repotv1.MethodPoT).Total).To(Equal(int32(1)), "the results so far stay")
