@@ -125,8 +125,9 @@ type BudgetStatus struct {
 	// +kubebuilder:validation:MaxItems=16
 	Models []ModelBudgetStatus `json:"models,omitempty"`
 
-	// message names the limits reached, e.g. "model m1: maxCompletionTokens
-	// 5000 reached (5120 used)".
+	// message names the limits reached, e.g.
+	// "spec.budget.perModel[m1].maxCompletionTokens 5000 reached (5120
+	// used)".
 	// +optional
 	// +kubebuilder:validation:MaxLength=2048
 	Message string `json:"message,omitempty"`

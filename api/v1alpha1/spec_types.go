@@ -182,9 +182,9 @@ type RepotEvaluationSpec struct {
 	// evaluation spends, in all and per model. When a limit is reached no
 	// new runs start: the runners and servers of the models concerned stop,
 	// the recorded runs stay, and once nothing else runs the evaluation
-	// reads BudgetExhausted. Unset: no cap. Unlike the rest of the spec it
-	// may change after the start: raising or removing a limit resumes the
-	// stopped models from their ledgers. docs/operations.md, "Budgets".
+	// reads BudgetExhausted. Unset: no cap. Like spec.suspend it may change
+	// after the start: raising or removing a limit resumes the stopped
+	// models from their ledgers. docs/operations.md, "Budgets".
 	// +optional
 	Budget *BudgetSpec `json:"budget,omitempty"`
 }
