@@ -170,3 +170,11 @@ func (q *kueueQueue) Finish(ctx context.Context, wl *kueue.Workload, message str
 	}
 	return nil
 }
+
+func (q *kueueQueue) Delete(ctx context.Context, wl *kueue.Workload) error {
+	err := q.client.Delete(ctx, wl, client.Preconditions{UID: &wl.UID})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete workload %s: %w", wl.Name, err)
+	}
+	return nil
+}

@@ -68,6 +68,8 @@ func (r *EvaluationReconciler) applyQueue(ctx context.Context, ops []kueueadapte
 			err = r.queue.Requeue(ctx, op.Workload)
 		case kueueadapter.QueueFinish:
 			err = r.queue.Finish(ctx, op.Workload, op.Message)
+		case kueueadapter.QueueDelete:
+			err = r.queue.Delete(ctx, op.Workload)
 		}
 		if err != nil {
 			return err

@@ -17,7 +17,7 @@ import (
 // +kubebuilder:printcolumn:name="RePoT",type=string,JSONPath=`.status.summary.repot`,description="repot success rate"
 // +kubebuilder:printcolumn:name="Adaptive",type=string,JSONPath=`.status.summary.adaptive`,description="repot-adaptive success rate"
 // +kubebuilder:printcolumn:name="Recovery",type=string,JSONPath=`.status.summary.derail`,description="derail-550: recovery rate per condition (nf, eo, sf, sla, full, nopfx, rst)"
-// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.summary.state`,priority=1,description="Pending, Running, Suspended, Complete, Failed or Stalled"
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.summary.state`,priority=1,description="Pending, Running, Suspended, Complete, Failed, Stalled or BudgetExhausted"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 30",message="metadata.name must be at most 30 characters: the names of servers, Jobs and ledgers are built from it"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.startTime) || ((has(self.spec.suite) ? has(oldSelf.spec.suite) && self.spec.suite == oldSelf.spec.suite : !has(oldSelf.spec.suite)) && (has(self.spec.problems) ? has(oldSelf.spec.problems) && self.spec.problems == oldSelf.spec.problems : !has(oldSelf.spec.problems)) && (has(self.spec.methods) ? has(oldSelf.spec.methods) && self.spec.methods == oldSelf.spec.methods : !has(oldSelf.spec.methods)))",message="spec.suite, spec.problems and spec.methods cannot change once the evaluation has started (status.startTime is set); only spec.suspend may change. Create a new RepotEvaluation instead (a RepotSchedule creates one per run from a template you may edit)"
@@ -34,7 +34,8 @@ type RepotEvaluation struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// spec is what to evaluate. It is immutable once the evaluation has
-	// started (status.startTime is set), except spec.suspend: the API server
+	// started (status.startTime is set), except spec.suspend, spec.budget,
+	// spec.maxParallelModels and spec.stalledAfterSeconds: the API server
 	// rejects any other edit with a message, never ignores it. To change what
 	// is evaluated, create a new RepotEvaluation, or manage the evaluation
 	// with a RepotSchedule, whose template may change at any time and applies

@@ -43,6 +43,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.suite == 'open-source-120' || (has(self.runner) && has(self.runner.shardsPerModel) ? self.runner.shardsPerModel : 4) * ((has(self.methods) && 'repot-vrr' in self.methods) || (has(self.repairBudget) && self.repairBudget > 1) || has(self.vrr) ? 1400 : 2000) >= (self.suite == 'puzzlezoo-775' ? 775 : (self.suite == 'derail-550' ? 550 : 378)) * (self.suite == 'derail-550' ? (has(self.derail) && has(self.derail.conditions) ? size(self.derail.conditions) : 7) : (has(self.methods) ? size(self.methods) : 4))",message="spec.runner.shardsPerModel is too small for this suite: one shard's ledger holds at most 2000 runs (problems x methods / shards), or 1400 when runs record their repair rounds (repairBudget above 1, repot-vrr or spec.vrr set), so use at least 2 shards for puzzlezoo-775 with 4 methods and 3 with 6 or 7 (3 and 4 when runs record rounds), and 2 for derail-550 with its 7 conditions (4 when runs record rounds)"
 // +kubebuilder:validation:XValidation:rule="!has(self.vrr) || (self.suite != 'derail-550' && has(self.methods) && self.methods.exists(m, m in ['repot', 'repot-vrr', 'repot-no-prefix', 'repot-restart']))",message="spec.vrr configures the repair loop: add repot-vrr (or repot, repot-no-prefix, repot-restart) to spec.methods, or remove spec.vrr; it does not apply to suite derail-550"
 // +kubebuilder:validation:XValidation:rule="!has(self.derail) || self.suite == 'derail-550'",message="spec.derail applies to suite derail-550 only: remove it, or set spec.suite to derail-550"
+// +kubebuilder:validation:XValidation:rule="!has(self.budget) || !has(self.budget.perModel) || self.budget.perModel.all(b, self.models.exists(m, m.name == b.model))",message="spec.budget.perModel[].model must name a model of spec.models"
 type RepotEvaluationSpec struct {
 	// suite is the problem suite: open-source-120 (the default),
 	// puzzlezoo-775, planbench-378 or derail-550. open-source-120 and
@@ -176,6 +177,16 @@ type RepotEvaluationSpec struct {
 	// conditions, the paper's statement. Immutable once started.
 	// +optional
 	Derail *DerailSpec `json:"derail,omitempty"`
+
+	// budget caps the GPU-hours, completion tokens and model calls the
+	// evaluation spends, in all and per model. When a limit is reached no
+	// new runs start: the runners and servers of the models concerned stop,
+	// the recorded runs stay, and once nothing else runs the evaluation
+	// reads BudgetExhausted. Unset: no cap. Like spec.suspend it may change
+	// after the start: raising or removing a limit resumes the stopped
+	// models from their ledgers. docs/operations.md, "Budgets".
+	// +optional
+	Budget *BudgetSpec `json:"budget,omitempty"`
 }
 
 // ProblemSource is where problem JSONL comes from: exactly one of configMap

@@ -71,6 +71,11 @@ type RepotEvaluationStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=80
 	ProblemsHash string `json:"problemsHash,omitempty"`
+
+	// budget is what the evaluation spent against spec.budget, and whether
+	// the budget stopped it; set while spec.budget is.
+	// +optional
+	Budget *BudgetStatus `json:"budget,omitempty"`
 }
 
 // Progress counts runs; a run is one (model, problem, method).
@@ -92,7 +97,7 @@ type Progress struct {
 
 // EvaluationState is the one-word state shown by kubectl get -o wide.
 //
-// +kubebuilder:validation:Enum=Pending;Running;Suspended;Complete;Failed;Stalled
+// +kubebuilder:validation:Enum=Pending;Running;Suspended;Complete;Failed;Stalled;BudgetExhausted
 type EvaluationState string
 
 // Evaluation states.
@@ -107,7 +112,8 @@ const (
 
 // Summary holds flat strings for the printer columns.
 type Summary struct {
-	// state is Pending, Running, Suspended, Complete, Failed or Stalled.
+	// state is Pending, Running, Suspended, Complete, Failed, Stalled or
+	// BudgetExhausted (spec.budget stopped every model not done).
 	// +optional
 	State EvaluationState `json:"state,omitempty"`
 

@@ -301,6 +301,16 @@ func TestSpecImmutableOnceStarted(t *testing.T) {
 			"spec.runner, spec.artifacts, spec.activeDeadlineSeconds and spec.ttlSecondsAfterFinished cannot change"},
 		{"maxParallelModels", func(e *v1alpha1.RepotEvaluation) { n := int32(1); e.Spec.MaxParallelModels = &n }, ""},
 		{"stalledAfterSeconds", func(e *v1alpha1.RepotEvaluation) { n := int32(60); e.Spec.StalledAfterSeconds = &n }, ""},
+		{"add budget", func(e *v1alpha1.RepotEvaluation) {
+			n := int64(1000)
+			e.Spec.Budget = &v1alpha1.BudgetSpec{BudgetLimits: v1alpha1.BudgetLimits{MaxCompletionTokens: &n, MaxGPUHours: "0.5"}}
+		}, ""},
+		{"raise budget", func(e *v1alpha1.RepotEvaluation) {
+			n := int64(5000)
+			e.Spec.Budget.MaxCompletionTokens = &n
+			e.Spec.Budget.PerModel = []v1alpha1.ModelBudget{{Model: "sim", BudgetLimits: v1alpha1.BudgetLimits{MaxModelCalls: &n}}}
+		}, ""},
+		{"remove budget", func(e *v1alpha1.RepotEvaluation) { e.Spec.Budget = nil }, ""},
 		{"add placement", func(e *v1alpha1.RepotEvaluation) {
 			e.Spec.Placement = &v1alpha1.PlacementSpec{PriorityClassName: "batch-low"}
 		}, "spec.placement cannot change once the evaluation has started"},

@@ -28,6 +28,8 @@ type Queue interface {
 	Requeue(ctx context.Context, wl *kueue.Workload) error
 	// Finish marks a Workload finished, releasing its quota.
 	Finish(ctx context.Context, wl *kueue.Workload, message string) error
+	// Delete deletes a Workload (gone already is no error).
+	Delete(ctx context.Context, wl *kueue.Workload) error
 }
 
 // QueueWorld is what Observe saw.

@@ -15,6 +15,10 @@ const (
 	QueueSubmit queueOpKind = iota + 1
 	QueueRequeue
 	QueueFinish
+	// QueueDelete deletes a Workload whose model was stopped before its
+	// runs were done (spec.budget): its quota is released, and a later
+	// start submits a new Workload.
+	QueueDelete
 )
 
 // QueueOp is one action on a Workload, carried out after the children.
@@ -85,4 +89,21 @@ func (g Gate) Place(set kueue.PodSetReference, spec *corev1.PodSpec) error {
 		return nil
 	}
 	return pl.apply(spec)
+}
+
+// StoppedGate is AdmissionGate for a model that must not run now although
+// its runs are not all recorded (spec.budget stopped it): nothing of it is
+// allowed, and once its children are gone its Workload is deleted, which
+// releases the quota. Finishing it instead would keep a later start (a
+// raised budget) from being admitted again: Kueue never admits a finished
+// Workload, and the absent one is submitted anew.
+func StoppedGate(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, qw QueueWorld, childrenLeft bool, why string) Gate {
+	if QueueName(e) == "" {
+		return Gate{}
+	}
+	g := Gate{Admission: qw.Admission(m.Name)}
+	if wl := qw.Workloads[m.Name]; wl != nil && !childrenLeft && wl.DeletionTimestamp == nil {
+		g.Op = &QueueOp{Kind: QueueDelete, Workload: wl, Message: why}
+	}
+	return g
 }

@@ -76,3 +76,52 @@ func TestAdmissionGate(t *testing.T) {
 		})
 	}
 }
+
+func TestStoppedGate(t *testing.T) {
+	plain := revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).Obj()
+	queued := plain.DeepCopy()
+	queued.Labels = map[string]string{QueueNameLabel: "q"}
+	reserved := []metav1.Condition{cond(kueue.WorkloadQuotaReserved, metav1.ConditionTrue, ""), cond(kueue.WorkloadAdmitted, metav1.ConditionTrue, "")}
+	adm := &kueue.Admission{ClusterQueue: "cq", PodSetAssignments: []kueue.PodSetAssignment{{Name: PodSetServer}, {Name: PodSetRunners}}}
+	admitted := workloadWith(reserved, adm)
+	pending := workloadWith([]metav1.Condition{cond(kueue.WorkloadQuotaReserved, metav1.ConditionFalse, "no quota")}, nil)
+	cases := []struct {
+		name   string
+		queued bool
+		wl     *kueue.Workload
+		left   bool
+		wantOp queueOpKind
+	}{
+		{name: "no queue label: nothing to do"},
+		{name: "admitted, children left: remove them first", queued: true, wl: admitted, left: true},
+		{name: "admitted, children gone: delete the workload", queued: true, wl: admitted, wantOp: QueueDelete},
+		{name: "pending: delete it, it must not be admitted", queued: true, wl: pending, wantOp: QueueDelete},
+		{name: "no workload: nothing to submit", queued: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := plain
+			if tc.queued {
+				e = queued
+			}
+			qw := QueueWorld{Workloads: map[string]*kueue.Workload{}}
+			if tc.wl != nil {
+				qw.Workloads["m"] = tc.wl
+			}
+			g := StoppedGate(e, &e.Spec.Models[0], qw, tc.left, "stopped")
+			if g.Allowed {
+				t.Errorf("a stopped model is allowed to run")
+			}
+			var got queueOpKind
+			if g.Op != nil {
+				got = g.Op.Kind
+				if g.Op.Workload != tc.wl {
+					t.Errorf("op on %v, want %v", g.Op.Workload, tc.wl)
+				}
+			}
+			if got != tc.wantOp {
+				t.Errorf("op = %v, want %v", got, tc.wantOp)
+			}
+		})
+	}
+}

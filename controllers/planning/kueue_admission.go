@@ -42,7 +42,12 @@ func (p *Plan) planKueue(e *repotv1.RepotEvaluation, w *World, o build.Options, 
 	gates := map[string]kueueadapter.Gate{}
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]
-		g := kueueadapter.AdmissionGate(e, m, o, w.Kueue, models[i].Done || ended, modelChildrenLeft(e, w, m.Name))
+		var g kueueadapter.Gate
+		if models[i].OverBudget && !models[i].Done && !ended {
+			g = kueueadapter.StoppedGate(e, m, w.Kueue, modelChildrenLeft(e, w, m.Name), "model "+m.Name+" was stopped by spec.budget")
+		} else {
+			g = kueueadapter.AdmissionGate(e, m, o, w.Kueue, models[i].Done || ended, modelChildrenLeft(e, w, m.Name))
+		}
 		gates[m.Name] = g
 		if g.Op != nil {
 			p.Queue = append(p.Queue, *g.Op)

@@ -24,6 +24,10 @@ type modelState struct {
 	// Evicted: it has children but is no longer admitted (world.Admitted):
 	// they are removed; its ledgers stay, so a later start resumes.
 	Evicted bool
+	// OverBudget: a limit of spec.budget stopped it before its runs were
+	// all recorded (BudgetDecision.Stop). Its children are removed like an
+	// evicted model's and nothing of it starts until the budget allows it.
+	OverBudget bool
 }
 
 // admitted is the one gate that says whether a model's children may exist
@@ -43,7 +47,10 @@ func (w *World) admitted(model string) bool {
 // it ended. It is a pure function of the evaluation, the world and the
 // ledgers' results, so the phases are rebuilt from the cluster on every
 // pass.
-func decideModels(e *repotv1.RepotEvaluation, w *World, res EvaluationResults, ended bool) []modelState {
+//
+// stop is, per model, whether spec.budget stops it (BudgetDecision.Stop;
+// nil: none).
+func decideModels(e *repotv1.RepotEvaluation, w *World, res EvaluationResults, ended bool, stop []bool) []modelState {
 	models := e.Spec.Models
 	out := make([]modelState, len(models))
 	used := 0
@@ -60,6 +67,10 @@ func decideModels(e *repotv1.RepotEvaluation, w *World, res EvaluationResults, e
 				// the cap, even for a server pod's grace period.
 				used++
 			}
+		case i < len(stop) && stop[i]:
+			// Stopped by the budget: its children go, like an evicted
+			// model's (planChildren), and it takes no slot.
+			out[i] = modelState{Phase: repotv1.ModelQueued, Evicted: hasChildren(e, w, m), OverBudget: true}
 		case hasChildren(e, w, m) && w.admitted(m.Name):
 			out[i] = modelState{Active: true}
 			used++
@@ -74,7 +85,7 @@ func decideModels(e *repotv1.RepotEvaluation, w *World, res EvaluationResults, e
 		if used >= limit || ended || e.Spec.IsSuspended() {
 			break
 		}
-		if s := &out[i]; !s.Done && !s.Active && !s.Evicted && w.admitted(models[i].Name) {
+		if s := &out[i]; !s.Done && !s.Active && !s.Evicted && !s.OverBudget && w.admitted(models[i].Name) {
 			s.Active = true
 			used++
 		}

@@ -57,7 +57,8 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 	out := decideOutcome(e, w)
 	ended := out.Phase != phaseActive
 	res := w.results(e)
-	models := decideModels(e, w, res, ended)
+	budget, spend := decideBudget(e, w, res)
+	models := decideModels(e, w, res, ended, budget.Stop)
 	views := observeServers(e, w, o, ended, models)
 	switch {
 	case w.Rejected != nil:
@@ -75,9 +76,11 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 	// A child whose name is taken was not created (planNameTaken).
 	p.Create = withoutTaken(p.Create, w.NameTaken)
 	after := project(w, &p)
-	afterModels := decideModels(e, after, res, ended)
+	afterModels := decideModels(e, after, res, ended, budget.Stop)
 	runners := diagnoseModelsRunners(e, w, afterModels)
 	p.Status = buildStatus(e, after, out, observeServers(e, after, o, ended, afterModels), afterModels, res, runners)
+	p.Status.Budget = budgetStatus(e, budget, spend, afterModels, &p.Status, ended)
+	budgetConditions(&p.Status, e, w)
 	kueueStatus(&p.Status, e, w)
 	if w.Rejected != nil {
 		p.planRejected(e, w, w.Rejected, w.Now)
@@ -103,6 +106,7 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 		if w.Problems.Unavailable != "" {
 			p.requeueIn(problemsRecheck)
 		}
+		p.requeueIn(budget.RecheckAfter)
 	}
 	return p
 }

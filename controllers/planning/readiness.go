@@ -26,7 +26,13 @@ type serverView struct {
 func observeServers(e *repotv1.RepotEvaluation, w *World, o build.Options, ended bool, models []modelState) []serverView {
 	out := make([]serverView, 0, len(e.Spec.Models))
 	for i := range e.Spec.Models {
-		out = append(out, observeServer(e, &e.Spec.Models[i], w, o, ended || models[i].Done))
+		v := observeServer(e, &e.Spec.Models[i], w, o, ended || models[i].Done)
+		if models[i].OverBudget && !ended && !models[i].Done {
+			// Stopped by spec.budget: its server is deleted (or gone).
+			v = serverView{Model: v.Model, Endpoint: v.Endpoint, State: repotv1.ServerStopped, Reason: repotv1.ReasonBudgetExhausted,
+				Message: "spec.budget stopped the model; raise or remove the limit to resume it"}
+		}
+		out = append(out, v)
 	}
 	return out
 }

@@ -20,6 +20,9 @@ type EvaluationResults struct {
 	Scaling *summary.ScalingReport
 	// Derail maps a model name to its Derail-550 figures (derail-550 only).
 	Derail map[string]*summary.DerailModelSummary
+	// Spend maps a model name to the completion tokens and calls of its
+	// distinct runs (GPU-seconds are not in the records: 0).
+	Spend map[string]Spend
 }
 
 // ComputeResults aggregates the records of the evaluation's own models and
@@ -49,6 +52,7 @@ func ComputeResults(e *repotv1.RepotEvaluation, records []summary.Record) Evalua
 		}
 		res.RunsDone[r.Model]++
 	}
+	res.Spend = spendOf(distinct)
 	agg := summary.Aggregate(kept)
 	for i := range agg.Models {
 		res.Models[agg.Models[i].Model] = &agg.Models[i]
