@@ -59,6 +59,7 @@ func buildStatus(e *repotv1.RepotEvaluation, w *World, out outcome, views []serv
 		mst.GPUSecondsHeld, mst.GPUSecondsIdle = gpuSeconds(t, m.ServerGPUs(), w.Records, m.Name, w.Now)
 		mst.ShardsInFlight = w.ShardsInFlight[m.Name]
 		mst.GPU = modelGPUCost(e, m, w.Ledgers, mst.Methods, build.PreviousGPU(e, m.Name), now)
+		mst.Provenance = modelProvenance(e, m, w, PreviousProvenance(e, m.Name))
 		done += mst.RunsDone
 		total += perModelTotal
 		st.Models = append(st.Models, mst)
