@@ -36,6 +36,10 @@ type SourceMeta struct {
 	// Energy is the GPU use per model from the evaluation's status, which
 	// the records alone do not carry.
 	Energy []ModelEnergy `json:"energy,omitempty"`
+	// Provenance is what produced the numbers, from the evaluation's
+	// status (status.models[].provenance, the problem-set hash and the
+	// sandbox mode).
+	Provenance []ProvenanceEntry `json:"provenance,omitempty"`
 }
 
 // FromRecords builds a Source from records: the summary, and the scaling
@@ -181,7 +185,7 @@ func loadRunDir(dir, name string, simulated map[string]bool) (Source, error) {
 		}
 	}
 	s := FromRecords(meta.Name, meta.Origin, recs)
-	s.Notes, s.Energy = meta.Notes, meta.Energy
+	s.Notes, s.Energy, s.Provenance = meta.Notes, meta.Energy, meta.Provenance
 	if partial > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("The last line of %s was cut off mid-write (%d bytes) and is left out.", runner.RecordsFile, partial))
 	}
@@ -215,7 +219,8 @@ func mergeModels(sum summary.Summary, known []ModelInfo, simulated map[string]bo
 
 // Combine merges the record sets of sources into one source named name, so
 // that models run in separate directories appear side by side and in one
-// capability-scaling sweep. Energy and Derail results are not combined.
+// capability-scaling sweep. Energy, Derail results and provenance are not
+// combined.
 func Combine(name string, sources []Source) Source {
 	var recs []summary.Record
 	var models []ModelInfo
