@@ -32,6 +32,9 @@ type Agent struct {
 	svcLister corelisters.ServiceLister
 	ready     chan struct{}
 	logMu     sync.Mutex
+
+	imageIDOnce  sync.Once
+	imageIDValue string
 }
 
 // New returns an agent for o.Nodes.
