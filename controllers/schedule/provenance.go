@@ -20,8 +20,9 @@ const (
 // mode, and per model (in cur's spec order, then models only base ran) the
 // images, server arguments, revision, what the servers reported, sampling,
 // chat-template kwargs and the runner's repot build. Each difference reads
-// "model m: <what>: <base> -> <cur>". Nothing recorded on one side is a
-// difference only where the other side recorded it.
+// "model m: <what>: <base> -> <cur>". A model without provenance on either
+// side, and what only one side's runners reported, are not differences:
+// unknown is not different.
 func provenanceDifferences(cur, base *repotv1.RepotEvaluation) []string {
 	var out []string
 	diff := func(what, was, is string) {
@@ -65,11 +66,8 @@ func provenanceDifferences(cur, base *repotv1.RepotEvaluation) []string {
 
 // modelDifferences reports one model's differences through diff.
 func modelDifferences(model string, base, cur *repotv1.ModelProvenance, diff func(what, was, is string)) {
-	if base == nil {
-		base = &repotv1.ModelProvenance{}
-	}
-	if cur == nil {
-		cur = &repotv1.ModelProvenance{}
+	if base == nil || cur == nil {
+		return // not recorded (e.g. a run from before provenance existed): unknown, not different
 	}
 	p := "model " + model + ": "
 	images := func(ps *repotv1.ModelProvenance) map[string]string {

@@ -72,6 +72,11 @@ func TestProvenanceDifferences(t *testing.T) {
 			p.ServedModels, p.Sampling, p.ChatTemplateKwargs, p.RepotVersion, p.RepotCommit = nil, nil, nil, "", ""
 			p.Images = p.Images[:1] // nor is a container only one run reported
 		},
+	}, {
+		name: "a run without provenance (from before it was recorded) is no difference",
+		cur: func(_ *repotv1.ModelProvenance, e *repotv1.RepotEvaluation) {
+			e.Status.Models[0].Provenance = nil
+		},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
