@@ -190,7 +190,67 @@ func loadRunDir(dir, name string, simulated map[string]bool) (Source, error) {
 		s.Notes = append(s.Notes, fmt.Sprintf("The last line of %s was cut off mid-write (%d bytes) and is left out.", runner.RecordsFile, partial))
 	}
 	s.Models = mergeModels(s.Summary, meta.Models, simulated)
+	if len(s.Provenance) == 0 {
+		p, err := runProvenance(dir, s.Summary)
+		if err != nil {
+			s.Notes = append(s.Notes, fmt.Sprintf("The provenance is left out: %v.", err))
+		}
+		s.Provenance = p
+	}
 	return s, nil
+}
+
+// runProvenance is the provenance `repot run` wrote into a run directory
+// (runner.ProvenanceFile): the runner's build, what the server reported on
+// /v1/models and the request parameters, for the directory's model (or
+// AllModels when it holds several). Nothing without the file; an unreadable
+// file is an error the caller notes (the records still make a report).
+func runProvenance(dir string, sum summary.Summary) ([]ProvenanceEntry, error) {
+	path := filepath.Join(dir, runner.ProvenanceFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	p, err := runner.ParseProvenance(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	model := AllModels
+	if len(sum.Models) == 1 {
+		model = sum.Models[0].Model
+	}
+	var out []ProvenanceEntry
+	add := func(item, value string) {
+		if value != "" {
+			out = append(out, ProvenanceEntry{Model: model, Item: item, Value: value})
+		}
+	}
+	for _, m := range p.ServedModels {
+		v := m.ID
+		if m.Root != "" {
+			v += ", root " + m.Root
+		}
+		if m.MaxModelLen != nil {
+			v += fmt.Sprintf(", max_model_len %d", *m.MaxModelLen)
+		}
+		add("served model (/v1/models)", v)
+	}
+	add("server report error", p.ServerError)
+	names := make([]string, 0, len(p.Request))
+	for k := range p.Request {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		add("request: "+k, string(p.Request[k]))
+	}
+	add("system prefix", p.SystemPrefix)
+	add("runner repot version", p.RepotVersion)
+	add("runner repot commit", p.RepotCommit)
+	return out, nil
 }
 
 // mergeModels lists every model of the summary with what is known of how it

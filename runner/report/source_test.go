@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"repot.dev/repot-operator/runner"
+	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -80,5 +81,46 @@ func TestScheduleDifferencesTable(t *testing.T) {
 	want := `<tr><th scope="row">n-2</th><td>n-1</td><td class="value">model m: sampling temperature: 0 -&gt; 0.7<br>model m: runner container run image: a -&gt; b</td></tr>`
 	if !strings.Contains(page, want) {
 		t.Errorf("the page lacks the differences row %s", want)
+	}
+}
+
+// A repot run directory's provenance.json reaches the report's provenance
+// table, for the directory's one model.
+func TestRunDirProvenance(t *testing.T) {
+	dir := t.TempDir()
+	r := summary.Record{Model: "m", ProblemID: "p1", Environment: "tower_of_hanoi", Method: summary.MethodPoT, Success: true, Calls: 1}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, runner.RecordsFile), append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := runner.WriteProvenance(dir, runner.Provenance{RepotVersion: "(devel)", ServedModels: []model.ServedModel{{ID: "sim-strong", Root: "repot-simulation/strong"}},
+		Request: map[string]json.RawMessage{"temperature": json.RawMessage("0"), "chat_template_kwargs": json.RawMessage(`{"enable_thinking":false}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := loadRunDir(dir, "out", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ProvenanceEntry{
+		{Model: "m", Item: "served model (/v1/models)", Value: "sim-strong, root repot-simulation/strong"},
+		{Model: "m", Item: "request: chat_template_kwargs", Value: `{"enable_thinking":false}`},
+		{Model: "m", Item: "request: temperature", Value: "0"},
+		{Model: "m", Item: "runner repot version", Value: "(devel)"},
+	}
+	if diff := cmp.Diff(want, s.Provenance); diff != "" {
+		t.Errorf("provenance of a run directory (-want +got):\n%s", diff)
+	}
+	if err := os.WriteFile(filepath.Join(dir, runner.ProvenanceFile), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err = loadRunDir(dir, "out", nil)
+	if err != nil {
+		t.Fatalf("a cut-off provenance.json stopped the report: %v", err)
+	}
+	if len(s.Provenance) != 0 || len(s.Notes) != 1 || !strings.Contains(s.Notes[0], "provenance is left out") {
+		t.Errorf("a cut-off provenance.json: provenance %v, notes %q; want none and a note", s.Provenance, s.Notes)
 	}
 }
