@@ -36,16 +36,33 @@ type Provenance struct {
 	SystemPrefix string `json:"system_prefix,omitempty"`
 }
 
-// BuildVersion is the repot binary's module version ("(devel)" for a
-// source build) and the VCS revision it was built from, with "-dirty" when
-// the tree had changes ("" when the build recorded none), from
-// runtime/debug.ReadBuildInfo.
+// linkedVersion and linkedRevision are set at link time, e.g. by the
+// Dockerfile from its VERSION and REVISION build arguments (-ldflags "-X
+// repot.dev/repot-operator/runner.linkedVersion=..."): an image build has no
+// .git to stamp VCS information from.
+var (
+	linkedVersion  string
+	linkedRevision string
+)
+
+// BuildVersion is the repot binary's version and the VCS revision it was
+// built from: the values set at link time when there are, else
+// runtime/debug.ReadBuildInfo's module version ("(devel)" for a source
+// build) and vcs.revision (with "-dirty" when the tree had changes; "" when
+// the build recorded none).
 func BuildVersion() (version, commit string) {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "", ""
+		bi = &debug.BuildInfo{}
 	}
-	return buildVersion(bi)
+	version, commit = buildVersion(bi)
+	if linkedVersion != "" {
+		version = linkedVersion
+	}
+	if linkedRevision != "" {
+		commit = linkedRevision
+	}
+	return version, commit
 }
 
 func buildVersion(bi *debug.BuildInfo) (version, commit string) {
