@@ -10,10 +10,14 @@ COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 # cgo stays on: go-nvml binds libnvidia-ml through dlopen (found at run time
-# on GPU nodes only; everything else works without it).
+# on GPU nodes only; everything else works without it). VERSION and REVISION
+# (`make docker-build` passes git's) are what runners record as their build
+# in status.models[].provenance; the context has no .git to stamp them from.
+ARG VERSION=""
+ARG REVISION=""
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
     CGO_CFLAGS="-O2 -g -Wno-deprecated-declarations" \
-    go build -trimpath -ldflags "-s -w" -o /out/repot .
+    go build -trimpath -ldflags "-s -w -X repot.dev/repot-operator/runner.linkedVersion=${VERSION} -X repot.dev/repot-operator/runner.linkedRevision=${REVISION}" -o /out/repot .
 # The operator copies this binary into vLLM containers (Ubuntu 22.04 and 24.04
 # bases, glibc 2.35 and 2.39) to run `repot gpu-telemetry --exec`. cgo links it
 # against the build image's glibc, so fail the build if it needs a newer

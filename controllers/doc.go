@@ -10,7 +10,8 @@
 //     its admission read back, the admission gate, the Queue interface;
 //   - controllers/planning: the decision, pure functions of the evaluation
 //     and the World observed: the Plan, model lifecycle, status, diagnosis,
-//     conditions, the records and results of the ledgers;
+//     conditions, the records and results of the ledgers, the provenance
+//     of each model's figures (provenance.go);
 //   - controllers (this package): the shell, below;
 //   - controllers/results: the readers behind `repot results export` and
 //     `repot report --evaluation/--schedule`;
@@ -18,7 +19,9 @@
 //     ledger`, `repot results`), joined with runner/cli's in main.go;
 //   - controllers/ledger: the ledger ConfigMap store of a runner shard (used
 //     by the runner pod's ledger containers and by the readers);
-//   - controllers/schedule: the RepotSchedule controller;
+//   - controllers/schedule: the RepotSchedule controller (provenance.go: in
+//     what, other than time, a run differed from the one it is compared
+//     with);
 //   - controllers/integration: the controller-level tests with a real API
 //     server (envtest); controllers/exporttest: export fixtures for tests.
 //

@@ -365,6 +365,17 @@ type ScheduledRun struct {
 	// regressed is true when some comparison is a significant drop.
 	// +optional
 	Regressed bool `json:"regressed,omitempty"`
+
+	// differences says in what, other than time, this run differed from
+	// comparedWith: images, server arguments, revision, what the servers
+	// reported, sampling, the runner's repot build, the problem set or the
+	// sandbox mode ("model m: sampling temperature: 0 -> 0.7"). Empty when
+	// the runs differ in nothing recorded but time.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=512
+	Differences []string `json:"differences,omitempty"`
 }
 
 // ScheduledModelResult is one model's figures in one run.

@@ -318,6 +318,12 @@ type ModelStatus struct {
 	// GPU telemetry (endpoint models, simulated models without fakeGPU).
 	// +optional
 	GPU *ModelGPUStatus `json:"gpu,omitempty"`
+
+	// provenance records what produced the model's figures: images,
+	// server arguments, revision, what the server reported of itself, the
+	// sampling in force and the runner's repot build.
+	// +optional
+	Provenance *ModelProvenance `json:"provenance,omitempty"`
 }
 
 // ServerStatus is the state of one model's server.

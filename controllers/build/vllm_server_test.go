@@ -1,12 +1,14 @@
 package build
 
 import (
+	"os"
 	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/yaml"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
@@ -140,5 +142,61 @@ func TestSimulatedFakeGPU(t *testing.T) {
 	pod := runnerPod(fake, &fake.Spec.Models[0], testOpts)
 	if !slices.Contains(pod.InitContainers[1].Args, "--readings-file=/repot/out/gpu.jsonl") {
 		t.Errorf("ledger sync args %q lack the readings file", pod.InitContainers[1].Args)
+	}
+}
+
+// TestServerArgsOfTheVLLMSample checks that the server arguments recorded in
+// status.models[].provenance.serverArgs (ServerArgs) for the vLLM sample are
+// what its server pod runs: the command after the gpu-telemetry wrapper's
+// "--", and the arguments the sample's fields ask for.
+func TestServerArgsOfTheVLLMSample(t *testing.T) {
+	b, err := os.ReadFile("../../config/samples/vllm-h100.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev repotv1.RepotEvaluation
+	if err := yaml.UnmarshalStrict(b, &ev); err != nil {
+		t.Fatalf("vllm-h100.yaml: %v", err)
+	}
+	ev.Namespace = "ns"
+	want := map[string][]string{
+		"qwen3-30b": {"vllm", "serve", "Qwen/Qwen3-30B-A3B", "--host", "0.0.0.0", "--port", "8000",
+			"--max-model-len", "32768", "--gpu-memory-utilization", "0.92"},
+		"gpt-oss-20b": {"vllm", "serve", "openai/gpt-oss-20b", "--host", "0.0.0.0", "--port", "8000",
+			"--served-model-name", "gpt-oss-20b"},
+	}
+	if len(ev.Spec.Models) != len(want) {
+		t.Fatalf("the sample has %d models, the test knows %d", len(ev.Spec.Models), len(want))
+	}
+	for i := range ev.Spec.Models {
+		m := &ev.Spec.Models[i]
+		recorded := ServerArgs(m)
+		if diff := cmp.Diff(want[m.Name], recorded); diff != "" {
+			t.Errorf("model %s: recorded server args (-want +got):\n%s", m.Name, diff)
+		}
+		server := ServerDeployment(&ev, m, testOpts, 1).Spec.Template.Spec.Containers[0]
+		sep := slices.Index(server.Command, "--")
+		if sep < 0 {
+			t.Fatalf("model %s: server command %q has no gpu-telemetry wrapper", m.Name, server.Command)
+		}
+		rendered := append(append([]string(nil), server.Command[sep+1:]...), server.Args...)
+		if diff := cmp.Diff(rendered, recorded); diff != "" {
+			t.Errorf("model %s: recorded server args differ from the pod's command (-rendered +recorded):\n%s", m.Name, diff)
+		}
+	}
+}
+
+// TestServerArgsOfASimulatedServer checks that a simulated server's
+// recorded arguments are its container's command and arguments.
+func TestServerArgsOfASimulatedServer(t *testing.T) {
+	ev := revtesting.MakeEvaluation("ev", "ns").Simulated("m", "qwen3-8b", 7).Obj()
+	m := &ev.Spec.Models[0]
+	server := ServerDeployment(ev, m, testOpts, 1).Spec.Template.Spec.Containers[0]
+	rendered := append(append([]string(nil), server.Command...), server.Args...)
+	if diff := cmp.Diff(rendered, ServerArgs(m)); diff != "" {
+		t.Errorf("recorded server args (-rendered +recorded):\n%s", diff)
+	}
+	if ServerArgs(m)[1] != "sim-server" {
+		t.Errorf("recorded server args %q do not run sim-server", ServerArgs(m))
 	}
 }

@@ -31,6 +31,7 @@ func newLedgerSyncCommand() *cobra.Command {
 			s.Store = st
 			s.Tail = &ledger.Tail{Path: f.file}
 			s.ModeFile = filepath.Join(filepath.Dir(f.file), ledger.SandboxModeFile)
+			s.ProvenanceFile = filepath.Join(filepath.Dir(f.file), ledger.ProvenanceFile)
 			s.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 			readings := startReadingsSync(ctx, st, readingsFile, s.Logf)
 			n, err := s.Run(ctx)

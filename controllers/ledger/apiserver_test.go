@@ -118,7 +118,12 @@ func TestLedgerAgainstAPIServer(t *testing.T) {
 	if err := os.WriteFile(modeFile, []byte("none, seccomp, landlock off\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	syncer := &Syncer{Store: store, Tail: &Tail{Path: path}, ModeFile: modeFile}
+	provFile := filepath.Join(filepath.Dir(path), ProvenanceFile)
+	const prov = `{"repot_version":"(devel)","served_models":[{"id":"m","root":"org/m","max_model_len":4096}],"request":{"temperature":0}}` + "\n"
+	if err := os.WriteFile(provFile, []byte(prov), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	syncer := &Syncer{Store: store, Tail: &Tail{Path: path}, ModeFile: modeFile, ProvenanceFile: provFile}
 	if _, err := syncer.Run(sctx); err != nil {
 		t.Fatal(err)
 	}
@@ -128,6 +133,9 @@ func TestLedgerAgainstAPIServer(t *testing.T) {
 	}
 	if got := cm.Annotations[SandboxModeAnnotation]; got != "none, seccomp, landlock off" {
 		t.Errorf("sandbox mode annotation = %q, want the runner's mode", got)
+	}
+	if got := cm.Annotations[ProvenanceAnnotation]; got != prov {
+		t.Errorf("provenance annotation = %q, want the runner's file %q", got, prov)
 	}
 	cm, err = admin.CoreV1().ConfigMaps(ns).Get(ctx, "led-0", metav1.GetOptions{})
 	if err != nil {

@@ -41,6 +41,11 @@ type Syncer struct {
 	ModeFile string
 	modeDone bool
 
+	// ProvenanceFile, when set, is the runner's provenance file; it is
+	// copied once onto the ledger (ProvenanceAnnotation).
+	ProvenanceFile string
+	provenanceDone bool
+
 	pending []summary.Record
 	since   time.Time // when the oldest pending record was read
 	written int
@@ -85,6 +90,7 @@ func (s *Syncer) Run(ctx context.Context) (written int, err error) {
 			return s.final()
 		case <-t.C():
 			s.syncMode(ctx)
+			s.syncProvenance(ctx)
 			s.read()
 			if len(s.pending) >= s.Batch || (len(s.pending) > 0 && s.Clock.Since(s.since) >= s.MaxDelay) {
 				if err := s.flush(ctx); err != nil && ctx.Err() == nil {
@@ -107,6 +113,7 @@ func (s *Syncer) final() (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.FinalTimeout)
 	defer cancel()
 	s.syncMode(ctx)
+	s.syncProvenance(ctx)
 	err := s.flush(ctx)
 	if err == nil && s.dropped > 0 {
 		err = fmt.Errorf("%w: %d records could not be stored in the ledger (they are only in %s)", ErrLedgerFull, s.dropped, s.Tail.Path)

@@ -63,6 +63,7 @@ func buildStatus(e *repotv1.RepotEvaluation, w *World, out outcome, views []serv
 			mst.InfraRetries = int32(n)
 		}
 		mst.GPU = modelGPUCost(e, m, w.Ledgers, mst.Methods, build.PreviousGPU(e, m.Name), now)
+		mst.Provenance = modelProvenance(e, m, w, PreviousProvenance(e, m.Name))
 		done += mst.RunsDone
 		infra += mst.InfraErrorRuns
 		total += perModelTotal

@@ -44,7 +44,9 @@ type scheduleView struct {
 					Interval     string `json:"interval"`
 				} `json:"methods"`
 			} `json:"models"`
-			Comparisons []struct {
+			ComparedWith string   `json:"comparedWith"`
+			Differences  []string `json:"differences"`
+			Comparisons  []struct {
 				Model           string `json:"model"`
 				Method          string `json:"method"`
 				DiffPoints      string `json:"diffPoints"`
@@ -82,6 +84,11 @@ func scheduleHistory(v *scheduleView) *report.Schedule {
 		}
 	}
 	sort.SliceStable(s.Points, func(i, j int) bool { return s.Points[i].Time.Before(s.Points[j].Time) })
+	for i := len(v.Status.History) - 1; i >= 0; i-- { // the history is newest first
+		if run := v.Status.History[i]; len(run.Differences) > 0 {
+			s.Differences = append(s.Differences, report.RunDifferences{Evaluation: run.Name, ComparedWith: run.ComparedWith, Differences: run.Differences})
+		}
+	}
 	return s
 }
 

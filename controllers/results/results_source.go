@@ -108,6 +108,7 @@ func (r *EvaluationResults) Meta(origin report.Origin) report.SourceMeta {
 		m.Notes = append(m.Notes, fmt.Sprintf("%d ledger line(s) are not records and are left out; the first: %s", n, r.Problems[0]))
 	}
 	m.Energy = evaluationEnergy(e)
+	m.Provenance = provenanceEntries(e)
 	return m
 }
 
@@ -115,7 +116,7 @@ func (r *EvaluationResults) Meta(origin report.Origin) report.SourceMeta {
 func (r *EvaluationResults) Source(origin report.Origin) report.Source {
 	meta := r.Meta(origin)
 	s := report.FromRecords(meta.Name, origin, r.Records)
-	s.Models, s.Notes, s.Energy = meta.Models, meta.Notes, meta.Energy
+	s.Models, s.Notes, s.Energy, s.Provenance = meta.Models, meta.Notes, meta.Energy, meta.Provenance
 	return s
 }
 

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
@@ -116,6 +118,7 @@ status:
     comparisons:
     - {model: m, method: pot, problems: 120, solved: 48, baselineSolved: 66, onlySolved: 2, baselineOnlySolved: 20, diffPermille: -150, diffPoints: "-15.0", test: mcnemar-exact, pValue: "0.0001", significantDrop: true}
     regressed: true
+    differences: ["model m: sampling temperature: 0 -> 0.7"]
   - name: nightly-1
     scheduledTime: "2026-11-01T03:00:00Z"
     result: Complete
@@ -140,7 +143,7 @@ func TestScheduleHistory(t *testing.T) {
 		{Time: day(1), Evaluation: "nightly-1", Model: "m", Method: "pot", Rate: summary.Rate{Permille: 550, Percent: "55.0%", Interval: "[46.1%, 63.6%]"}},
 		{Time: day(2), Evaluation: "nightly-2", Model: "m", Method: "pot", Rate: summary.Rate{Permille: 400, Percent: "40.0%", Interval: "[31.7%, 48.9%]"},
 			Regression: true, Change: "-15.0", PValue: "0.0001"},
-	}}
+	}, Differences: []report.RunDifferences{{Evaluation: "nightly-2", ComparedWith: "nightly-1", Differences: []string{"model m: sampling temperature: 0 -> 0.7"}}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("history (-want +got):\n%s", diff)
 	}
@@ -174,5 +177,64 @@ func TestFiguresFromStatusLeaveOutEnergyEstimates(t *testing.T) {
 	}
 	if st.Models[0].Methods[0].EstimatedEnergyJoules == nil {
 		t.Error("FiguresFromStatus changed the status it read")
+	}
+}
+
+// TestExportCarriesProvenance: `repot results export` writes the status's
+// provenance into source.json, and `repot report` of the export shows it in
+// its provenance table.
+func TestExportCarriesProvenance(t *testing.T) {
+	e := revtesting.MakeEvaluation("ev", "ns").Simulated("a", "strong", 1).Obj()
+	e.Status.ProblemsHash, e.Status.SandboxMode = "sha256:abc", "seccomp, landlock"
+	e.Status.Models = []repotv1.ModelStatus{{Name: "a", Provenance: &repotv1.ModelProvenance{
+		Images: []repotv1.ContainerImage{
+			{Pod: "server", Container: "server", Image: "repot:dev", ImageID: "repot@sha256:111"},
+			{Pod: "runner", Container: "run", Image: "repot:dev"},
+		},
+		ServerArgs:         []string{"repot", "sim-server", "--profile", "strong"},
+		Revision:           "v2",
+		ServedModels:       []repotv1.ServedModel{{ID: "sim-strong", Root: "repot-simulation/strong", MaxModelLen: ptr.To[int64](131072)}},
+		Sampling:           []repotv1.NameValue{{Name: "temperature", Value: "0"}},
+		ChatTemplateKwargs: []repotv1.NameValue{{Name: "enable_thinking", Value: "false"}},
+		RepotVersion:       "(devel)",
+		RepotCommit:        "abc123",
+	}}}
+	res := &EvaluationResults{Evaluation: e, Records: []summary.Record{resultRecord("a", "p1", "pot", true, "")}}
+	dir := t.TempDir()
+	if err := ExportEvaluation(dir, res); err != nil {
+		t.Fatal(err)
+	}
+	srcs, _, err := report.LoadDir(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := report.AllModels
+	want := []report.ProvenanceEntry{
+		{Model: all, Item: "problem set", Value: "sha256:abc"},
+		{Model: all, Item: "sandbox mode", Value: "seccomp, landlock"},
+		{Model: "a", Item: "image: server/server", Value: "repot@sha256:111"},
+		{Model: "a", Item: "image: runner/run", Value: "repot:dev (no digest reported)"},
+		{Model: "a", Item: "server args", Value: "repot sim-server --profile strong"},
+		{Model: "a", Item: "revision", Value: "v2"},
+		{Model: "a", Item: "served model (/v1/models)", Value: "sim-strong, root repot-simulation/strong, max_model_len 131072"},
+		{Model: "a", Item: "sampling: temperature", Value: "0"},
+		{Model: "a", Item: "chat_template_kwargs: enable_thinking", Value: "false"},
+		{Model: "a", Item: "runner repot version", Value: "(devel)"},
+		{Model: "a", Item: "runner repot commit", Value: "abc123"},
+	}
+	if len(srcs) != 1 {
+		t.Fatalf("%d sources read back", len(srcs))
+	}
+	if diff := cmp.Diff(want, srcs[0].Provenance); diff != "" {
+		t.Errorf("provenance read back from the export (-want +got):\n%s", diff)
+	}
+	var page bytes.Buffer
+	if err := report.Render(&page, report.Report{Sources: srcs}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{`<table class="provenance">`, "repot@sha256:111", "sim-strong, root repot-simulation/strong, max_model_len 131072"} {
+		if !strings.Contains(page.String(), s) {
+			t.Errorf("the report lacks %q", s)
+		}
 	}
 }

@@ -84,5 +84,15 @@ func regressionMessage(h repotv1.ScheduledRun) string {
 				c.Model, c.Method, c.DiffPoints, c.Solved, c.Problems, c.BaselineSolved, c.Problems, c.PValue))
 		}
 	}
-	return fmt.Sprintf("run %s solved significantly fewer problems than run %s: %s", h.Name, h.ComparedWith, strings.Join(parts, "; "))
+	msg := fmt.Sprintf("run %s solved significantly fewer problems than run %s: %s", h.Name, h.ComparedWith, strings.Join(parts, "; "))
+	return msg + differencesText(h)
+}
+
+// differencesText is ", and the runs differ in: ..." when the run differed
+// from the one it was compared with in more than time, "" otherwise.
+func differencesText(h repotv1.ScheduledRun) string {
+	if len(h.Differences) == 0 {
+		return ""
+	}
+	return "; the runs differ in more than time: " + strings.Join(h.Differences, "; ")
 }

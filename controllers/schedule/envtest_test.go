@@ -28,6 +28,7 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/schedule"
 	"repot.dev/repot-operator/runner/summary"
 )
@@ -287,7 +288,13 @@ func finish(g *WithT, ns, run string, result repotv1.RunResult) {
 	e.Status.CompletionTime = &now
 	e.Status.Conditions = []metav1.Condition{{Type: typ, Status: metav1.ConditionTrue, Reason: "Test", Message: "played by the test", LastTransitionTime: now}}
 	for _, m := range e.Spec.Models {
-		e.Status.Models = append(e.Status.Models, repotv1.ModelStatus{Name: m.Name, Methods: []repotv1.MethodResult{{Method: repotv1.MethodPoT, Rate: "60.0%", RatePermille: 600}}})
+		// The provenance as the evaluation controller records it: the
+		// server arguments it rendered, and the runner's report of the
+		// temperature it sent.
+		prov := &repotv1.ModelProvenance{ServerArgs: build.ServerArgs(&m),
+			Sampling: []repotv1.NameValue{{Name: "temperature", Value: e.Spec.TemperatureOrDefault()}}}
+		e.Status.Models = append(e.Status.Models, repotv1.ModelStatus{Name: m.Name, Provenance: prov,
+			Methods: []repotv1.MethodResult{{Method: repotv1.MethodPoT, Rate: "60.0%", RatePermille: 600}}})
 	}
 	g.Expect(k8s.Status().Update(ctx, &e)).To(Succeed())
 }
@@ -424,7 +431,11 @@ func TestWeakerModelSetsRegressed(t *testing.T) {
 
 	// Git changes the template: model sim becomes the weak profile. The
 	// run that already exists keeps its spec; the next run gets the new one.
-	patchSpec(g, s, func(sp *repotv1.RepotScheduleSpec) { sp.EvaluationTemplate.Spec.Models[1].Simulated.Profile = "weak" })
+	// It also raises the sampling temperature.
+	patchSpec(g, s, func(sp *repotv1.RepotScheduleSpec) {
+		sp.EvaluationTemplate.Spec.Models[1].Simulated.Profile = "weak"
+		sp.EvaluationTemplate.Spec.Sampling = &repotv1.SamplingSpec{Temperature: "0.7"}
+	})
 	stepTo(g, s, bs[1])
 	g.Eventually(func(g Gomega) []string { return runs(g, ns) }).Should(ConsistOf(name("regress", bs[0]), name("regress", bs[1])))
 	var first, second repotv1.RepotEvaluation
@@ -440,8 +451,9 @@ func TestWeakerModelSetsRegressed(t *testing.T) {
 	cur := getSchedule(g, s)
 	msg := condition(cur, repotv1.ConditionRegressed).Message
 	g.Expect(msg).To(ContainSubstring("model sim, method repot: -20.0 points"))
-	g.Expect(msg).NotTo(ContainSubstring("model steady"))
-	g.Expect(msg).NotTo(ContainSubstring("method pot:"))
+	drop, _, _ := strings.Cut(msg, "; the runs differ")
+	g.Expect(drop).NotTo(ContainSubstring("model steady"))
+	g.Expect(drop).NotTo(ContainSubstring("method pot:"))
 	h := cur.Status.History[0]
 	g.Expect(h.Name).To(Equal(name("regress", bs[1])))
 	g.Expect(h.ComparedWith).To(Equal(name("regress", bs[0])))
@@ -452,6 +464,16 @@ func TestWeakerModelSetsRegressed(t *testing.T) {
 		}
 	}
 	g.Expect(drops).To(ConsistOf("sim/repot"))
+	// Next to the McNemar results, the history says what else differed:
+	// the weaker profile in sim's server arguments and the temperature of
+	// both models.
+	g.Expect(h.Differences).To(ConsistOf(
+		"model steady: sampling temperature: 0 -> 0.7",
+		ContainSubstring("model sim: server args: repot sim-server"),
+		"model sim: sampling temperature: 0 -> 0.7",
+	))
+	g.Expect(h.Differences[1]).To(And(ContainSubstring("--profile strong"), ContainSubstring("-> repot sim-server"), HaveSuffix("--fault-permille 0")))
+	g.Expect(msg).To(ContainSubstring("the runs differ in more than time: model steady: sampling temperature: 0 -> 0.7"))
 	for _, c := range h.Comparisons {
 		if c.Model == "sim" && c.Method == repotv1.MethodRePoT {
 			g.Expect(c.PValue).To(Equal("<0.0001"))

@@ -29,6 +29,9 @@ type event struct {
 type comparison struct {
 	Baseline    string
 	Comparisons []repotv1.RunComparison
+	// Differences says in what else than time the runs differed
+	// (provenanceDifferences).
+	Differences []string
 	// Note says why there is no comparison, e.g. the baseline's ledgers are
 	// gone; empty otherwise.
 	Note string
@@ -101,7 +104,7 @@ func (p *plan) recordFinished(s *repotv1.RepotSchedule, runs []run, cmps map[str
 			Result: r.Result, Models: figures(r.Eval),
 		}
 		if c, ok := cmps[r.Eval.Name]; ok && r.Result == repotv1.RunComplete {
-			h.ComparedWith, h.Comparisons = c.Baseline, c.Comparisons
+			h.ComparedWith, h.Comparisons, h.Differences = c.Baseline, c.Comparisons, c.Differences
 			for _, x := range c.Comparisons {
 				h.Regressed = h.Regressed || x.SignificantDrop
 			}
@@ -109,11 +112,11 @@ func (p *plan) recordFinished(s *repotv1.RepotSchedule, runs []run, cmps map[str
 		hist = append(hist, h)
 		switch {
 		case h.Regressed:
-			p.Events = append(p.Events, event{Warning: true, Reason: "Regressed", Message: regressionMessage(h)})
+			p.Events = append(p.Events, event{Warning: true, Reason: "Regressed", Message: truncate(regressionMessage(h), maxEventNote)})
 		case r.Result == repotv1.RunFailed:
 			p.Events = append(p.Events, event{Warning: true, Reason: "RunFailed", Message: fmt.Sprintf("run %s failed", h.Name)})
 		default:
-			p.Events = append(p.Events, event{Reason: "RunCompleted", Message: fmt.Sprintf("run %s completed", h.Name)})
+			p.Events = append(p.Events, event{Reason: "RunCompleted", Message: truncate(fmt.Sprintf("run %s completed", h.Name)+differencesText(h), maxEventNote)})
 		}
 	}
 	sort.SliceStable(hist, func(i, j int) bool { return hist[i].ScheduledTime.After(hist[j].ScheduledTime.Time) })

@@ -207,7 +207,8 @@ func (r *Reconciler) compareNew(ctx context.Context, s *repotv1.RepotSchedule, r
 		if err != nil {
 			return nil, err
 		}
-		out[cur.Eval.Name] = comparison{Baseline: base.Eval.Name, Comparisons: compareRuns(cur.Eval, recs, baseRecs, regressionPValue(s))}
+		out[cur.Eval.Name] = comparison{Baseline: base.Eval.Name, Comparisons: compareRuns(cur.Eval, recs, baseRecs, regressionPValue(s)),
+			Differences: provenanceDifferences(cur.Eval, base.Eval)}
 	}
 	return out, nil
 }

@@ -284,6 +284,35 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 		}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 	})
 
+	It("records per model the image digests of the pods that ran, the server's arguments and self-report, the sampling and the runner's build", func() {
+		// The process nodes report the sha256 of the host's repot binary as
+		// every container's imageID; the status keeps it after the pods
+		// are gone.
+		digest := MatchRegexp(`^process://.+@sha256:[0-9a-f]{64}$`)
+		Eventually(func(g Gomega) {
+			e := get(g, "demo")
+			g.Expect(e.Status.Models).To(HaveLen(len(e.Spec.Models)))
+			for _, m := range e.Status.Models {
+				p := m.Provenance
+				g.Expect(p).NotTo(BeNil(), "model %s has no provenance", m.Name)
+				images := map[string]string{}
+				for _, c := range p.Images {
+					images[c.Pod+"/"+c.Container] = c.ImageID
+				}
+				g.Expect(images).To(HaveKeyWithValue("server/server", digest), "model %s", m.Name)
+				g.Expect(images).To(HaveKeyWithValue("runner/run", digest), "model %s", m.Name)
+				g.Expect(len(p.ServerArgs)).To(BeNumerically(">", 2), "model %s", m.Name)
+				g.Expect(p.ServerArgs[:2]).To(Equal([]string{"repot", "sim-server"}), "model %s", m.Name)
+				g.Expect(p.ServedModels).NotTo(BeEmpty(), "model %s: what the server said on /v1/models", m.Name)
+				g.Expect(p.ServedModels[0].Root).To(HavePrefix("repot-simulation/"))
+				g.Expect(p.ServedModels[0].MaxModelLen).NotTo(BeNil())
+				g.Expect(p.Sampling).To(ContainElement(repotv1.NameValue{Name: "temperature", Value: "0"}), "model %s", m.Name)
+				g.Expect(p.RepotVersion).NotTo(BeEmpty(), "model %s: the runner's build", m.Name)
+				GinkgoWriter.Printf("%s: server %s, runner %s, served %s\n", m.Name, images["server/server"], images["runner/run"], p.ServedModels[0].ID)
+			}
+		}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	})
+
 	It("exports the demo's records with the status's numbers, and reports it in a page chromium renders", func() {
 		Eventually(func(g Gomega) {
 			operatorAlive()

@@ -75,6 +75,7 @@ var _ = Describe("RepotSchedule on the local cluster", Ordered, func() {
 		By("run " + first.Name + " then run " + second.Name)
 		Expect(second.ComparedWith).To(Equal(first.Name))
 		Expect(second.Comparisons).To(HaveLen(2), "one comparison per method of the one model")
+		Expect(second.Differences).To(BeEmpty(), "two runs of one template on one cluster differ only in time")
 		for _, c := range second.Comparisons {
 			Expect(c.Model).To(Equal("sim"))
 			Expect(c.Problems).To(Equal(int32(120)))

@@ -120,6 +120,7 @@ func printReport(w io.Writer, e *repotv1.RepotEvaluation) {
 			fmt.Fprintf(w, "  routes of %s: %s\n", r.Method, strings.Join(parts, ", "))
 		}
 		printGPU(w, &m)
+		printProvenance(w, &m)
 	}
 	if sc := st.Scaling; sc != nil && len(sc.Cells) > 0 {
 		fmt.Fprintf(w, "\ncapability scaling (failed-prefix fraction vs repot - pot-retry), slope %s:\n", dash(sc.Slope))

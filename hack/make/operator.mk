@@ -60,7 +60,9 @@ helm-lint: manifests ## Lint and render the Helm chart (helm binary when present
 
 .PHONY: docker-build
 docker-build: ## Build the image $(IMG).
-	$(CONTAINER_TOOL) build -t $(IMG) .
+	$(CONTAINER_TOOL) build -t $(IMG) \
+		--build-arg VERSION=$$(git describe --tags --always --dirty 2>/dev/null) \
+		--build-arg REVISION=$$(git rev-parse HEAD 2>/dev/null)$$(git diff --quiet HEAD 2>/dev/null || echo -dirty) .
 
 .PHONY: docker-push
 docker-push: ## Push the image $(IMG).

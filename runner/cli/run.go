@@ -179,6 +179,11 @@ func (f *runFlags) run(c *cobra.Command) error {
 	if err := os.WriteFile(filepath.Join(out.Dir, runner.SandboxModeFile), []byte(sb.Mode()+"\n"), 0o644); err != nil {
 		return fmt.Errorf("writing the sandbox mode: %w", err)
 	}
+	// The provenance goes the same way: the ledger-sync sidecar copies it
+	// onto the ledger and the operator shows it in status.models[].provenance.
+	if err := runner.WriteProvenance(out.Dir, runProvenance(ctx, client, opts)); err != nil {
+		fmt.Fprintf(errw, "%v (the run goes on without a provenance record)\n", err)
+	}
 	pp := &runner.ProgressPrinter{W: errw, TTY: isTerminal(errw), Clock: model.SystemClock}
 	cfg := runner.Config{
 		Problems: problems, Derail: derail, Methods: f.methods, Options: opts,
@@ -363,4 +368,28 @@ func isTerminal(w any) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// maxServerError bounds the recorded reason /v1/models could not be read.
+const maxServerError = 512
+
+// runProvenance is what this run runs with: the binary's build, what the
+// server says of itself on /v1/models (or why it could not be asked) and
+// the request parameters every call sends.
+func runProvenance(ctx context.Context, client *model.OpenAI, opts runner.Options) runner.Provenance {
+	var p runner.Provenance
+	p.RepotVersion, p.RepotCommit = runner.BuildVersion()
+	served, err := client.ServedModels(ctx)
+	if err != nil {
+		p.ServerError = strings.ToValidUTF8(err.Error(), "?")
+		if len(p.ServerError) > maxServerError {
+			p.ServerError = strings.ToValidUTF8(p.ServerError[:maxServerError], "")
+		}
+	}
+	p.ServedModels = served
+	if p.Request, err = client.RequestParameters(opts.Temperature, opts.MaxTokens); err != nil {
+		p.ServerError = strings.TrimPrefix(p.ServerError+"; "+err.Error(), "; ")
+	}
+	p.SystemPrefix = client.SystemPrefix()
+	return p
 }

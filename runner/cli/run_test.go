@@ -11,12 +11,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/envs"
+	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/sandbox"
 	"repot.dev/repot-operator/runner/simserver"
 	"repot.dev/repot-operator/runner/summary"
@@ -115,6 +117,29 @@ func TestRunCommandEndToEnd(t *testing.T) {
 	}
 	if len(s.Models) != 1 || s.Models[0].Model != "sim" || s.Models[0].Problems != 3 || len(s.Models[0].Methods) != 4 {
 		t.Errorf("summary: %s", b)
+	}
+	// The provenance: what the simulated server said of itself and what
+	// every request carried (the defaults: temperature 0, max_tokens 16384,
+	// thinking off).
+	pb, err := os.ReadFile(filepath.Join(out, runner.ProvenanceFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov, err := runner.ParseProvenance(pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prov.ServedModels) != 1 || prov.ServedModels[0].ID != "sim-strong" || prov.ServedModels[0].Root != "repot-simulation/strong" ||
+		prov.ServedModels[0].MaxModelLen == nil || prov.ServerError != "" {
+		t.Errorf("provenance served models: %s", pb)
+	}
+	wantReq := map[string]string{"temperature": "0", "max_tokens": "16384", "chat_template_kwargs": `{"enable_thinking":false}`}
+	gotReq := map[string]string{}
+	for k, v := range prov.Request {
+		gotReq[k] = string(v)
+	}
+	if diff := cmp.Diff(wantReq, gotReq); diff != "" || prov.SystemPrefix != "/no_think" {
+		t.Errorf("provenance request (-want +got):\n%s\nsystem prefix %q", diff, prov.SystemPrefix)
 	}
 	if _, err := execRun(t, args...); err == nil || !strings.Contains(err.Error(), "--resume") {
 		t.Errorf("a second run without --resume: err = %v, want a refusal", err)

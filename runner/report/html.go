@@ -18,6 +18,9 @@ type page struct {
 	Simulation []string
 	Sources    []pageSource
 	Schedule   []section
+	// ScheduleDifferences are the schedule's runs that differed from
+	// their baselines in more than time.
+	ScheduleDifferences []RunDifferences
 }
 
 type pageSource struct {
@@ -25,6 +28,7 @@ type pageSource struct {
 	Records          int
 	Models           []ModelInfo
 	Notes            []string
+	Provenance       []ProvenanceEntry
 	Sections         []section
 }
 
@@ -41,13 +45,16 @@ func Render(w io.Writer, r Report) error {
 			return fmt.Errorf("%s: %w", s.Name, err)
 		}
 		pg.Sources = append(pg.Sources, pageSource{ID: prefix + "top", Name: s.Name, Origin: string(s.Origin),
-			Records: s.Summary.Records, Models: s.Models, Notes: s.Notes, Sections: secs})
+			Records: s.Summary.Records, Models: s.Models, Notes: s.Notes, Provenance: s.Provenance, Sections: secs})
 	}
 	sched, err := scheduleSections(r.Schedule)
 	if err != nil {
 		return err
 	}
 	pg.Schedule = sched
+	if r.Schedule != nil {
+		pg.ScheduleDifferences = r.Schedule.Differences
+	}
 	pg.Simulation = simulationStatement(r)
 	var b bytes.Buffer
 	if err := pageTemplate.Execute(&b, pg); err != nil {
@@ -121,6 +128,8 @@ th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
 th[scope=row] { text-align: left; font-weight: normal; }
 thead th { background: #f3f3f3; }
 details { margin: 0.5em 0; }
+table.provenance td { text-align: left; }
+table.provenance td.value { font-family: ui-monospace, monospace; word-break: break-all; }
 </style>
 </head>
 <body>
@@ -144,6 +153,9 @@ details { margin: 0.5em 0; }
 {{if .Models}}<table><caption>Models</caption><thead><tr><th scope="col">model</th><th scope="col">served by</th><th scope="col">detail</th></tr></thead><tbody>
 {{range .Models}}<tr><th scope="row">{{.Name}}</th><td>{{.ServedBy}}</td><td>{{.Detail}}</td></tr>
 {{end}}</tbody></table>{{end}}
+{{if .Provenance}}<table class="provenance"><caption>Provenance: what produced these numbers</caption><thead><tr><th scope="col">model</th><th scope="col">item</th><th scope="col">value</th></tr></thead><tbody>
+{{range .Provenance}}<tr><th scope="row">{{.Model}}</th><td>{{.Item}}</td><td class="value">{{.Value}}</td></tr>
+{{end}}</tbody></table>{{end}}
 {{range .Notes}}<p>{{.}}</p>
 {{end}}
 {{range .Sections}}{{template "section" .}}{{end}}
@@ -151,6 +163,9 @@ details { margin: 0.5em 0; }
 {{end}}
 {{if .Schedule}}<article id="schedule"><h2>Schedule history</h2>
 {{range .Schedule}}{{template "section" .}}{{end}}
+{{if .ScheduleDifferences}}<table class="provenance" id="schedule-differences"><caption>Runs that differ from the run they were compared with in more than time</caption><thead><tr><th scope="col">evaluation</th><th scope="col">compared with</th><th scope="col">differences</th></tr></thead><tbody>
+{{range .ScheduleDifferences}}<tr><th scope="row">{{.Evaluation}}</th><td>{{.ComparedWith}}</td><td class="value">{{range $i, $d := .Differences}}{{if $i}}<br>{{end}}{{$d}}{{end}}</td></tr>
+{{end}}</tbody></table>{{end}}
 </article>{{end}}
 </main>
 </body>

@@ -36,6 +36,10 @@ type SourceMeta struct {
 	// Energy is the GPU use per model from the evaluation's status, which
 	// the records alone do not carry.
 	Energy []ModelEnergy `json:"energy,omitempty"`
+	// Provenance is what produced the numbers, from the evaluation's
+	// status (status.models[].provenance, the problem-set hash and the
+	// sandbox mode).
+	Provenance []ProvenanceEntry `json:"provenance,omitempty"`
 }
 
 // FromRecords builds a Source from records: the summary, and the scaling
@@ -181,12 +185,72 @@ func loadRunDir(dir, name string, simulated map[string]bool) (Source, error) {
 		}
 	}
 	s := FromRecords(meta.Name, meta.Origin, recs)
-	s.Notes, s.Energy = meta.Notes, meta.Energy
+	s.Notes, s.Energy, s.Provenance = meta.Notes, meta.Energy, meta.Provenance
 	if partial > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("The last line of %s was cut off mid-write (%d bytes) and is left out.", runner.RecordsFile, partial))
 	}
 	s.Models = mergeModels(s.Summary, meta.Models, simulated)
+	if len(s.Provenance) == 0 {
+		p, err := runProvenance(dir, s.Summary)
+		if err != nil {
+			s.Notes = append(s.Notes, fmt.Sprintf("The provenance is left out: %v.", err))
+		}
+		s.Provenance = p
+	}
 	return s, nil
+}
+
+// runProvenance is the provenance `repot run` wrote into a run directory
+// (runner.ProvenanceFile): the runner's build, what the server reported on
+// /v1/models and the request parameters, for the directory's model (or
+// AllModels when it holds several). Nothing without the file; an unreadable
+// file is an error the caller notes (the records still make a report).
+func runProvenance(dir string, sum summary.Summary) ([]ProvenanceEntry, error) {
+	path := filepath.Join(dir, runner.ProvenanceFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	p, err := runner.ParseProvenance(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	model := AllModels
+	if len(sum.Models) == 1 {
+		model = sum.Models[0].Model
+	}
+	var out []ProvenanceEntry
+	add := func(item, value string) {
+		if value != "" {
+			out = append(out, ProvenanceEntry{Model: model, Item: item, Value: value})
+		}
+	}
+	for _, m := range p.ServedModels {
+		v := m.ID
+		if m.Root != "" {
+			v += ", root " + m.Root
+		}
+		if m.MaxModelLen != nil {
+			v += fmt.Sprintf(", max_model_len %d", *m.MaxModelLen)
+		}
+		add("served model (/v1/models)", v)
+	}
+	add("server report error", p.ServerError)
+	names := make([]string, 0, len(p.Request))
+	for k := range p.Request {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		add("request: "+k, string(p.Request[k]))
+	}
+	add("system prefix", p.SystemPrefix)
+	add("runner repot version", p.RepotVersion)
+	add("runner repot commit", p.RepotCommit)
+	return out, nil
 }
 
 // mergeModels lists every model of the summary with what is known of how it
@@ -215,7 +279,8 @@ func mergeModels(sum summary.Summary, known []ModelInfo, simulated map[string]bo
 
 // Combine merges the record sets of sources into one source named name, so
 // that models run in separate directories appear side by side and in one
-// capability-scaling sweep. Energy and Derail results are not combined.
+// capability-scaling sweep. Energy, Derail results and provenance are not
+// combined.
 func Combine(name string, sources []Source) Source {
 	var recs []summary.Record
 	var models []ModelInfo

@@ -62,6 +62,9 @@ type Source struct {
 	// Derail holds per-condition recovery results; empty leaves the section
 	// out.
 	Derail []DerailResult
+	// Provenance says what produced the numbers (images, server
+	// arguments, sampling, builds); empty leaves the table out.
+	Provenance []ProvenanceEntry
 
 	// records are the records the summary was computed from (for Combine).
 	records []summary.Record
@@ -90,6 +93,18 @@ type ModelInfo struct {
 	Detail string `json:"detail,omitempty"`
 }
 
+// ProvenanceEntry is one fact of what produced a source's numbers, e.g.
+// model "m", item "image: runner/run", value "repot@sha256:...". Model is
+// AllModels for facts of the whole evaluation.
+type ProvenanceEntry struct {
+	Model string `json:"model"`
+	Item  string `json:"item"`
+	Value string `json:"value"`
+}
+
+// AllModels is ProvenanceEntry.Model for a fact of the whole evaluation.
+const AllModels = "(all models)"
+
 // ModelEnergy is the GPU use of one model's server over an evaluation.
 type ModelEnergy struct {
 	Model string `json:"model"`
@@ -117,6 +132,17 @@ type Schedule struct {
 	Name string `json:"name"`
 	// Points are ordered by time.
 	Points []SchedulePoint `json:"points"`
+	// Differences are the runs that differed from the run they were
+	// compared with in more than time, oldest first.
+	Differences []RunDifferences `json:"differences,omitempty"`
+}
+
+// RunDifferences says in what, other than time, a scheduled run differed
+// from the run it was compared with (status.history[].differences).
+type RunDifferences struct {
+	Evaluation   string   `json:"evaluation"`
+	ComparedWith string   `json:"comparedWith"`
+	Differences  []string `json:"differences"`
 }
 
 // SchedulePoint is one method's result on one model in one evaluation of a

@@ -1,6 +1,10 @@
 package nodeagent
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"os"
 	"path"
 	"strings"
 )
@@ -48,4 +52,29 @@ func repository(image string) string {
 		image = image[:i]
 	}
 	return image
+}
+
+// hostBinaryImageID is the imageID a process node reports for every
+// container: the repot binary on the host that stands in for the image,
+// "process://<path>@sha256:<hex>" with the sha256 of the binary's bytes, so
+// that status.models[].provenance records which build ran (a digest of the
+// host binary, not of any container image). Without a readable binary it is
+// "process://<path>".
+func hostBinaryImageID(binary string) string {
+	f, err := os.Open(binary)
+	if err != nil {
+		return "process://" + binary
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "process://" + binary
+	}
+	return "process://" + binary + "@sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// imageID is hostBinaryImageID of the agent's binary, computed once.
+func (a *Agent) imageID() string {
+	a.imageIDOnce.Do(func() { a.imageIDValue = hostBinaryImageID(a.o.RepotBinary) })
+	return a.imageIDValue
 }

@@ -1,6 +1,10 @@
 package nodeagent
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 func TestImageMatcher(t *testing.T) {
 	m := ImageMatcher{Patterns: DefaultImagePatterns}
@@ -25,5 +29,23 @@ func TestImageMatcher(t *testing.T) {
 	glob := ImageMatcher{Patterns: []string{"example.com/team/*:v1"}}
 	if !glob.Runnable("example.com/team/x:v1") || glob.Runnable("example.com/team/x:v2") {
 		t.Errorf("glob pattern over the whole reference not honoured")
+	}
+}
+
+// TestHostBinaryImageID: the imageID of a process node's containers is the
+// sha256 of the host binary's bytes, named with its path.
+func TestHostBinaryImageID(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "repot")
+	if err := os.WriteFile(bin, []byte("abc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// sha256("abc"), FIPS 180-2's example.
+	want := "process://" + bin + "@sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+	if got := hostBinaryImageID(bin); got != want {
+		t.Errorf("imageID %q, want %q", got, want)
+	}
+	missing := filepath.Join(t.TempDir(), "none")
+	if got := hostBinaryImageID(missing); got != "process://"+missing {
+		t.Errorf("imageID of a missing binary %q, want its path alone", got)
 	}
 }

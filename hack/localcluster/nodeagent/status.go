@@ -82,7 +82,7 @@ func (w *worker) containerStatus(c *ctrState) corev1.ContainerStatus {
 	cs := corev1.ContainerStatus{
 		Name:         c.name,
 		Image:        c.spec.Image,
-		ImageID:      "process://" + w.a.o.RepotBinary,
+		ImageID:      w.a.imageID(),
 		RestartCount: int32(max(c.starts-1, 0)),
 		Ready:        c.isReady(),
 		Started:      ptr.To(c.running() && c.started),

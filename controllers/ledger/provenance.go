@@ -1,0 +1,62 @@
+package ledger
+
+import (
+	"context"
+	"os"
+
+	"repot.dev/repot-operator/runner"
+)
+
+// ProvenanceAnnotation on a ledger ConfigMap is the provenance its runner
+// reported (runner.Provenance as JSON: the runner's repot build, the
+// server's /v1/models, the request parameters). The runner writes it to
+// ProvenanceFile; the ledger-sync sidecar copies it here; the operator shows
+// it in status.models[].provenance.
+const ProvenanceAnnotation = "repot.dev/provenance"
+
+// ProvenanceFile is the file in the runner's output directory that holds
+// the provenance; repot run writes it at its start.
+const ProvenanceFile = runner.ProvenanceFile
+
+// readProvenance returns the provenance file's content when it is there and
+// parses, "" when it is not there yet.
+func readProvenance(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if _, err := runner.ParseProvenance(b); err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// syncProvenance copies the provenance file onto the ledger once, when it
+// appears and the store can be annotated. A file that does not parse is
+// logged and not copied.
+func (s *Syncer) syncProvenance(ctx context.Context) {
+	if s.ProvenanceFile == "" || s.provenanceDone {
+		return
+	}
+	a, ok := s.Store.(Annotator)
+	if !ok {
+		s.provenanceDone = true
+		return
+	}
+	p, err := readProvenance(s.ProvenanceFile)
+	if err != nil {
+		s.Logf("ledger: reading %s: %v", s.ProvenanceFile, err)
+		return
+	}
+	if p == "" {
+		return
+	}
+	if err := a.Annotate(ctx, ProvenanceAnnotation, p); err != nil {
+		s.Logf("ledger: %v (will retry)", err)
+		return
+	}
+	s.provenanceDone = true
+}

@@ -1,0 +1,77 @@
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// ServedModel is one model a server lists on /v1/models: its id and what
+// vLLM adds of it (root, max_model_len); servers that do not say leave them
+// empty.
+type ServedModel struct {
+	ID          string `json:"id"`
+	Root        string `json:"root,omitempty"`
+	MaxModelLen *int64 `json:"max_model_len,omitempty"`
+}
+
+// maxServedModels bounds what ServedModels keeps of a long list (hosted
+// APIs list hundreds).
+const maxServedModels = 8
+
+// ServedModels asks the server's /v1/models (openai-go's Models.List, no
+// retries) what it serves. The client's own model comes first when listed;
+// at most maxServedModels entries are kept.
+func (c *OpenAI) ServedModels(ctx context.Context) ([]ServedModel, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	page, err := c.client.Models.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing the server's models: %w", err)
+	}
+	var own, rest []ServedModel
+	for _, m := range page.Data {
+		var extra struct {
+			Root        string `json:"root"`
+			MaxModelLen *int64 `json:"max_model_len"`
+		}
+		if raw := m.RawJSON(); raw != "" {
+			_ = json.Unmarshal([]byte(raw), &extra) // optional fields: a server without them is fine
+		}
+		s := ServedModel{ID: m.ID, Root: extra.Root, MaxModelLen: extra.MaxModelLen}
+		if m.ID == c.cfg.Model {
+			own = append(own, s)
+		} else {
+			rest = append(rest, s)
+		}
+	}
+	out := append(own, rest...)
+	if len(out) > maxServedModels {
+		out = out[:maxServedModels]
+	}
+	return out, nil
+}
+
+// RequestParameters are the top-level fields the client sends with every
+// completion request other than the model and the messages: temperature,
+// max_tokens (or max_completion_tokens) and the extra body (e.g.
+// chat_template_kwargs), each as its JSON, for a request with the given
+// temperature and completion cap. They come from the same code that builds
+// each request.
+func (c *OpenAI) RequestParameters(temperature float64, maxTokens int) (map[string]json.RawMessage, error) {
+	b, err := json.Marshal(c.params(Request{Temperature: temperature, MaxTokens: maxTokens}))
+	if err != nil {
+		return nil, fmt.Errorf("encoding the request parameters: %w", err)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return nil, fmt.Errorf("decoding the request parameters: %w", err)
+	}
+	delete(fields, "model")
+	delete(fields, "messages")
+	return fields, nil
+}
+
+// SystemPrefix is the prefix the client puts before the system prompt.
+func (c *OpenAI) SystemPrefix() string { return c.cfg.SystemPrefix }

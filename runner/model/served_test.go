@@ -1,0 +1,86 @@
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/ptr"
+)
+
+// TestServedModels reads a vLLM-shaped /v1/models: the client's own model
+// first, root and max_model_len kept, a server that omits them tolerated.
+func TestServedModels(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/models" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"object":"list","data":[
+ {"id":"lora","object":"model","created":1,"owned_by":"vllm","root":"/adapters/lora","parent":"test-model"},
+ {"id":"test-model","object":"model","created":1,"owned_by":"vllm","root":"Qwen/Qwen3-8B","max_model_len":40960}]}`)
+	}))
+	defer srv.Close()
+	c := newTestClient(t, srv.URL, &fakeSleeper{}, nil)
+	got, err := c.ServedModels(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ServedModel{
+		{ID: "test-model", Root: "Qwen/Qwen3-8B", MaxModelLen: ptr.To[int64](40960)},
+		{ID: "lora", Root: "/adapters/lora"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("served models (-want +got):\n%s", diff)
+	}
+}
+
+func TestServedModelsError(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	c := newTestClient(t, srv.URL, &fakeSleeper{}, nil)
+	if _, err := c.ServedModels(context.Background()); err == nil {
+		t.Fatal("no error from a server without /v1/models")
+	}
+}
+
+// TestRequestParametersAreWhatIsSent compares the recorded parameters with
+// the body of a real request: everything but the model and the messages.
+func TestRequestParametersAreWhatIsSent(t *testing.T) {
+	for _, mut := range []func(*Config){
+		func(c *Config) { c.ExtraBody, c.SystemPrefix = DisableThinkingBody(), NoThinkPrefix },
+		func(c *Config) { c.MaxCompletionTokens = true },
+	} {
+		s := &script{steps: []func(http.ResponseWriter, *http.Request){ok}}
+		srv := httptest.NewServer(s)
+		c := newTestClient(t, srv.URL, &fakeSleeper{}, mut)
+		r := Request{Messages: []Message{{Role: RoleUser, Content: "solve"}}, Temperature: 0.7, MaxTokens: 2048}
+		if _, err := c.Complete(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+		srv.Close()
+		recorded, err := c.RequestParameters(r.Temperature, r.MaxTokens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]any{}
+		for k, v := range recorded {
+			var x any
+			if err := json.Unmarshal(v, &x); err != nil {
+				t.Fatal(err)
+			}
+			got[k] = x
+		}
+		sent := s.bodies[0]
+		delete(sent, "model")
+		delete(sent, "messages")
+		if diff := cmp.Diff(sent, got); diff != "" {
+			t.Errorf("recorded parameters differ from the sent body (-sent +recorded):\n%s", diff)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package runner
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/ptr"
+
+	"repot.dev/repot-operator/runner/model"
+)
+
+func TestBuildVersion(t *testing.T) {
+	cases := []struct {
+		name              string
+		bi                debug.BuildInfo
+		version, revision string
+	}{
+		{"clean", debug.BuildInfo{Main: debug.Module{Version: "v0.3.0"}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc"}, {Key: "vcs.modified", Value: "false"}}}, "v0.3.0", "abc"},
+		{"dirty", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{{Key: "vcs.modified", Value: "true"}, {Key: "vcs.revision", Value: "abc"}}}, "(devel)", "abc-dirty"},
+		{"no vcs", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "(devel)", ""},
+	}
+	for _, tc := range cases {
+		v, r := buildVersion(&tc.bi)
+		if v != tc.version || r != tc.revision {
+			t.Errorf("%s: %q, %q; want %q, %q", tc.name, v, r, tc.version, tc.revision)
+		}
+	}
+}
+
+func TestProvenanceFileRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	p := Provenance{RepotVersion: "v1", ServedModels: []model.ServedModel{{ID: "m", MaxModelLen: ptr.To[int64](8)}},
+		Request: map[string]json.RawMessage{"temperature": json.RawMessage("0")}, SystemPrefix: "/no_think"}
+	if err := WriteProvenance(dir, p); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ProvenanceFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseProvenance(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(p, got); diff != "" {
+		t.Errorf("read back (-written +read):\n%s", diff)
+	}
+	big := Provenance{ServerError: strings.Repeat("x", MaxProvenanceBytes)}
+	if err := WriteProvenance(dir, big); err == nil {
+		t.Error("an oversized provenance was written")
+	}
+	if _, err := ParseProvenance([]byte("{")); err == nil {
+		t.Error("a cut-off file parsed")
+	}
+}
