@@ -1,8 +1,10 @@
 package build
 
+import "repot.dev/repot-operator/runner/layout"
+
 // readingsFile is where `repot run --gpu-telemetry-url` writes the GPU
 // readings in a runner pod.
-const readingsFile = workOutPath + "/gpu.jsonl"
+const readingsFile = workOutPath + "/" + layout.ReadingsFile
 
 // ledgerArgs are the arguments of a runner pod's ledger container; the
 // sync sidecar also copies the GPU readings.

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/runner/layout"
 )
 
 // Paths inside runner pods.
@@ -20,7 +21,7 @@ const (
 	problemsPath   = "/repot/problems"
 	artifactsPath  = "/repot/artifacts"
 	tokenMountPath = "/var/run/secrets/kubernetes.io/serviceaccount"
-	recordsFile    = workOutPath + "/records.jsonl"
+	recordsFile    = workOutPath + "/" + layout.RecordsFile
 	apiKeyEnv      = "REPOT_API_KEY"
 	// backoffPerShard is how often one shard may fail (not counting
 	// evictions and preemptions) before the shard is given up.

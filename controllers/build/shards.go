@@ -6,7 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-	"repot.dev/repot-operator/controllers/ledger"
+	"repot.dev/repot-operator/runner/layout"
 )
 
 // LedgerConfigMaps are the empty ledgers of a model, one per shard. The
@@ -19,14 +19,10 @@ func LedgerConfigMaps(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []*corev
 	for s := range n {
 		cm := &corev1.ConfigMap{
 			ObjectMeta: ChildMeta(e, LedgerName(e.Name, m.Name, s), m.Name, ComponentLedger),
-			Data:       map[string]string{LedgerDataKey: ""},
+			Data:       map[string]string{layout.LedgerRecordsKey: ""},
 		}
 		cm.Labels[LabelShard] = strconv.Itoa(s)
 		out = append(out, cm)
 	}
 	return out
 }
-
-// LedgerDataKey is the ConfigMap data key that holds a ledger's records, one
-// summary.Record JSON object per line.
-const LedgerDataKey = ledger.DataKey

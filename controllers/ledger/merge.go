@@ -14,9 +14,6 @@ import (
 	"repot.dev/repot-operator/runner/summary"
 )
 
-// DataKey is the ConfigMap data key that holds the records.
-const DataKey = "records.jsonl"
-
 // LineError is a line of records text that is not a record.
 type LineError struct {
 	Source string // file or ConfigMap name
@@ -25,10 +22,6 @@ type LineError struct {
 }
 
 func (e LineError) Error() string { return fmt.Sprintf("%s line %d: %s", e.Source, e.Line, e.Err) }
-
-// ParseRecord parses one ledger line: summary.ParseRecord, the one parser
-// of records.
-func ParseRecord(line []byte) (summary.Record, error) { return summary.ParseRecord(line) }
 
 // entry is one line of a ledger: a record, or a line kept verbatim because
 // it could not be parsed (the ledger never loses what it held).

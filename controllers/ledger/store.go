@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -46,7 +47,7 @@ func (s *Store) Load(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("reading ledger ConfigMap %s: %w", s.Name, err)
 	}
-	return cm.Data[DataKey], nil
+	return cm.Data[layout.LedgerRecordsKey], nil
 }
 
 // Merge merges records into the ledger and returns how many changed it. It
@@ -55,7 +56,7 @@ func (s *Store) Load(ctx context.Context) (string, error) {
 // conflict it reads again and retries. Nothing is written when the records
 // are already there.
 func (s *Store) Merge(ctx context.Context, recs []summary.Record) (int, error) {
-	return s.mergeKey(ctx, DataKey, func(old string) (string, int) { return Merge(old, recs) })
+	return s.mergeKey(ctx, layout.LedgerRecordsKey, func(old string) (string, int) { return Merge(old, recs) })
 }
 
 // mergeKey is the one read-merge-patch loop of the ledger's data keys:

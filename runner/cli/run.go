@@ -20,6 +20,7 @@ import (
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/gpu"
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/sandbox"
 	"repot.dev/repot-operator/runner/vrr"
@@ -95,7 +96,7 @@ func newRunCommandFlags() (*cobra.Command, *runFlags) {
 	fl.BoolVar(&f.disableThinking, "disable-thinking", true, "turn extended thinking off (/no_think system prefix and chat_template_kwargs.enable_thinking=false)")
 	fl.DurationVar(&f.programTimeout, "program-timeout", 10*time.Second, "wall-clock limit per model program in the sandbox")
 	fl.IntVar(&f.programConcurrency, "program-concurrency", 0, "programs running at once (default: number of CPUs)")
-	fl.StringVar(&f.gpuTelemetryURL, "gpu-telemetry-url", "", "the model server's GPU telemetry (http://HOST:9400/telemetry): read at the start and end of the shard into DIR/"+gpu.ReadingsFile)
+	fl.StringVar(&f.gpuTelemetryURL, "gpu-telemetry-url", "", "the model server's GPU telemetry (http://HOST:9400/telemetry): read at the start and end of the shard into DIR/"+layout.ReadingsFile)
 	fl.StringVar(&f.sandboxMin, "sandbox-min", string(sandbox.MinSeccomp), "least sandbox confinement to start with: seccomp, seccomp+landlock, seccomp+namespaces or none (see docs/sandbox.md)")
 	addDerailFlags(fl, f)
 	addVRRFlags(fl, &f.vrr)
@@ -176,7 +177,7 @@ func (f *runFlags) run(c *cobra.Command) error {
 	opts.SandboxMode = sb.Mode()
 	// The ledger-sync sidecar copies this file onto the ledger; the operator
 	// shows it in the evaluation's status.
-	if err := os.WriteFile(filepath.Join(out.Dir, runner.SandboxModeFile), []byte(sb.Mode()+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out.Dir, layout.SandboxModeFile), []byte(sb.Mode()+"\n"), 0o644); err != nil {
 		return fmt.Errorf("writing the sandbox mode: %w", err)
 	}
 	pp := &runner.ProgressPrinter{W: errw, TTY: isTerminal(errw), Clock: model.SystemClock}
@@ -216,7 +217,7 @@ func (f *runFlags) run(c *cobra.Command) error {
 			fmt.Fprintf(errw, "GPU cost: %v\n", err)
 		}
 	}
-	fmt.Fprintf(errw, "wrote %s, %s and %s/%s\n", out.RecordsPath, out.TracesPath, out.Dir, runner.SummaryFile)
+	fmt.Fprintf(errw, "wrote %s, %s and %s/%s\n", out.RecordsPath, out.TracesPath, out.Dir, layout.SummaryFile)
 	if res.Aborted {
 		return fmt.Errorf("interrupted: %d of %d runs finished and were saved; rerun with --resume to continue", len(res.Records), res.Planned)
 	}

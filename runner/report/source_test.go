@@ -8,14 +8,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"repot.dev/repot-operator/runner"
+	"repot.dev/repot-operator/runner/layout"
 )
 
 // An exported directory's source.json carries the GPU use the records do
 // not, so a report of the export shows the same sections as the live one.
 func TestSourceFileCarriesEnergy(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, runner.RecordsFile), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, layout.RecordsFile), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	want := []ModelEnergy{{Model: "a", GPUSeconds: 60, Joules: 42000, Solved: 2, Simulated: true}}
