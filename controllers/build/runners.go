@@ -122,8 +122,8 @@ func runnerPod(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options) core
 		RuntimeClassName:              runtimeClassOf(e),
 		TerminationGracePeriodSeconds: ptr.To[int64](60),
 		InitContainers: []corev1.Container{
-			ledgerContainer("ledger-restore", image, "restore", ledger, nil),
-			ledgerContainer("ledger-sync", image, "sync", ledger, ptr.To(corev1.ContainerRestartPolicyAlways)),
+			ledgerContainer("ledger-restore", image, "restore", ledger, LedgerSpills(e), nil),
+			ledgerContainer("ledger-sync", image, "sync", ledger, LedgerSpills(e), ptr.To(corev1.ContainerRestartPolicyAlways)),
 		},
 		Containers: []corev1.Container{run},
 		Volumes:    volumes,
@@ -135,12 +135,12 @@ func runnerPod(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options) core
 // --resume` skips them) or `repot ledger sync` (a native sidecar that copies
 // new records into the ledger in small batches and on SIGTERM). These are
 // the only containers that mount the service account token.
-func ledgerContainer(name, image, verb, ledger string, restart *corev1.ContainerRestartPolicy) corev1.Container {
+func ledgerContainer(name, image, verb, ledger string, spills int, restart *corev1.ContainerRestartPolicy) corev1.Container {
 	return corev1.Container{
 		Name:          name,
 		Image:         image,
 		Command:       []string{"repot"},
-		Args:          ledgerArgs(verb, ledger),
+		Args:          ledgerArgs(verb, ledger, spills),
 		RestartPolicy: restart,
 		Env: []corev1.EnvVar{{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
 			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"},

@@ -54,7 +54,10 @@ func MergeLines(existing string, add []string) (string, int) {
 // same optimistic concurrency as Merge; the records and the readings
 // together must fit MaxLedgerBytes.
 func (s *Store) MergeReadings(ctx context.Context, lines []string) (int, error) {
-	return s.mergeKey(ctx, layout.LedgerReadingsKey, func(old string) (string, int) { return MergeLines(old, lines) })
+	return s.mergeKey(ctx, s.Name, layout.LedgerReadingsKey, func(old string, _ int) (string, int, error) {
+		merged, n := MergeLines(old, lines)
+		return merged, n, nil
+	})
 }
 
 // LineTail reads the complete lines appended to a file since the last

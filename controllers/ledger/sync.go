@@ -44,7 +44,6 @@ type Syncer struct {
 	pending []summary.Record
 	since   time.Time // when the oldest pending record was read
 	written int
-	dropped int // records a full ledger refused (they stay in the file)
 }
 
 func (s *Syncer) defaults() {
@@ -70,11 +69,12 @@ func (s *Syncer) defaults() {
 
 // Run syncs until ctx is cancelled, then reads the file a last time and
 // writes everything still pending. It returns the error of that final write
-// (records it could not store are lost to the ledger but stay in the file);
-// failed writes before it are logged and retried on the next poll, except
-// when the ledger is full (ErrLedgerFull): retrying those records cannot
-// succeed, so they are dropped from the ledger's queue, and Run returns an
-// error at the end that counts them.
+// (records it could not store are not in the ledger but stay in the file,
+// and the error makes the container, and so the pod, fail). A failed write
+// before it is logged and retried on the next poll; no record is ever
+// dropped from the queue: a full ledger spills into its spill ConfigMaps
+// (Store.Merge), and what fits in none of them (a *FullError) stays
+// pending, so the final write fails and says how many records are left.
 func (s *Syncer) Run(ctx context.Context) (written int, err error) {
 	s.defaults()
 	t := s.Clock.NewTicker(s.Poll)
@@ -88,11 +88,7 @@ func (s *Syncer) Run(ctx context.Context) (written int, err error) {
 			s.read()
 			if len(s.pending) >= s.Batch || (len(s.pending) > 0 && s.Clock.Since(s.since) >= s.MaxDelay) {
 				if err := s.flush(ctx); err != nil && ctx.Err() == nil {
-					retry := "will retry"
-					if errors.Is(err, ErrLedgerFull) {
-						retry = "not retried; the records stay in the file"
-					}
-					s.Logf("ledger: %v (%s)", err, retry)
+					s.Logf("ledger: %v (will retry; the records stay in %s)", err, s.Tail.Path)
 				}
 			}
 			if s.polled != nil {
@@ -108,8 +104,8 @@ func (s *Syncer) final() (int, error) {
 	defer cancel()
 	s.syncMode(ctx)
 	err := s.flush(ctx)
-	if err == nil && s.dropped > 0 {
-		err = fmt.Errorf("%w: %d records could not be stored in the ledger (they are only in %s)", ErrLedgerFull, s.dropped, s.Tail.Path)
+	if err != nil {
+		err = fmt.Errorf("%w (%d records are only in %s)", err, len(s.pending), s.Tail.Path)
 	}
 	return s.written, err
 }
@@ -134,9 +130,13 @@ func (s *Syncer) flush(ctx context.Context) error {
 		return nil
 	}
 	if _, err := s.Store.Merge(ctx, s.pending); err != nil {
-		if errors.Is(err, ErrLedgerFull) {
-			s.dropped += len(s.pending)
-			s.pending = nil
+		// Records a full ledger could not take stay pending, in order;
+		// the others are stored. After any other error all stay pending
+		// (merging again is harmless: the merge is by key).
+		var full *FullError
+		if errors.As(err, &full) {
+			s.written += len(s.pending) - len(full.Left)
+			s.pending = full.Left
 		}
 		return err
 	}

@@ -3,7 +3,6 @@ package ledger
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -122,29 +121,36 @@ func TestSyncFinalWriteFailureIsReported(t *testing.T) {
 	}
 }
 
-// fullMerger is a ledger that refuses every write as too large.
+// fullMerger is a ledger whose ConfigMaps are all full until room is set:
+// it refuses every record with a *FullError, then stores what it is given.
 type fullMerger struct {
-	mu    sync.Mutex
-	calls int
+	mu     sync.Mutex
+	calls  int
+	room   bool
+	stored []summary.Record
 }
 
-func (m *fullMerger) Merge(context.Context, []summary.Record) (int, error) {
+func (m *fullMerger) Merge(_ context.Context, recs []summary.Record) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.calls++
-	return 0, fmt.Errorf("%w: ledger ConfigMap led-0 would hold too much", ErrLedgerFull)
+	if !m.room {
+		return 0, &FullError{Ledger: "led-0-2", Spills: 2, Left: append([]summary.Record(nil), recs...)}
+	}
+	m.stored = append(m.stored, recs...)
+	return len(recs), nil
 }
 
-func (m *fullMerger) count() int {
+func (m *fullMerger) state() (int, []summary.Record) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.calls
+	return m.calls, append([]summary.Record(nil), m.stored...)
 }
 
-// A full ledger cannot take the records however often they are offered:
-// they are written once, not retried on every poll, and the final result
-// says how many the ledger lacks.
-func TestSyncDoesNotRetryAFullLedger(t *testing.T) {
+// A full ledger never makes the sidecar drop records: they stay pending,
+// are offered again on the next polls, and are stored once there is room.
+// (Before spills, ErrLedgerFull dropped the whole pending batch.)
+func TestSyncKeepsWhatAFullLedgerRefuses(t *testing.T) {
 	clock := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	path := filepath.Join(t.TempDir(), "records.jsonl")
 	polled := make(chan struct{})
@@ -164,15 +170,36 @@ func TestSyncDoesNotRetryAFullLedger(t *testing.T) {
 		clock.Step(time.Second)
 		<-polled
 	}
-	appendFile(t, path, jsonl(t, rec("p1", "pot", true, ""), rec("p2", "pot", true, "")))
-	for range 5 {
-		poll()
+	a, b, c := rec("p1", "pot", true, ""), rec("p2", "pot", true, ""), rec("p3", "pot", true, "")
+	appendFile(t, path, jsonl(t, a, b))
+	poll()
+	poll()
+	if calls, _ := m.state(); calls != 2 {
+		t.Errorf("a full ledger was offered the records %d times in 2 polls; want 2 (kept and retried)", calls)
 	}
-	if got := m.count(); got != 1 {
-		t.Errorf("a full ledger was offered the same records %d times; want 1", got)
-	}
+	m.mu.Lock()
+	m.room = true
+	m.mu.Unlock()
+	appendFile(t, path, jsonl(t, c))
+	poll()
 	cancel()
-	err := <-done
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v; want nil once every record is stored", err)
+	}
+	if _, got := m.state(); !cmp.Equal([]summary.Record{a, b, c}, got) {
+		t.Errorf("stored %v; want every record, in order", got)
+	}
+}
+
+// When nothing has room by the end, the final write fails and counts the
+// records the ledger lacks, so the pod fails and the shard is retried.
+func TestSyncFinalWriteToAFullLedgerFails(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "records.jsonl")
+	appendFile(t, path, jsonl(t, rec("p1", "pot", true, ""), rec("p2", "pot", true, "")))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s := &Syncer{Store: &fullMerger{}, Tail: &Tail{Path: path}}
+	_, err := s.Run(ctx)
 	if !errors.Is(err, ErrLedgerFull) || !strings.Contains(err.Error(), "2 records") {
 		t.Errorf("Run = %v; want ErrLedgerFull counting the 2 records the ledger lacks", err)
 	}
