@@ -115,7 +115,7 @@ func TestStoreMergeSpills(t *testing.T) {
 	f := withSpills(newFake("led-0", ""), 2)
 	s := &Store{Client: f, Name: "led-0", Spills: 2}
 	recs := fillRecords("p", MaxLedgerBytes/1000) // about 1.25 ledgers
-	for i := 0; i < len(recs); i += 25 {         // the sidecar's batches
+	for i := 0; i < len(recs); i += 25 {          // the sidecar's batches
 		if _, err := s.Merge(ctx, recs[i:min(i+25, len(recs))]); err != nil {
 			t.Fatalf("Merge batch %d: %v", i/25, err)
 		}
