@@ -28,7 +28,7 @@ func TestRunArgs(t *testing.T) {
 			"--base-url", "http://" + ServerName("ev", "m") + ".ns.svc:8000/v1", "--model", "m", "--model-label", "m",
 			"--shard-index=$(JOB_COMPLETION_INDEX)", "--shard-count", "4", "--concurrency", "64",
 			"--repair-budget", "1", "--adaptive-threshold-permille", "150", "--temperature", "0", "--max-tokens", "16384",
-			"--disable-thinking=true", "--out", "/repot/out", "--resume"},
+			"--disable-thinking=true", "--out", "/repot/out", "--resume", "--await-ledger=2m"},
 	}, {
 		name: "endpoint with key, problems ConfigMap, artifacts and settings",
 		eval: revtesting.MakeEvaluation("ev", "ns").Endpoint("api", "https://x/v1", "gpt").APIKeySecret("k", "").
@@ -39,7 +39,7 @@ func TestRunArgs(t *testing.T) {
 			"--base-url", "https://x/v1", "--model", "gpt", "--model-label", "api",
 			"--shard-index=$(JOB_COMPLETION_INDEX)", "--shard-count", "2", "--concurrency", "8",
 			"--repair-budget", "2", "--adaptive-threshold-permille", "200", "--temperature", "0.7", "--max-tokens", "4096",
-			"--disable-thinking=false", "--out", "/repot/out", "--resume", "--api-key-env", "REPOT_API_KEY",
+			"--disable-thinking=false", "--out", "/repot/out", "--resume", "--await-ledger=2m", "--api-key-env", "REPOT_API_KEY",
 			"--traces", "/repot/artifacts/api-shard-$(JOB_COMPLETION_INDEX).jsonl"},
 	}, {
 		name: "repot-vrr with spec.vrr (unset fields left to the engine)",
@@ -53,7 +53,7 @@ func TestRunArgs(t *testing.T) {
 			"--base-url", "http://" + ServerName("ev", "m") + ".ns.svc:8000/v1", "--model", "m", "--model-label", "m",
 			"--shard-index=$(JOB_COMPLETION_INDEX)", "--shard-count", "4", "--concurrency", "64",
 			"--repair-budget", "5", "--adaptive-threshold-permille", "150", "--temperature", "0", "--max-tokens", "16384",
-			"--disable-thinking=true", "--out", "/repot/out", "--resume",
+			"--disable-thinking=true", "--out", "/repot/out", "--resume", "--await-ledger=2m",
 			"--vrr-tau=50", "--vrr-votes=3", "--verifier-false-accept-permille=100", "--verifier-false-reject-permille=0",
 			"--vrr-guard-j-permille=-1"},
 	}}

@@ -26,6 +26,9 @@ const (
 	// backoffPerShard is how often one shard may fail (not counting
 	// evictions and preemptions) before the shard is given up.
 	backoffPerShard = 3
+	// awaitLedger bounds how long `repot run` waits for the ledger-sync
+	// sidecar's answer after its last run.
+	awaitLedger = "2m"
 )
 
 // ServerURL is the OpenAI-compatible base URL a model's runner calls.
@@ -207,6 +210,11 @@ func RunArgs(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []string {
 		"--disable-thinking="+strconv.FormatBool(e.Spec.DisableThinkingFor(m)),
 		"--out", workOutPath,
 		"--resume",
+		// The run container's exit carries the ledger-sync sidecar's answer
+		// (is every record in the ledger?), so a lost final write fails the
+		// pod and the Job runs the shard again. Above the sidecar's 20s
+		// final timeout.
+		"--await-ledger="+awaitLedger,
 	)
 	args = append(args, derailArgs(e)...)
 	args = append(args, vrrArgs(e.Spec.VRR)...)

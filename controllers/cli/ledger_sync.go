@@ -32,6 +32,8 @@ func newLedgerSyncCommand() *cobra.Command {
 			s.Store = st
 			s.Tail = &ledger.Tail{Path: f.file}
 			s.ModeFile = filepath.Join(filepath.Dir(f.file), layout.SandboxModeFile)
+			s.DoneFile = filepath.Join(filepath.Dir(f.file), layout.RunDoneFile)
+			s.SyncedFile = filepath.Join(filepath.Dir(f.file), layout.LedgerSyncedFile)
 			s.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 			readings := startReadingsSync(ctx, st, readingsFile, s.Logf)
 			n, err := s.Run(ctx)

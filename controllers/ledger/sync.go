@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"k8s.io/utils/clock"
 
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -40,6 +42,16 @@ type Syncer struct {
 	// is copied once onto the ledger (SandboxModeAnnotation).
 	ModeFile string
 	modeDone bool
+
+	// DoneFile and SyncedFile, when set, are the hand-off with `repot run
+	// --await-ledger` (layout.RunDoneFile, layout.LedgerSyncedFile): once
+	// DoneFile exists, the poll that sees it writes every record of the
+	// file to the ledger and answers in SyncedFile "ok", or "failed: " and
+	// why when a full ledger refuses records or the writes keep failing
+	// for FinalTimeout. The runner exits non-zero unless it reads "ok".
+	DoneFile, SyncedFile string
+	doneSince            time.Time // when DoneFile was first seen
+	answered             bool
 
 	pending []summary.Record
 	since   time.Time // when the oldest pending record was read
@@ -85,8 +97,13 @@ func (s *Syncer) Run(ctx context.Context) (written int, err error) {
 			return s.final()
 		case <-t.C():
 			s.syncMode(ctx)
+			// Look for the done file before reading the records, so every
+			// record written before it is read on this poll.
+			done := s.runDone()
 			s.read()
-			if len(s.pending) >= s.Batch || (len(s.pending) > 0 && s.Clock.Since(s.since) >= s.MaxDelay) {
+			if done {
+				s.answer(ctx)
+			} else if len(s.pending) >= s.Batch || (len(s.pending) > 0 && s.Clock.Since(s.since) >= s.MaxDelay) {
 				if err := s.flush(ctx); err != nil && ctx.Err() == nil {
 					s.Logf("ledger: %v (will retry; the records stay in %s)", err, s.Tail.Path)
 				}
@@ -108,6 +125,47 @@ func (s *Syncer) final() (int, error) {
 		err = fmt.Errorf("%w (%d records are only in %s)", err, len(s.pending), s.Tail.Path)
 	}
 	return s.written, err
+}
+
+// runDone reports whether the runner wrote DoneFile (and no answer was
+// given yet).
+func (s *Syncer) runDone() bool {
+	if s.DoneFile == "" || s.answered {
+		return false
+	}
+	if _, err := os.Stat(s.DoneFile); err != nil {
+		return false
+	}
+	if s.doneSince.IsZero() {
+		s.doneSince = s.Clock.Now()
+	}
+	return true
+}
+
+// answer writes what is pending and answers the runner: "ok" when nothing
+// is left, "failed: ..." when a full ledger refused records (retrying
+// cannot help) or the writes failed for FinalTimeout since the done file
+// appeared; after any other failure the next poll tries again.
+func (s *Syncer) answer(ctx context.Context) {
+	err := s.flush(ctx)
+	var full *FullError
+	switch {
+	case err == nil:
+		s.reply(layout.LedgerSyncedOK)
+	case errors.As(err, &full) || s.Clock.Since(s.doneSince) >= s.FinalTimeout:
+		s.reply(fmt.Sprintf("failed: %v (%d records are only in %s)", err, len(s.pending), s.Tail.Path))
+	default:
+		s.Logf("ledger: %v (will retry before answering the runner)", err)
+	}
+}
+
+func (s *Syncer) reply(text string) {
+	if err := writeAtomic(s.SyncedFile, []byte(text+"\n")); err != nil {
+		s.Logf("ledger: answering the runner in %s: %v (will retry)", s.SyncedFile, err)
+		return
+	}
+	s.answered = true
+	s.Logf("ledger: answered the runner: %s", text)
 }
 
 func (s *Syncer) read() {

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -202,5 +204,63 @@ func TestSyncFinalWriteToAFullLedgerFails(t *testing.T) {
 	_, err := s.Run(ctx)
 	if !errors.Is(err, ErrLedgerFull) || !strings.Contains(err.Error(), "2 records") {
 		t.Errorf("Run = %v; want ErrLedgerFull counting the 2 records the ledger lacks", err)
+	}
+}
+
+// The hand-off with `repot run --await-ledger`: the poll that sees the
+// runner's done file writes every record and answers "ok"; a ledger that
+// cannot take them all gets "failed: ..." with the count, at once.
+func TestSyncAnswersTheRunner(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		store Merger
+		want  string
+	}{
+		{"every record stored", nil, "ok\n"},
+		{"a full ledger", &fullMerger{}, "failed: ledger full: 2 records do not fit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			dir := t.TempDir()
+			path := filepath.Join(dir, "records.jsonl")
+			fake := newFake("led-0", "")
+			store := tc.store
+			if store == nil {
+				store = &Store{Client: fake, Name: "led-0"}
+			}
+			polled := make(chan struct{})
+			s := &Syncer{Store: store, Tail: &Tail{Path: path}, Clock: clock, Poll: time.Second, Batch: 25, MaxDelay: time.Hour,
+				DoneFile: filepath.Join(dir, "run.done"), SyncedFile: filepath.Join(dir, "ledger.synced"),
+				polled: func() { polled <- struct{}{} }}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				_, _ = s.Run(ctx)
+				close(done)
+			}()
+			defer func() { cancel(); <-done }()
+			poll := func() {
+				for !clock.HasWaiters() {
+					time.Sleep(time.Millisecond)
+				}
+				clock.Step(time.Second)
+				<-polled
+			}
+			a, b := rec("p1", "pot", true, ""), rec("p2", "pot", true, "")
+			appendFile(t, path, jsonl(t, a, b))
+			if err := os.WriteFile(s.DoneFile, []byte("done\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			poll() // neither a full batch nor MaxDelay: only the done file writes
+			got, err := os.ReadFile(s.SyncedFile)
+			if err != nil || !strings.HasPrefix(string(got), tc.want) {
+				t.Fatalf("answer %q, %v; want %q", got, err, tc.want)
+			}
+			if tc.store == nil {
+				if diff := cmp.Diff(jsonl(t, a, b), fake.objs["led-0"].Data[layout.LedgerRecordsKey]); diff != "" {
+					t.Errorf("ledger when answering ok (-want +got):\n%s", diff)
+				}
+			}
+		})
 	}
 }

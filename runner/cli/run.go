@@ -46,6 +46,7 @@ type runFlags struct {
 	programTimeout        time.Duration
 	programConcurrency    int
 	gpuTelemetryURL       string
+	awaitLedger           time.Duration
 	order                 string
 	sandboxMin            string
 	conditions            []string
@@ -97,6 +98,8 @@ func newRunCommandFlags() (*cobra.Command, *runFlags) {
 	fl.DurationVar(&f.programTimeout, "program-timeout", 10*time.Second, "wall-clock limit per model program in the sandbox")
 	fl.IntVar(&f.programConcurrency, "program-concurrency", 0, "programs running at once (default: number of CPUs)")
 	fl.StringVar(&f.gpuTelemetryURL, "gpu-telemetry-url", "", "the model server's GPU telemetry (http://HOST:9400/telemetry): read at the start and end of the shard into DIR/"+layout.ReadingsFile)
+	fl.DurationVar(&f.awaitLedger, "await-ledger", 0, "in a runner pod: after the last run write DIR/"+layout.RunDoneFile+" and wait up to this long for the ledger-sync sidecar's DIR/"+layout.LedgerSyncedFile+
+		"; exit non-zero unless it says the ledger holds every record (0: do not wait)")
 	fl.StringVar(&f.sandboxMin, "sandbox-min", string(sandbox.MinSeccomp), "least sandbox confinement to start with: seccomp, seccomp+landlock, seccomp+namespaces or none (see docs/sandbox.md)")
 	addDerailFlags(fl, f)
 	addVRRFlags(fl, &f.vrr)
@@ -221,6 +224,12 @@ func (f *runFlags) run(c *cobra.Command) error {
 	if res.Aborted {
 		return fmt.Errorf("interrupted: %d of %d runs finished and were saved; rerun with --resume to continue", len(res.Records), res.Planned)
 	}
+	if f.awaitLedger > 0 {
+		if err := newLedgerWait(out.Dir, f.awaitLedger).await(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(errw, "the ledger holds every record of %s\n", out.RecordsPath)
+	}
 	return nil
 }
 
@@ -269,6 +278,8 @@ func (f *runFlags) check() error {
 		return fmt.Errorf("--program-timeout must be positive, got %v", f.programTimeout)
 	case f.programConcurrency < 0:
 		return fmt.Errorf("--program-concurrency must be >= 0, got %d", f.programConcurrency)
+	case f.awaitLedger < 0:
+		return fmt.Errorf("--await-ledger must not be negative, got %v", f.awaitLedger)
 	}
 	if err := f.vrr.Validate(); err != nil {
 		return fmt.Errorf("the --vrr-* / --verifier-* flags: %w", err)
