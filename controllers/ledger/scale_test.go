@@ -25,6 +25,7 @@ import (
 	"repot.dev/repot-operator/controllers/ledger"
 	"repot.dev/repot-operator/controllers/planning"
 	"repot.dev/repot-operator/runner"
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -143,7 +144,7 @@ func TestLargestShardLosesNoRecord(t *testing.T) {
 			}
 			used := 0
 			for _, cm := range list.Items {
-				if cm.Data["records.jsonl"] != "" {
+				if cm.Data[layout.LedgerRecordsKey] != "" {
 					used++
 				}
 			}
