@@ -245,6 +245,7 @@ func RunDerail(ctx context.Context, deps Deps, opts Options, t DerailTask, condi
 		rec.Derail = &summary.DerailRecord{}
 	}
 	rec.Derail.Schema, rec.Derail.CheckpointStatement, rec.Derail.InjectionType = summary.DerailSchema, statement, t.Case.InjectionType
+	rec.CapTexts()
 	tr.ProblemID, tr.Method = t.Case.CaseID, condition
 	tr.Environment, tr.Complexity = t.Case.Environment, t.Case.Complexity
 	tr.Metadata.Derail = info

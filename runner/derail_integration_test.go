@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/summary"
 )
@@ -83,7 +84,7 @@ func TestDerail550AgainstSimServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("checkpoint statement %s:\n%s", st, table.String())
-		if b, err := os.ReadFile(filepath.Join(dir, SummaryFile)); err != nil || !strings.Contains(string(b), `"checkpoint_statement": "`+st+`"`) {
+		if b, err := os.ReadFile(filepath.Join(dir, layout.SummaryFile)); err != nil || !strings.Contains(string(b), `"checkpoint_statement": "`+st+`"`) {
 			t.Errorf("summary.json lacks the derail section: %v", err)
 		}
 	}
@@ -116,7 +117,7 @@ func TestDerailRefusesLegacyRecords(t *testing.T) {
 	tasks := loadDerail(t)[:1]
 	dir := t.TempDir()
 	legacy := `{"model":"sim-strong","problem_id":"` + tasks[0].Case.CaseID + `","method":"repot-restart","success":true,"stopped_reason":"goal","route":"suffix_repair","calls":1}` + "\n"
-	if err := os.WriteFile(filepath.Join(dir, RecordsFile), []byte(legacy), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, layout.RecordsFile), []byte(legacy), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, err := OpenOutput(dir, "", true)

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"repot.dev/repot-operator/envs"
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/sandbox"
 	"repot.dev/repot-operator/runner/simserver"
@@ -125,7 +126,7 @@ func runInto(t testing.TB, ctx context.Context, dir string, client model.Client,
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	b, err := os.ReadFile(filepath.Join(dir, layout.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}

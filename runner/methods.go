@@ -313,6 +313,7 @@ func (r *run) finish(method, route string, repairUsed bool, first, final ReplayR
 	if ie != nil {
 		rec.Success, rec.StoppedReason, rec.InfraError = false, StopInfraError, ie.msg
 	}
+	rec.CapTexts()
 	if r.rounds != nil {
 		rec.Rounds, rec.LoopStop = r.rounds, r.loopStop
 		if m := r.opts.VRR.Votes; m > 1 || r.opts.VRR.Noise.Active() {

@@ -170,6 +170,13 @@ func TestRunProblem(t *testing.T) {
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
 			return r
 		}, []int{0}, []string{StopInvalidMove}},
+		// A server's reply quoted in the error is cut to summary.MaxTextBytes
+		// where the record is made.
+		{"huge infra error is capped", summary.MethodPoT, 1, []reply{{err: errHugeInfra}}, func() summary.Record {
+			r := baseRecord(summary.MethodPoT, 0)
+			r.StoppedReason, r.Route, r.InfraError, r.InfraRetries = StopInfraError, summary.RouteNoExtraCall, summary.CapText(errHugeInfra.Error(), summary.MaxTextBytes), 3
+			return r
+		}, nil, nil},
 		{"sandbox cannot start", summary.MethodPoT, 1, []reply{{code: "INFRA"}}, func() summary.Record {
 			r := baseRecord(summary.MethodPoT, 1)
 			r.StoppedReason, r.Route, r.InfraError, r.InfraRetries = StopInfraError, summary.RouteNoExtraCall, "sandbox: python3 not found", sandboxAttempts-1

@@ -8,18 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
-)
-
-// Output file names inside a run's output directory.
-const (
-	RecordsFile = "records.jsonl"
-	TracesFile  = "traces.jsonl"
-	SummaryFile = "summary.json"
-	// SandboxModeFile holds the sandbox mode in force, one line; in a runner
-	// pod the ledger-sync sidecar copies it onto the ledger ConfigMap
-	// (controllers/ledger.SandboxModeFile is this name).
-	SandboxModeFile = "sandbox-mode"
 )
 
 // Output is a run's output directory: records.jsonl (appended as runs
@@ -46,9 +36,9 @@ func OpenOutput(dir, tracesPath string, resume bool) (*Output, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	o := &Output{Dir: dir, RecordsPath: filepath.Join(dir, RecordsFile), TracesPath: tracesPath}
+	o := &Output{Dir: dir, RecordsPath: filepath.Join(dir, layout.RecordsFile), TracesPath: tracesPath}
 	if o.TracesPath == "" {
-		o.TracesPath = filepath.Join(dir, TracesFile)
+		o.TracesPath = filepath.Join(dir, layout.TracesFile)
 	}
 	st, err := os.Stat(o.RecordsPath)
 	switch {
@@ -152,9 +142,9 @@ func (o *Output) WriteSummary(s summary.Summary) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(o.Dir, "."+SummaryFile+".tmp")
+	tmp := filepath.Join(o.Dir, "."+layout.SummaryFile+".tmp")
 	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
 		return err
 	}
-	return os.Rename(tmp, filepath.Join(o.Dir, SummaryFile))
+	return os.Rename(tmp, filepath.Join(o.Dir, layout.SummaryFile))
 }

@@ -10,12 +10,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 )
 
 func TestOpenOutputRefusesToOverwrite(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, RecordsFile), []byte(`{"model":"m","problem_id":"p","method":"pot"}`+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, layout.RecordsFile), []byte(`{"model":"m","problem_id":"p","method":"pot"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := OpenOutput(dir, "", false); err == nil || !strings.Contains(err.Error(), "--resume") {
@@ -27,10 +28,10 @@ func TestOpenOutputResumeCutsPartialLine(t *testing.T) {
 	dir := t.TempDir()
 	good := `{"model":"m","problem_id":"p","method":"pot","success":true}` + "\n"
 	infra := `{"model":"m","problem_id":"q","method":"pot","infra_error":"x"}` + "\n"
-	if err := os.WriteFile(filepath.Join(dir, RecordsFile), []byte(good+infra+`{"model":"m","prob`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, layout.RecordsFile), []byte(good+infra+`{"model":"m","prob`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, TracesFile), []byte("old trace\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, layout.TracesFile), []byte("old trace\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	o, err := OpenOutput(dir, "", true)
@@ -59,11 +60,11 @@ func TestOpenOutputResumeCutsPartialLine(t *testing.T) {
 	if err != nil || len(all) != 3 {
 		t.Errorf("records after append: %d, %v; want 3", len(all), err)
 	}
-	tr, _ := os.ReadFile(filepath.Join(dir, TracesFile))
+	tr, _ := os.ReadFile(filepath.Join(dir, layout.TracesFile))
 	if string(tr) != "old trace\n\"new\"\n" {
 		t.Errorf("traces = %q, want the old line kept and the new appended", tr)
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, SummaryFile)); err != nil || !bytes.HasSuffix(b, []byte("}\n")) {
+	if b, err := os.ReadFile(filepath.Join(dir, layout.SummaryFile)); err != nil || !bytes.HasSuffix(b, []byte("}\n")) {
 		t.Errorf("summary.json: %v %q", err, b)
 	}
 }
@@ -74,7 +75,7 @@ func TestOpenOutputResumeCutsPartialLine(t *testing.T) {
 func TestOpenOutputResumeEndsUnterminatedLine(t *testing.T) {
 	dir := t.TempDir()
 	good := `{"model":"m","problem_id":"p","method":"pot","success":true}`
-	if err := os.WriteFile(filepath.Join(dir, RecordsFile), []byte(good), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, layout.RecordsFile), []byte(good), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	o, err := OpenOutput(dir, "", true)

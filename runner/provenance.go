@@ -7,14 +7,9 @@ import (
 	"path/filepath"
 	"runtime/debug"
 
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/model"
 )
-
-// ProvenanceFile is the file in the output directory where `repot run`
-// writes its Provenance at the start; in a runner pod the ledger-sync
-// sidecar copies it onto the shard's ledger
-// (controllers/ledger.ProvenanceAnnotation).
-const ProvenanceFile = "provenance.json"
 
 // MaxProvenanceBytes bounds a provenance file as written and as read.
 const MaxProvenanceBytes = 8 << 10
@@ -82,7 +77,7 @@ func buildVersion(bi *debug.BuildInfo) (version, commit string) {
 	return version, commit
 }
 
-// WriteProvenance writes p to dir/ProvenanceFile.
+// WriteProvenance writes p to dir/layout.ProvenanceFile.
 func WriteProvenance(dir string, p Provenance) error {
 	b, err := json.Marshal(p)
 	if err != nil {
@@ -91,7 +86,7 @@ func WriteProvenance(dir string, p Provenance) error {
 	if len(b) > MaxProvenanceBytes {
 		return fmt.Errorf("the provenance is %d bytes, more than %d", len(b), MaxProvenanceBytes)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ProvenanceFile), append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, layout.ProvenanceFile), append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("writing the provenance: %w", err)
 	}
 	return nil

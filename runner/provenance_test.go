@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"repot.dev/repot-operator/runner/layout"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ func TestProvenanceFileRoundTrip(t *testing.T) {
 	if err := WriteProvenance(dir, p); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, ProvenanceFile))
+	b, err := os.ReadFile(filepath.Join(dir, layout.ProvenanceFile))
 	if err != nil {
 		t.Fatal(err)
 	}

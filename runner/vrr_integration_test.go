@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"repot.dev/repot-operator/envs"
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 	"repot.dev/repot-operator/runner/vrr"
 )
@@ -68,7 +69,7 @@ func runArm(t testing.TB, problems []envs.Problem, a vrrArm) vrrOutcome {
 		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		for file, b := range map[string][]byte{RecordsFile: recs.Bytes(), "traces.jsonl": traces.Bytes()} {
+		for file, b := range map[string][]byte{layout.RecordsFile: recs.Bytes(), "traces.jsonl": traces.Bytes()} {
 			if err := os.WriteFile(filepath.Join(dir, name, file), b, 0o644); err != nil {
 				t.Fatal(err)
 			}

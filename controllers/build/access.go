@@ -19,16 +19,21 @@ func RunnerServiceAccount(e *repotv1.RepotEvaluation) *corev1.ServiceAccount {
 }
 
 // RunnerRole lets the runner's ledger containers read and patch the
-// evaluation's own ledger ConfigMaps, by name, and nothing else: get and
-// patch are all the ledger store (controllers/ledger's Store, with its
-// ConfigMapClient of Get and Patch) calls. No update (a patch with the read
-// resourceVersion is as safe against lost writes), no list, watch, create
-// or delete, and no other evaluation's ledgers.
+// evaluation's own ledger ConfigMaps and their spill ConfigMaps, by name,
+// and nothing else: get and patch are all the ledger store (controllers/
+// ledger's Store, with its ConfigMapClient of Get and Patch) calls. No
+// update (a patch with the read resourceVersion is as safe against lost
+// writes), no list, watch or delete, and no other evaluation's ledgers. No
+// create either: the operator creates the spill ConfigMaps with the
+// ledgers (LedgerConfigMaps), because RBAC cannot restrict create to
+// names, and a runner that may create ConfigMaps may create any in the
+// namespace.
 func RunnerRole(e *repotv1.RepotEvaluation) *rbacv1.Role {
 	var names []string
+	spills := LedgerSpills(e)
 	for i := range e.Spec.Models {
 		for s := range int(e.Spec.ShardsPerModelOrDefault()) {
-			names = append(names, LedgerName(e.Name, e.Spec.Models[i].Name, s))
+			names = append(names, ledgerChain(e.Name, e.Spec.Models[i].Name, s, spills)...)
 		}
 	}
 	return &rbacv1.Role{

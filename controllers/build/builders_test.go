@@ -28,7 +28,7 @@ func TestRunArgs(t *testing.T) {
 			"--base-url", "http://" + ServerName("ev", "m") + ".ns.svc:8000/v1", "--model", "m", "--model-label", "m",
 			"--shard-index=$(JOB_COMPLETION_INDEX)", "--shard-count", "4", "--concurrency", "64",
 			"--repair-budget", "1", "--adaptive-threshold-permille", "150", "--temperature", "0", "--max-tokens", "16384",
-			"--disable-thinking=true", "--out", "/repot/out", "--resume"},
+			"--disable-thinking=true", "--out", "/repot/out", "--resume", "--await-ledger=2m"},
 	}, {
 		name: "endpoint with key, problems ConfigMap, artifacts and settings",
 		eval: revtesting.MakeEvaluation("ev", "ns").Endpoint("api", "https://x/v1", "gpt").APIKeySecret("k", "").
@@ -39,7 +39,7 @@ func TestRunArgs(t *testing.T) {
 			"--base-url", "https://x/v1", "--model", "gpt", "--model-label", "api",
 			"--shard-index=$(JOB_COMPLETION_INDEX)", "--shard-count", "2", "--concurrency", "8",
 			"--repair-budget", "2", "--adaptive-threshold-permille", "200", "--temperature", "0.7", "--max-tokens", "4096",
-			"--disable-thinking=false", "--out", "/repot/out", "--resume", "--api-key-env", "REPOT_API_KEY",
+			"--disable-thinking=false", "--out", "/repot/out", "--resume", "--await-ledger=2m", "--api-key-env", "REPOT_API_KEY",
 			"--traces", "/repot/artifacts/api-shard-$(JOB_COMPLETION_INDEX).jsonl"},
 	}, {
 		name: "repot-vrr with spec.vrr (unset fields left to the engine)",
@@ -53,7 +53,7 @@ func TestRunArgs(t *testing.T) {
 			"--base-url", "http://" + ServerName("ev", "m") + ".ns.svc:8000/v1", "--model", "m", "--model-label", "m",
 			"--shard-index=$(JOB_COMPLETION_INDEX)", "--shard-count", "4", "--concurrency", "64",
 			"--repair-budget", "5", "--adaptive-threshold-permille", "150", "--temperature", "0", "--max-tokens", "16384",
-			"--disable-thinking=true", "--out", "/repot/out", "--resume",
+			"--disable-thinking=true", "--out", "/repot/out", "--resume", "--await-ledger=2m",
 			"--vrr-tau=50", "--vrr-votes=3", "--verifier-false-accept-permille=100", "--verifier-false-reject-permille=0",
 			"--vrr-guard-j-permille=-1"},
 	}}
@@ -275,6 +275,66 @@ func TestRunnerRole(t *testing.T) {
 	// Get and patch are all the ledger store calls (ledger.ConfigMapClient).
 	if diff := cmp.Diff([]string{"get", "patch"}, r.Rules[0].Verbs); diff != "" {
 		t.Errorf("verbs (-want +got):\n%s", diff)
+	}
+}
+
+// TestRunnerRoleNamesSpills: an evaluation whose shards need spill
+// ConfigMaps gets get and patch on exactly its ledgers and their spills,
+// the ConfigMaps LedgerConfigMaps creates, and still no create.
+func TestRunnerRoleNamesSpills(t *testing.T) {
+	// 775 problems x 4 methods / 2 shards = 1550 runs of up to 2048 bytes:
+	// 3.2 MB, the ledger and 3 spills per shard.
+	ev := revtesting.MakeEvaluation("ev", "ns").Simulated("a", "s", 1).Suite(repotv1.SuitePuzzleZoo775).Shards(2).Obj()
+	if got := LedgerSpills(ev); got != 3 {
+		t.Fatalf("LedgerSpills = %d, want 3", got)
+	}
+	var want []string
+	for s := range 2 {
+		l := LedgerName("ev", "a", s)
+		want = append(want, l, l+"-1", l+"-2", l+"-3")
+	}
+	r := RunnerRole(ev)
+	if diff := cmp.Diff(want, r.Rules[0].ResourceNames); diff != "" {
+		t.Errorf("resourceNames (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"get", "patch"}, r.Rules[0].Verbs); diff != "" {
+		t.Errorf("verbs (-want +got):\n%s", diff)
+	}
+	var created []string
+	for _, cm := range LedgerConfigMaps(ev, &ev.Spec.Models[0]) {
+		created = append(created, cm.Name)
+		if cm.Labels[LabelShard] == "" || cm.Labels[LabelComponent] != ComponentLedger {
+			t.Errorf("%s lacks the ledger labels: %v", cm.Name, cm.Labels)
+		}
+	}
+	if diff := cmp.Diff(want, created); diff != "" {
+		t.Errorf("ledger ConfigMaps (-want +got):\n%s", diff)
+	}
+	args := RunnerJob(ev, &ev.Spec.Models[0], testOpts, false).Spec.Template.Spec.InitContainers[1].Args
+	if !slices.Contains(args, "--spills=3") {
+		t.Errorf("ledger-sync args %v lack --spills=3", args)
+	}
+}
+
+func TestLedgerSpills(t *testing.T) {
+	tests := []struct {
+		name string
+		ev   *repotv1.RepotEvaluation
+		want int
+	}{
+		{"default open-source-120: 120 runs per shard", revtesting.MakeEvaluation("ev", "ns").Simulated("a", "s", 1).Obj(), 0},
+		{"puzzlezoo-775 at 1938 runs per shard", revtesting.MakeEvaluation("ev", "ns").Simulated("a", "s", 1).Suite(repotv1.SuitePuzzleZoo775).
+			Methods(repotv1.MethodPoT, repotv1.MethodPoTRetry, repotv1.MethodRePoT, repotv1.MethodAdaptive, repotv1.MethodRePoTNoPrefix).Shards(2).Obj(), 3},
+		{"rounds at 1400 runs per shard", revtesting.MakeEvaluation("ev", "ns").Simulated("a", "s", 1).Suite(repotv1.SuitePuzzleZoo775).
+			Methods(repotv1.MethodPoT, repotv1.MethodVRR, repotv1.MethodRePoT, repotv1.MethodAdaptive, repotv1.MethodRePoTNoPrefix).Shards(3).Obj(), 3},
+		{"custom problems of unknown count: the CRD's bound", revtesting.MakeEvaluation("ev", "ns").Simulated("a", "s", 1).ProblemsURL("https://x/p.jsonl").Obj(), 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := LedgerSpills(tt.ev); got != tt.want {
+				t.Errorf("LedgerSpills = %d, want %d (runs per shard %d)", got, tt.want, RunsPerShard(tt.ev))
+			}
+		})
 	}
 }
 

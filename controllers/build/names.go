@@ -18,6 +18,9 @@ const (
 	LabelComponent = "repot.dev/component"
 	// LabelShard is the shard index of a ledger ConfigMap.
 	LabelShard = "repot.dev/shard"
+	// LabelSpill is the index (1, 2, ...) of a ledger's spill ConfigMap;
+	// a shard's main ledger has none.
+	LabelSpill = "repot.dev/spill"
 	// LabelManagedBy is the standard managed-by label.
 	LabelManagedBy = "app.kubernetes.io/managed-by"
 	ManagerName    = "repot-operator"

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/runner/layout"
 )
 
 // Paths inside runner pods.
@@ -20,11 +21,14 @@ const (
 	problemsPath   = "/repot/problems"
 	artifactsPath  = "/repot/artifacts"
 	tokenMountPath = "/var/run/secrets/kubernetes.io/serviceaccount"
-	recordsFile    = workOutPath + "/records.jsonl"
+	recordsFile    = workOutPath + "/" + layout.RecordsFile
 	apiKeyEnv      = "REPOT_API_KEY"
 	// backoffPerShard is how often one shard may fail (not counting
 	// evictions and preemptions) before the shard is given up.
 	backoffPerShard = 3
+	// awaitLedger bounds how long `repot run` waits for the ledger-sync
+	// sidecar's answer after its last run.
+	awaitLedger = "2m"
 )
 
 // ServerURL is the OpenAI-compatible base URL a model's runner calls.
@@ -121,8 +125,8 @@ func runnerPod(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options) core
 		RuntimeClassName:              runtimeClassOf(e),
 		TerminationGracePeriodSeconds: ptr.To[int64](60),
 		InitContainers: []corev1.Container{
-			ledgerContainer("ledger-restore", image, "restore", ledger, nil),
-			ledgerContainer("ledger-sync", image, "sync", ledger, ptr.To(corev1.ContainerRestartPolicyAlways)),
+			ledgerContainer("ledger-restore", image, "restore", ledger, LedgerSpills(e), nil),
+			ledgerContainer("ledger-sync", image, "sync", ledger, LedgerSpills(e), ptr.To(corev1.ContainerRestartPolicyAlways)),
 		},
 		Containers: []corev1.Container{run},
 		Volumes:    volumes,
@@ -134,12 +138,12 @@ func runnerPod(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options) core
 // --resume` skips them) or `repot ledger sync` (a native sidecar that copies
 // new records into the ledger in small batches and on SIGTERM). These are
 // the only containers that mount the service account token.
-func ledgerContainer(name, image, verb, ledger string, restart *corev1.ContainerRestartPolicy) corev1.Container {
+func ledgerContainer(name, image, verb, ledger string, spills int, restart *corev1.ContainerRestartPolicy) corev1.Container {
 	return corev1.Container{
 		Name:          name,
 		Image:         image,
 		Command:       []string{"repot"},
-		Args:          ledgerArgs(verb, ledger),
+		Args:          ledgerArgs(verb, ledger, spills),
 		RestartPolicy: restart,
 		Env: []corev1.EnvVar{{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
 			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"},
@@ -206,6 +210,11 @@ func RunArgs(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []string {
 		"--disable-thinking="+strconv.FormatBool(e.Spec.DisableThinkingFor(m)),
 		"--out", workOutPath,
 		"--resume",
+		// The run container's exit carries the ledger-sync sidecar's answer
+		// (is every record in the ledger?), so a lost final write fails the
+		// pod and the Job runs the shard again. Above the sidecar's 20s
+		// final timeout.
+		"--await-ledger="+awaitLedger,
 	)
 	args = append(args, derailArgs(e)...)
 	args = append(args, vrrArgs(e.Spec.VRR)...)

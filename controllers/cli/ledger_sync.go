@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"repot.dev/repot-operator/controllers/ledger"
+	"repot.dev/repot-operator/runner/layout"
 )
 
 func newLedgerSyncCommand() *cobra.Command {
@@ -30,8 +31,10 @@ func newLedgerSyncCommand() *cobra.Command {
 			defer stop()
 			s.Store = st
 			s.Tail = &ledger.Tail{Path: f.file}
-			s.ModeFile = filepath.Join(filepath.Dir(f.file), ledger.SandboxModeFile)
-			s.ProvenanceFile = filepath.Join(filepath.Dir(f.file), ledger.ProvenanceFile)
+			s.ModeFile = filepath.Join(filepath.Dir(f.file), layout.SandboxModeFile)
+			s.DoneFile = filepath.Join(filepath.Dir(f.file), layout.RunDoneFile)
+			s.SyncedFile = filepath.Join(filepath.Dir(f.file), layout.LedgerSyncedFile)
+			s.ProvenanceFile = filepath.Join(filepath.Dir(f.file), layout.ProvenanceFile)
 			s.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 			readings := startReadingsSync(ctx, st, readingsFile, s.Logf)
 			n, err := s.Run(ctx)
@@ -51,6 +54,6 @@ func newLedgerSyncCommand() *cobra.Command {
 	fl.DurationVar(&s.MaxDelay, "max-delay", 5*time.Second, "longest time a record waits before it is written")
 	fl.IntVar(&s.Batch, "batch", 25, "write as soon as this many records wait")
 	fl.DurationVar(&s.FinalTimeout, "final-timeout", 20*time.Second, "bound on the last write after SIGTERM")
-	fl.StringVar(&readingsFile, "readings-file", "", "GPU readings file (gpu.jsonl, written by repot run --gpu-telemetry-url) to copy into the ledger's "+ledger.ReadingsKey+" key; empty: none")
+	fl.StringVar(&readingsFile, "readings-file", "", "GPU readings file (gpu.jsonl, written by repot run --gpu-telemetry-url) to copy into the ledger's "+layout.LedgerReadingsKey+" key; empty: none")
 	return c
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"repot.dev/repot-operator/runner/chaintree"
+	"repot.dev/repot-operator/runner/layout"
 )
 
 // The formats of repot results export.
@@ -18,9 +19,6 @@ const (
 	formatRecords   = "records"
 	formatChaintree = "chaintree"
 )
-
-// tracesFile is the traces file of a repot run output directory.
-const tracesFile = "traces.jsonl"
 
 // exportChaintree is repot results export --format chaintree: the chain-tree
 // examples of local trace files.
@@ -94,8 +92,8 @@ func traceFiles(paths []string) ([]string, error) {
 			files = append(files, p)
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(p, tracesFile)); err == nil {
-			files = append(files, filepath.Join(p, tracesFile))
+		if _, err := os.Stat(filepath.Join(p, layout.TracesFile)); err == nil {
+			files = append(files, filepath.Join(p, layout.TracesFile))
 			continue
 		}
 		matches, err := filepath.Glob(filepath.Join(p, "*.jsonl"))
@@ -104,12 +102,12 @@ func traceFiles(paths []string) ([]string, error) {
 		}
 		var found []string
 		for _, m := range matches {
-			if b := filepath.Base(m); b != "records.jsonl" {
+			if b := filepath.Base(m); b != layout.RecordsFile {
 				found = append(found, m)
 			}
 		}
 		if len(found) == 0 {
-			return nil, fmt.Errorf("%s holds no %s and no other *.jsonl trace files", p, tracesFile)
+			return nil, fmt.Errorf("%s holds no %s and no other *.jsonl trace files", p, layout.TracesFile)
 		}
 		sort.Strings(found)
 		files = append(files, found...)

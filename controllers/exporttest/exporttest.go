@@ -13,6 +13,7 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/planning"
 	"repot.dev/repot-operator/runner"
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -24,28 +25,28 @@ import (
 //     two models or more);
 //   - there are as many records as the status counts done runs.
 func MatchesStatus(e *repotv1.RepotEvaluation, dir string) error {
-	b, err := os.ReadFile(filepath.Join(dir, runner.SummaryFile))
+	b, err := os.ReadFile(filepath.Join(dir, layout.SummaryFile))
 	if err != nil {
 		return err
 	}
 	var sum summary.Summary
 	if err := json.Unmarshal(b, &sum); err != nil {
-		return fmt.Errorf("%s: %w", runner.SummaryFile, err)
+		return fmt.Errorf("%s: %w", layout.SummaryFile, err)
 	}
-	f, err := os.Open(filepath.Join(dir, runner.RecordsFile))
+	f, err := os.Open(filepath.Join(dir, layout.RecordsFile))
 	if err != nil {
 		return err
 	}
 	recs, partial, err := runner.ReadRecords(f)
 	f.Close()
 	if err != nil {
-		return fmt.Errorf("%s: %w", runner.RecordsFile, err)
+		return fmt.Errorf("%s: %w", layout.RecordsFile, err)
 	}
 	if partial != 0 {
-		return fmt.Errorf("%s ends in %d bytes of a partial line", runner.RecordsFile, partial)
+		return fmt.Errorf("%s ends in %d bytes of a partial line", layout.RecordsFile, partial)
 	}
 	if agg := summary.Aggregate(recs); !reflect.DeepEqual(agg, sum) {
-		return fmt.Errorf("%s is not the aggregate of %s", runner.SummaryFile, runner.RecordsFile)
+		return fmt.Errorf("%s is not the aggregate of %s", layout.SummaryFile, layout.RecordsFile)
 	}
 
 	var scaling *summary.ScalingReport

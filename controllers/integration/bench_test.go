@@ -25,6 +25,7 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -291,7 +292,7 @@ func playCluster(ctx context.Context, c client.Client, ns string) {
 					continue
 				}
 				data, _ := json.Marshal(map[string]any{"data": map[string]string{
-					build.LedgerDataKey: ledgerText(cm.Labels[build.LabelModel], cm.Labels[build.LabelShard])}})
+					layout.LedgerRecordsKey: ledgerText(cm.Labels[build.LabelModel], cm.Labels[build.LabelShard])}})
 				obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cm.Name}}
 				if c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data)) == nil {
 					written[cm.Name] = true

@@ -18,6 +18,7 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -158,7 +159,7 @@ func writeLedger(ns, name string, recs ...summary.Record) {
 		if err := k8s.Get(ctx, key(ns, name), &cm); err != nil {
 			return err
 		}
-		cm.Data = map[string]string{build.LedgerDataKey: strings.Join(lines, "\n") + "\n"}
+		cm.Data = map[string]string{layout.LedgerRecordsKey: strings.Join(lines, "\n") + "\n"}
 		return k8s.Update(ctx, &cm)
 	}).Should(Succeed())
 }

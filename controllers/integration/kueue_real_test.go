@@ -24,6 +24,7 @@ import (
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/kueueadapter"
 	"repot.dev/repot-operator/hack/localcluster/cluster"
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -165,7 +166,7 @@ var _ = Describe("Kueue admission by the real Kueue manager", Ordered, func() {
 		}).WithTimeout(time.Minute).Should(Succeed())
 		var cm corev1.ConfigMap
 		Expect(k8s.Get(ctx, key(ns, ledger), &cm)).To(Succeed())
-		Expect(strings.Count(cm.Data[build.LedgerDataKey], "\n")).To(Equal(2), "the evicted model's ledger lost records")
+		Expect(strings.Count(cm.Data[layout.LedgerRecordsKey], "\n")).To(Equal(2), "the evicted model's ledger lost records")
 		setActive(victim, true)
 
 		By("finishing the admitted models one after another until all four are done, never more than two at once")
@@ -182,7 +183,7 @@ var _ = Describe("Kueue admission by the real Kueue manager", Ordered, func() {
 						// through the eviction.
 						var c corev1.ConfigMap
 						g.Expect(k8s.Get(ctx, key(ns, ledger), &c)).To(Succeed())
-						g.Expect(strings.Count(c.Data[build.LedgerDataKey], "\n")).To(Equal(2))
+						g.Expect(strings.Count(c.Data[layout.LedgerRecordsKey], "\n")).To(Equal(2))
 					}
 					finishJob(ns, build.RunnerJobName("ev", m))
 					done[m] = true

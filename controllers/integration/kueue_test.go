@@ -20,6 +20,7 @@ import (
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/kueueadapter"
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -192,7 +193,7 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 		}).Should(Succeed())
 		var cm corev1.ConfigMap
 		Expect(k8s.Get(ctx, key(ns, ledger), &cm)).To(Succeed())
-		Expect(strings.Count(cm.Data[build.LedgerDataKey], "\n")).To(Equal(2), "the ledger lost records at the eviction")
+		Expect(strings.Count(cm.Data[layout.LedgerRecordsKey], "\n")).To(Equal(2), "the ledger lost records at the eviction")
 
 		By("re-admitting model a: the children come back and the runner resumes from the ledger")
 		admit(ns, "a")

@@ -22,6 +22,7 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/ledger"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -99,7 +100,10 @@ var _ = Describe("with only the generated RBAC", Ordered, func() {
 var _ = Describe("the runner ServiceAccount", func() {
 	It("may get and patch its own ledgers, and nothing else", func() {
 		ns := createNamespace("runner-rbac")
-		Expect(k8s.Create(ctx, revtesting.MakeEvaluation("ev", ns).Simulated("m", "strong", 1).Shards(2).Obj())).To(Succeed())
+		// puzzlezoo-775 x 4 methods / 2 shards: each shard's ledger has spill
+		// ConfigMaps, which the runner may patch too (but not create).
+		ev := revtesting.MakeEvaluation("ev", ns).Simulated("m", "strong", 1).Suite(repotv1.SuitePuzzleZoo775).Shards(2).Obj()
+		Expect(k8s.Create(ctx, ev)).To(Succeed())
 		Expect(k8s.Create(ctx, revtesting.MakeEvaluation("other", ns).Simulated("m", "strong", 1).Obj())).To(Succeed())
 		access := build.RunnerAccessName("ev")
 		Eventually(exists(&rbacv1.RoleBinding{}, ns, access)).Should(BeTrue())
@@ -117,7 +121,17 @@ var _ = Describe("the runner ServiceAccount", func() {
 			Expect(k8s.Create(ctx, sar)).To(Succeed())
 			return sar.Status.Allowed
 		}
-		own := []string{build.LedgerName("ev", "m", 0), build.LedgerName("ev", "m", 1)}
+		spills := build.LedgerSpills(ev)
+		Expect(spills).To(BeNumerically(">", 0))
+		var own []string
+		for s := range 2 {
+			l := build.LedgerName("ev", "m", s)
+			own = append(own, l)
+			for n := 1; n <= spills; n++ {
+				own = append(own, ledger.SpillName(l, n))
+			}
+		}
+		Expect(allowed("get", ledger.SpillName(build.LedgerName("ev", "m", 0), spills+1))).To(BeFalse(), "a spill past the last one")
 		for _, name := range own {
 			Expect(allowed("get", name)).To(BeTrue(), "get %s", name)
 			Expect(allowed("patch", name)).To(BeTrue(), "patch %s", name)

@@ -15,7 +15,7 @@ import (
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/exporttest"
 	"repot.dev/repot-operator/controllers/results"
-	"repot.dev/repot-operator/runner"
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/report"
 	"repot.dev/repot-operator/runner/report/reporttest"
 	"repot.dev/repot-operator/runner/summary"
@@ -108,7 +108,7 @@ var _ = Describe("repot results export", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(srcs).To(HaveLen(1))
 		var sum summary.Summary
-		b, err := os.ReadFile(filepath.Join(dir, runner.SummaryFile))
+		b, err := os.ReadFile(filepath.Join(dir, layout.SummaryFile))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(json.Unmarshal(b, &sum)).To(Succeed())
 		Expect(srcs[0].Summary).To(Equal(sum))

@@ -4,11 +4,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/ledger"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -126,6 +128,39 @@ var _ = Describe("status from the ledgers", func() {
 			g.Expect(e.Status.Scaling.Cells).To(HaveLen(2))
 			g.Expect(e.Status.Models[0].RepotMinusPotRetryPoints).To(Equal("+100.0"))
 			g.Expect(e.Status.Models[1].RepotMinusPotRetryPoints).To(Equal("-100.0"))
+		})
+	})
+})
+
+var _ = Describe("status from spilled ledgers", func() {
+	It("creates each shard's spill ConfigMaps before the runner Job and counts the records a full ledger spilled into them, each once", func() {
+		ns := createNamespace("spill")
+		// puzzlezoo-775 x 4 methods / 2 shards: 1550 runs per shard, more
+		// than one ledger ConfigMap holds at the planned record size.
+		ev := revtesting.MakeEvaluation("ev", ns).Simulated("m", "strong", 1).Suite(repotv1.SuitePuzzleZoo775).Shards(2).Obj()
+		spills := build.LedgerSpills(ev)
+		Expect(spills).To(BeNumerically(">", 0))
+		Expect(k8s.Create(ctx, ev)).To(Succeed())
+		setServerReady(ns, "ev", "m", true)
+		spill := ledger.SpillName(build.LedgerName("ev", "m", 1), spills)
+		Eventually(exists(&corev1.ConfigMap{}, ns, spill)).Should(BeTrue())
+		Eventually(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", "m"))).Should(BeTrue())
+
+		a, b := rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1), rec("m", "p2", "pot", false, summary.RouteNoExtraCall, 1)
+		infra := rec("m", "p3", "repot", false, "", 0)
+		infra.InfraError, infra.StoppedReason = "connection reset", "infra_error"
+		fixed := rec("m", "p3", "repot", true, summary.RouteInitialSuccess, 1)
+		// The full ledger holds a and an infra error; its spills hold b, a
+		// again (written twice) and the finished run that supersedes the
+		// infra error.
+		writeLedger(ns, build.LedgerName("ev", "m", 1), a, infra)
+		writeLedger(ns, ledger.SpillName(build.LedgerName("ev", "m", 1), 1), b, a)
+		writeLedger(ns, spill, fixed)
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(e.Status.Progress).NotTo(BeNil())
+			g.Expect(e.Status.Progress.RunsDone).To(Equal(int32(3)), "p1 and p2 of pot and p3 of repot, each once")
+			g.Expect(methodResult(e, "m", repotv1.MethodRePoT).Solved).To(Equal(int32(1)))
+			g.Expect(methodResult(e, "m", repotv1.MethodRePoT).InfraErrors).To(Equal(int32(0)))
 		})
 	})
 })

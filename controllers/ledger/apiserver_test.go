@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -43,7 +44,7 @@ func TestLedgerAgainstAPIServer(t *testing.T) {
 	const ns = "default"
 	a, b, c := rec("p1", "pot", true, ""), rec("p2", "pot", false, "reset"), rec("p2", "pot", true, "")
 	for _, name := range []string{"led-0", "other-ledger"} {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{DataKey: jsonl(t, a, b)}}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{layout.LedgerRecordsKey: jsonl(t, a, b)}}
 		if _, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +105,7 @@ func TestLedgerAgainstAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(jsonl(t, a, c), cm.Data[DataKey]); diff != "" {
+	if diff := cmp.Diff(jsonl(t, a, c), cm.Data[layout.LedgerRecordsKey]); diff != "" {
 		t.Errorf("ledger after merge (-want +got):\n%s", diff)
 	}
 
@@ -114,11 +115,11 @@ func TestLedgerAgainstAPIServer(t *testing.T) {
 	appendFile(t, path, jsonl(t, c, d))
 	sctx, stop := context.WithCancel(ctx)
 	stop()
-	modeFile := filepath.Join(filepath.Dir(path), SandboxModeFile)
+	modeFile := filepath.Join(filepath.Dir(path), layout.SandboxModeFile)
 	if err := os.WriteFile(modeFile, []byte("none, seccomp, landlock off\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	provFile := filepath.Join(filepath.Dir(path), ProvenanceFile)
+	provFile := filepath.Join(filepath.Dir(path), layout.ProvenanceFile)
 	const prov = `{"repot_version":"(devel)","served_models":[{"id":"m","root":"org/m","max_model_len":4096}],"request":{"temperature":0}}` + "\n"
 	if err := os.WriteFile(provFile, []byte(prov), 0o644); err != nil {
 		t.Fatal(err)
@@ -141,7 +142,7 @@ func TestLedgerAgainstAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(jsonl(t, a, c, d), cm.Data[DataKey]); diff != "" {
+	if diff := cmp.Diff(jsonl(t, a, c, d), cm.Data[layout.LedgerRecordsKey]); diff != "" {
 		t.Errorf("ledger after sync (-want +got):\n%s", diff)
 	}
 

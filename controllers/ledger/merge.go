@@ -14,9 +14,6 @@ import (
 	"repot.dev/repot-operator/runner/summary"
 )
 
-// DataKey is the ConfigMap data key that holds the records.
-const DataKey = "records.jsonl"
-
 // LineError is a line of records text that is not a record.
 type LineError struct {
 	Source string // file or ConfigMap name
@@ -26,16 +23,88 @@ type LineError struct {
 
 func (e LineError) Error() string { return fmt.Sprintf("%s line %d: %s", e.Source, e.Line, e.Err) }
 
-// ParseRecord parses one ledger line: summary.ParseRecord, the one parser
-// of records.
-func ParseRecord(line []byte) (summary.Record, error) { return summary.ParseRecord(line) }
-
 // entry is one line of a ledger: a record, or a line kept verbatim because
-// it could not be parsed (the ledger never loses what it held).
+// it could not be parsed (the ledger never loses what it held). line is the
+// text it is written as.
 type entry struct {
-	raw string
-	rec summary.Record
-	ok  bool
+	line string
+	rec  summary.Record
+	ok   bool
+}
+
+// recordsText is a ledger's records text, parsed for merging: one entry per
+// key, with the rule of summary.Supersedes. size is the length of the text
+// String writes.
+type recordsText struct {
+	entries []entry
+	idx     map[string]int
+	size    int
+}
+
+// parseRecordsText parses a ledger's records text. Valid records are
+// re-encoded; other lines are kept as they are.
+func parseRecordsText(existing string) *recordsText {
+	t := &recordsText{idx: map[string]int{}}
+	summary.ScanRecords(existing, func(_ int, raw string, r summary.Record, err error) {
+		if err != nil {
+			t.entries = append(t.entries, entry{line: raw})
+			t.size += len(raw) + 1
+			return
+		}
+		t.put(r, -1)
+	})
+	return t
+}
+
+// putResult says what put did with a record.
+type putResult int
+
+const (
+	putHeld     putResult = iota // its key is stored with a record it does not supersede
+	putAdded                     // a new key, appended
+	putReplaced                  // it superseded the stored record of its key
+	putNoRoom                    // it would take the text past the limit
+)
+
+// put merges one record. limit bounds the text's size in bytes; -1 means
+// none.
+func (t *recordsText) put(r summary.Record, limit int) putResult {
+	b, err := json.Marshal(r)
+	if err != nil { // a Record always marshals
+		return putHeld
+	}
+	line := string(b)
+	k := r.Key()
+	i, seen := t.idx[k]
+	switch {
+	case !seen:
+		if limit >= 0 && t.size+len(line)+1 > limit {
+			return putNoRoom
+		}
+		t.idx[k] = len(t.entries)
+		t.entries = append(t.entries, entry{line: line, rec: r, ok: true})
+		t.size += len(line) + 1
+		return putAdded
+	case summary.Supersedes(t.entries[i].rec, r):
+		delta := len(line) - len(t.entries[i].line)
+		if limit >= 0 && t.size+delta > limit {
+			return putNoRoom
+		}
+		t.entries[i] = entry{line: line, rec: r, ok: true}
+		t.size += delta
+		return putReplaced
+	}
+	return putHeld
+}
+
+func (t *recordsText) String() string {
+	var b strings.Builder
+	b.Grow(t.size)
+	for _, e := range t.entries {
+		b.WriteString(e.line)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 // Merge adds records to the ledger text existing and returns the new text
@@ -44,46 +113,28 @@ type entry struct {
 // error wins, and an infra error is replaced by a later finished run of the
 // same key. Existing lines keep their order; new keys are appended.
 func Merge(existing string, add []summary.Record) (merged string, added int) {
-	var entries []entry
-	idx := map[string]int{}
-	insert := func(e entry) bool {
-		if !e.ok {
-			entries = append(entries, e)
-			return true
-		}
-		k := e.rec.Key()
-		i, seen := idx[k]
-		switch {
-		case !seen:
-			idx[k] = len(entries)
-			entries = append(entries, e)
-			return true
-		case summary.Supersedes(entries[i].rec, e.rec):
-			entries[i] = e
-			return true
-		}
-		return false
-	}
-	summary.ScanRecords(existing, func(_ int, raw string, r summary.Record, err error) {
-		insert(entry{raw: raw, rec: r, ok: err == nil})
-	})
+	t := parseRecordsText(existing)
 	for _, r := range add {
-		if insert(entry{rec: r, ok: true}) {
+		if res := t.put(r, -1); res == putAdded || res == putReplaced {
 			added++
 		}
 	}
-	var b strings.Builder
-	for _, e := range entries {
-		if e.ok {
-			line, err := json.Marshal(e.rec)
-			if err != nil { // a Record always marshals; keep the raw text if not
-				line = []byte(e.raw)
-			}
-			b.Write(line)
-		} else {
-			b.WriteString(e.raw)
+	return t.String(), added
+}
+
+// mergeWithin merges add into existing as far as the text stays within
+// limit bytes: it returns the new text, how many records changed it, and
+// the records that did not fit, in their order. A record whose key the
+// text already holds (and that does not supersede it) is stored already.
+func mergeWithin(existing string, add []summary.Record, limit int) (merged string, added int, left []summary.Record) {
+	t := parseRecordsText(existing)
+	for _, r := range add {
+		switch t.put(r, limit) {
+		case putAdded, putReplaced:
+			added++
+		case putNoRoom:
+			left = append(left, r)
 		}
-		b.WriteByte('\n')
 	}
-	return b.String(), added
+	return t.String(), added, left
 }

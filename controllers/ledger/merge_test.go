@@ -76,8 +76,8 @@ func TestMergeIsIdempotent(t *testing.T) {
 
 func TestParseRecordNeedsKey(t *testing.T) {
 	for _, line := range []string{`{"model":"m","problem_id":"p"}`, `{"problem_id":"p","method":"pot"}`, `[1,2]`, `{`} {
-		if _, err := ParseRecord([]byte(line)); err == nil {
-			t.Errorf("ParseRecord(%s) accepted a line without a full key", line)
+		if _, err := summary.ParseRecord([]byte(line)); err == nil {
+			t.Errorf("summary.ParseRecord(%s) accepted a line without a full key", line)
 		}
 	}
 }

@@ -14,10 +14,6 @@ import (
 // it in status.models[].provenance.
 const ProvenanceAnnotation = "repot.dev/provenance"
 
-// ProvenanceFile is the file in the runner's output directory that holds
-// the provenance; repot run writes it at its start.
-const ProvenanceFile = runner.ProvenanceFile
-
 // readProvenance returns the provenance file's content when it is there and
 // parses, "" when it is not there yet.
 func readProvenance(path string) (string, error) {

@@ -14,11 +14,8 @@ import (
 	"k8s.io/utils/clock"
 
 	"repot.dev/repot-operator/runner/gpu"
+	"repot.dev/repot-operator/runner/layout"
 )
-
-// ReadingsKey is the ledger data key that holds the shard's GPU readings
-// (one gpu.Reading JSON object per line), next to the records.
-const ReadingsKey = gpu.ReadingsFile
 
 // MergeLines adds lines to the text existing and returns the new text and
 // how many lines were new. A reading is a fact at a moment: lines are kept
@@ -52,11 +49,15 @@ func MergeLines(existing string, add []string) (string, int) {
 	return b.String(), added
 }
 
-// MergeReadings adds reading lines to the ledger's ReadingsKey, with the
+// MergeReadings adds reading lines to the ledger's data key
+// layout.LedgerReadingsKey, with the
 // same optimistic concurrency as Merge; the records and the readings
 // together must fit MaxLedgerBytes.
 func (s *Store) MergeReadings(ctx context.Context, lines []string) (int, error) {
-	return s.mergeKey(ctx, ReadingsKey, func(old string) (string, int) { return MergeLines(old, lines) })
+	return s.mergeKey(ctx, s.Name, layout.LedgerReadingsKey, func(old string, _ int) (string, int, error) {
+		merged, n := MergeLines(old, lines)
+		return merged, n, nil
+	})
 }
 
 // LineTail reads the complete lines appended to a file since the last

@@ -15,6 +15,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"repot.dev/repot-operator/runner/gpu"
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -61,7 +62,7 @@ func TestMergeReadingsKeepsRecords(t *testing.T) {
 		}
 	}
 	cm := fake.objs["led-0"]
-	if diff := cmp.Diff(map[string]string{DataKey: records, ReadingsKey: a + "\n" + b + "\n"}, cm.Data); diff != "" {
+	if diff := cmp.Diff(map[string]string{layout.LedgerRecordsKey: records, layout.LedgerReadingsKey: a + "\n" + b + "\n"}, cm.Data); diff != "" {
 		t.Errorf("ledger data (-want +got):\n%s", diff)
 	}
 	if fake.patches != 2 {
@@ -85,7 +86,7 @@ func TestReadingsSurviveARunnerRestart(t *testing.T) {
 
 	syncOnce := func(lines ...string) {
 		t.Helper()
-		path := filepath.Join(t.TempDir(), gpu.ReadingsFile)
+		path := filepath.Join(t.TempDir(), layout.ReadingsFile)
 		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\nnot a reading\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +104,7 @@ func TestReadingsSurviveARunnerRestart(t *testing.T) {
 	}
 	syncOnce(first)       // the first pod, killed mid-shard
 	syncOnce(second, end) // its replacement
-	got := fake.objs["led-0"].Data[ReadingsKey]
+	got := fake.objs["led-0"].Data[layout.LedgerReadingsKey]
 	if want := first + "\n" + second + "\n" + end + "\n"; got != want {
 		t.Errorf("ledger readings:\n%s\nwant:\n%s", got, want)
 	}
@@ -165,7 +166,7 @@ func TestRecordsMergeCountsReadings(t *testing.T) {
 	if !errors.Is(err, ErrLedgerFull) || !strings.Contains(err.Error(), "shardsPerModel") {
 		t.Errorf("records merge into a ledger the readings fill: %v, want ErrLedgerFull naming shardsPerModel", err)
 	}
-	if got := fake.objs["led-0"].Data[DataKey]; got != "" {
+	if got := fake.objs["led-0"].Data[layout.LedgerRecordsKey]; got != "" {
 		t.Errorf("records written despite the limit: %d bytes", len(got))
 	}
 }

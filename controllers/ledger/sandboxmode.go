@@ -9,19 +9,13 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"repot.dev/repot-operator/runner"
 )
 
 // SandboxModeAnnotation on a ledger ConfigMap is the sandbox confinement
-// its runner reported (the runner writes it to SandboxModeFile in its output
+// its runner reported (the runner writes it to layout.SandboxModeFile in its output
 // directory; the ledger-sync sidecar copies it here; the operator shows it
 // in status.sandboxMode).
 const SandboxModeAnnotation = "repot.dev/sandbox-mode"
-
-// SandboxModeFile is the file in the runner's output directory that holds
-// the sandbox mode in force, one line; repot run writes it.
-const SandboxModeFile = runner.SandboxModeFile
 
 // maxModeBytes bounds what is copied from the file.
 const maxModeBytes = 512

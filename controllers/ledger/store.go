@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -19,9 +22,32 @@ import (
 // not fit needs more shards (spec.runner.shardsPerModel).
 const MaxLedgerBytes = 1000 * 1000
 
-// ErrLedgerFull is the cause of a Merge that would take the ledger past
-// MaxLedgerBytes. Retrying the same records cannot succeed.
+// ErrLedgerFull is the cause of a Merge whose records do not all fit in
+// the ledger and its spill ConfigMaps (FullError says which are left).
+// Retrying the same records cannot succeed.
 var ErrLedgerFull = errors.New("ledger full")
+
+// FullError is the error of a Merge that stored some records but not Left:
+// the ledger and every spill ConfigMap after it are full. Merge stored the
+// others; nothing of Left is in the ledger.
+type FullError struct {
+	Ledger string // the last ConfigMap of the chain
+	Spills int
+	Left   []summary.Record
+}
+
+func (e *FullError) Error() string {
+	return fmt.Sprintf("%v: %d records do not fit in ledger ConfigMap %s and its %d spill ConfigMaps (%d bytes each at most): give the evaluation more shards (spec.runner.shardsPerModel)",
+		ErrLedgerFull, len(e.Left), e.Ledger, e.Spills, MaxLedgerBytes)
+}
+
+func (e *FullError) Unwrap() error { return ErrLedgerFull }
+
+// SpillName names the n-th spill ConfigMap (n = 1, 2, ...) of a ledger: a
+// ledger that is full spills into "<ledger>-1", then "<ledger>-2", and so
+// on. The operator creates the spill ConfigMaps with the ledger (as many as
+// the shard can need), so a runner needs no right to create ConfigMaps.
+func SpillName(ledger string, n int) string { return ledger + "-" + strconv.Itoa(n) }
 
 // ConfigMapClient is the part of the typed ConfigMap client the ledger uses;
 // client-go's CoreV1().ConfigMaps(ns) satisfies it.
@@ -30,63 +56,115 @@ type ConfigMapClient interface {
 	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*corev1.ConfigMap, error)
 }
 
-// Store is one ledger ConfigMap. It only reads and patches the object: the
-// operator creates it, and the runner's Role allows get and patch on it by
-// name only.
+// Store is one ledger: the ConfigMap Name and its Spills spill ConfigMaps
+// (SpillName). It only reads and patches them: the operator creates them,
+// and the runner's Role allows get and patch on them by name only.
 type Store struct {
 	Client ConfigMapClient
 	Name   string
+	// Spills is the number of spill ConfigMaps after Name; 0 means none.
+	Spills int
 	// MaxConflicts bounds retries after a write conflict; 0 means 10.
 	MaxConflicts int
 }
 
-// Load returns the ledger's records text.
-func (s *Store) Load(ctx context.Context) (string, error) {
-	cm, err := s.Client.Get(ctx, s.Name, metav1.GetOptions{})
-	if err != nil {
-		return "", fmt.Errorf("reading ledger ConfigMap %s: %w", s.Name, err)
+// Names are the ConfigMaps of the ledger in order: Name, then its spills.
+func (s *Store) Names() []string {
+	names := []string{s.Name}
+	for n := 1; n <= s.Spills; n++ {
+		names = append(names, SpillName(s.Name, n))
 	}
-	return cm.Data[DataKey], nil
+	return names
 }
 
-// Merge merges records into the ledger and returns how many changed it. It
-// reads the object, merges by key and patches data.records.jsonl with the
-// read resourceVersion, so a concurrent writer is never overwritten: on a
-// conflict it reads again and retries. Nothing is written when the records
-// are already there.
+// Load returns the records text of the ledger and its spills, one after
+// the other.
+func (s *Store) Load(ctx context.Context) (string, error) {
+	var b strings.Builder
+	for _, name := range s.Names() {
+		cm, err := s.Client.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return "", fmt.Errorf("reading ledger ConfigMap %s: %w", name, err)
+		}
+		text := cm.Data[layout.LedgerRecordsKey]
+		b.WriteString(text)
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String(), nil
+}
+
+// Merge merges records into the ledger and returns how many changed it.
+// Each ConfigMap of the chain (Names) in turn takes what fits of the
+// records not stored yet: it is read, merged by key and patched with the
+// read resourceVersion, so a concurrent writer is never overwritten (a
+// conflict reads again and retries). A record whose key a ConfigMap holds
+// already is stored. Nothing is written where nothing changes, and nothing
+// is dropped: records that fit nowhere come back in a *FullError.
 func (s *Store) Merge(ctx context.Context, recs []summary.Record) (int, error) {
-	return s.mergeKey(ctx, DataKey, func(old string) (string, int) { return Merge(old, recs) })
+	rest := recs
+	added := 0
+	for _, name := range s.Names() {
+		if len(rest) == 0 {
+			break
+		}
+		var left []summary.Record
+		n, err := s.mergeKey(ctx, name, layout.LedgerRecordsKey, func(old string, room int) (string, int, error) {
+			merged, n, l := mergeWithin(old, rest, room)
+			if len(merged) > room { // the other keys grew past the room: spill all
+				left = rest
+				return old, 0, nil
+			}
+			left = l
+			return merged, n, nil
+		})
+		added += n
+		if err != nil {
+			return added, err
+		}
+		rest = left
+	}
+	if len(rest) > 0 {
+		names := s.Names()
+		return added, &FullError{Ledger: names[len(names)-1], Spills: s.Spills, Left: rest}
+	}
+	return added, nil
 }
 
 // mergeKey is the one read-merge-patch loop of the ledger's data keys:
 // merge gives the key's new text (and how many entries it added) from its
-// current text. The patch carries the resourceVersion read, so a
-// concurrent writer is never overwritten; a conflict reads again, up to
+// current text and the room the key may take (MaxLedgerBytes less the
+// ConfigMap's other keys). The patch carries the resourceVersion read, so
+// a concurrent writer is never overwritten; a conflict reads again, up to
 // MaxConflicts times. The whole ConfigMap's data (every key) must stay
 // within MaxLedgerBytes.
-func (s *Store) mergeKey(ctx context.Context, key string, merge func(old string) (string, int)) (int, error) {
+func (s *Store) mergeKey(ctx context.Context, name, key string, merge func(old string, room int) (string, int, error)) (int, error) {
 	limit := s.MaxConflicts
 	if limit <= 0 {
 		limit = 10
 	}
 	for attempt := 0; ; attempt++ {
-		cm, err := s.Client.Get(ctx, s.Name, metav1.GetOptions{})
+		cm, err := s.Client.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return 0, fmt.Errorf("reading ledger ConfigMap %s: %w", s.Name, err)
+			return 0, fmt.Errorf("reading ledger ConfigMap %s: %w", name, err)
 		}
 		old := cm.Data[key]
-		merged, added := merge(old)
+		room := MaxLedgerBytes
+		for k, v := range cm.Data {
+			if k != key {
+				room -= len(v)
+			}
+		}
+		merged, added, err := merge(old, room)
+		if err != nil {
+			return 0, err
+		}
 		if merged == old {
 			return 0, nil
 		}
-		size := len(merged)
-		for k, v := range cm.Data {
-			if k != key {
-				size += len(v)
-			}
-		}
-		if size > MaxLedgerBytes {
-			return 0, fmt.Errorf("%w: ledger ConfigMap %s would hold %d bytes of records and GPU readings, more than %d: give the evaluation more shards (spec.runner.shardsPerModel)", ErrLedgerFull, s.Name, size, MaxLedgerBytes)
+		if len(merged) > room {
+			return 0, fmt.Errorf("%w: ledger ConfigMap %s would hold %d bytes of records and GPU readings, more than %d: give the evaluation more shards (spec.runner.shardsPerModel)", ErrLedgerFull, name, len(merged)+MaxLedgerBytes-room, MaxLedgerBytes)
 		}
 		patch, err := json.Marshal(map[string]any{
 			"metadata": map[string]any{"resourceVersion": cm.ResourceVersion},
@@ -95,12 +173,29 @@ func (s *Store) mergeKey(ctx context.Context, key string, merge func(old string)
 		if err != nil {
 			return 0, err
 		}
-		_, err = s.Client.Patch(ctx, s.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "repot-ledger"})
+		_, err = s.Client.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "repot-ledger"})
 		if err == nil {
 			return added, nil
 		}
 		if !apierrors.IsConflict(err) || attempt+1 >= limit {
-			return 0, fmt.Errorf("writing ledger ConfigMap %s: %w", s.Name, err)
+			return 0, fmt.Errorf("writing ledger ConfigMap %s: %w", name, err)
 		}
 	}
+}
+
+// Planned sizes of a record's ledger line, from which the operator sizes a
+// shard's spill ConfigMaps (SpillsFor). RecordBytes is a record of any
+// method whose infrastructure error is at summary.MaxTextBytes (its other
+// outside texts short); RoundBytes is each recorded repair round on top.
+// TestRecordBytes checks them against the largest such records.
+const (
+	RecordBytes = 2048
+	RoundBytes  = 64
+)
+
+// SpillsFor is how many spill ConfigMaps a shard of runs records of at most
+// recordBytes each needs after its ledger.
+func SpillsFor(runs, recordBytes int) int {
+	total := runs * recordBytes
+	return max((total+MaxLedgerBytes-1)/MaxLedgerBytes-1, 0)
 }

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,7 +10,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -64,18 +68,107 @@ func TestStoreMergeGivesUpAfterConflicts(t *testing.T) {
 	}
 }
 
+// fillRecords returns n infra-error records of about 1250 bytes each.
+func fillRecords(prefix string, n int) []summary.Record {
+	recs := make([]summary.Record, n)
+	for i := range recs {
+		recs[i] = rec(prefix+strconv.Itoa(i), "pot", false, strings.Repeat("e", 1100))
+	}
+	return recs
+}
+
+// withSpills adds empty spill ConfigMaps led-0-1 .. led-0-n to the fake.
+func withSpills(f *fakeConfigMaps, n int) *fakeConfigMaps {
+	for i := 1; i <= n; i++ {
+		name := SpillName("led-0", i)
+		f.objs[name] = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: "1"}, Data: map[string]string{}}
+	}
+	return f
+}
+
 func TestStoreMergeRefusesOversizedLedger(t *testing.T) {
 	f := newFake("led-0", "")
 	s := &Store{Client: f, Name: "led-0"}
-	var recs []summary.Record
-	for size := 0; size <= MaxLedgerBytes; {
-		r := rec(strings.Repeat("x", 200)+strconv.Itoa(len(recs)), "pot", true, "")
-		recs = append(recs, r)
+	recs := fillRecords("p", MaxLedgerBytes/1000)
+	_, err := s.Merge(context.Background(), recs)
+	var full *FullError
+	if !errors.As(err, &full) || !strings.Contains(err.Error(), "shardsPerModel") {
+		t.Fatalf("err = %v; want a *FullError that says to add shards", err)
+	}
+	// Nothing is dropped: what is not stored is in Left, in order.
+	got, _ := s.Load(context.Background())
+	var stored []summary.Record
+	summary.ScanRecords(got, func(_ int, _ string, r summary.Record, err error) {
+		if err == nil {
+			stored = append(stored, r)
+		}
+	})
+	if diff := cmp.Diff(recs, append(stored, full.Left...)); diff != "" {
+		t.Errorf("stored then left (-all +got):\n%s", diff)
+	}
+}
+
+// A full ledger spills into its spill ConfigMaps in order; merging the same
+// records again stores nothing twice and writes nothing.
+func TestStoreMergeSpills(t *testing.T) {
+	ctx := context.Background()
+	f := withSpills(newFake("led-0", ""), 2)
+	s := &Store{Client: f, Name: "led-0", Spills: 2}
+	recs := fillRecords("p", MaxLedgerBytes/1000) // about 1.25 ledgers
+	for i := 0; i < len(recs); i += 25 {          // the sidecar's batches
+		if _, err := s.Merge(ctx, recs[i:min(i+25, len(recs))]); err != nil {
+			t.Fatalf("Merge batch %d: %v", i/25, err)
+		}
+	}
+	for _, name := range s.Names() {
+		if n := len(f.objs[name].Data[layout.LedgerRecordsKey]); n > MaxLedgerBytes {
+			t.Errorf("%s holds %d bytes, more than %d", name, n, MaxLedgerBytes)
+		}
+	}
+	if f.objs["led-0-1"].Data[layout.LedgerRecordsKey] == "" || f.objs["led-0-2"].Data[layout.LedgerRecordsKey] != "" {
+		t.Errorf("want led-0 and led-0-1 used, led-0-2 empty")
+	}
+	got, _ := s.Load(ctx)
+	if diff := cmp.Diff(jsonl(t, recs...), got); diff != "" {
+		t.Errorf("ledger and spills (-want +got):\n%s", diff)
+	}
+	patches := f.patches
+	if n, err := s.Merge(ctx, recs); err != nil || n != 0 || f.patches != patches {
+		t.Errorf("merging everything again = %d, %v, %d patches; want 0, nil, 0", n, err, f.patches-patches)
+	}
+}
+
+// A record that does not fit where a smaller one still does goes to the
+// spill; the smaller one fills the ledger: no hole, nothing lost.
+func TestStoreMergeBigRecordSpillsSmallOneFits(t *testing.T) {
+	ctx := context.Background()
+	f := withSpills(newFake("led-0", ""), 1)
+	s := &Store{Client: f, Name: "led-0", Spills: 1}
+	small := rec("small", "pot", true, "")
+	// Fill led-0 to leave room for the small record (and 10 bytes) but not
+	// for the big one.
+	var base []summary.Record
+	size := 0
+	for MaxLedgerBytes-size > 2500 {
+		r := fillRecords("f"+strconv.Itoa(len(base))+"-", 1)[0]
+		base = append(base, r)
 		size += len(jsonl(t, r))
 	}
-	_, err := s.Merge(context.Background(), recs)
-	if err == nil || !strings.Contains(err.Error(), "shardsPerModel") {
-		t.Fatalf("err = %v; want an error that says to add shards", err)
+	last := rec("last", "pot", false, "e")
+	lineOf := func(r summary.Record) int { return len(jsonl(t, r)) }
+	want := MaxLedgerBytes - size - lineOf(small) - 10
+	last.InfraError = strings.Repeat("e", 1+want-lineOf(last))
+	base = append(base, last)
+	f.objs["led-0"].Data[layout.LedgerRecordsKey] = jsonl(t, base...)
+	big := rec("big", "pot", false, strings.Repeat("e", summary.MaxTextBytes))
+	if _, err := s.Merge(ctx, []summary.Record{big, small}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(jsonl(t, append(base, small)...), f.objs["led-0"].Data[layout.LedgerRecordsKey]); diff != "" {
+		t.Errorf("led-0 (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(jsonl(t, big), f.objs["led-0-1"].Data[layout.LedgerRecordsKey]); diff != "" {
+		t.Errorf("led-0-1 (-want +got):\n%s", diff)
 	}
 }
 

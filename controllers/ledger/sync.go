@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"k8s.io/utils/clock"
 
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -46,10 +48,19 @@ type Syncer struct {
 	ProvenanceFile string
 	provenanceDone bool
 
+	// DoneFile and SyncedFile, when set, are the hand-off with `repot run
+	// --await-ledger` (layout.RunDoneFile, layout.LedgerSyncedFile): once
+	// DoneFile exists, the poll that sees it writes every record of the
+	// file to the ledger and answers in SyncedFile "ok", or "failed: " and
+	// why when a full ledger refuses records or the writes keep failing
+	// for FinalTimeout. The runner exits non-zero unless it reads "ok".
+	DoneFile, SyncedFile string
+	doneSince            time.Time // when DoneFile was first seen
+	answered             bool
+
 	pending []summary.Record
 	since   time.Time // when the oldest pending record was read
 	written int
-	dropped int // records a full ledger refused (they stay in the file)
 }
 
 func (s *Syncer) defaults() {
@@ -75,11 +86,12 @@ func (s *Syncer) defaults() {
 
 // Run syncs until ctx is cancelled, then reads the file a last time and
 // writes everything still pending. It returns the error of that final write
-// (records it could not store are lost to the ledger but stay in the file);
-// failed writes before it are logged and retried on the next poll, except
-// when the ledger is full (ErrLedgerFull): retrying those records cannot
-// succeed, so they are dropped from the ledger's queue, and Run returns an
-// error at the end that counts them.
+// (records it could not store are not in the ledger but stay in the file,
+// and the error makes the container, and so the pod, fail). A failed write
+// before it is logged and retried on the next poll; no record is ever
+// dropped from the queue: a full ledger spills into its spill ConfigMaps
+// (Store.Merge), and what fits in none of them (a *FullError) stays
+// pending, so the final write fails and says how many records are left.
 func (s *Syncer) Run(ctx context.Context) (written int, err error) {
 	s.defaults()
 	t := s.Clock.NewTicker(s.Poll)
@@ -91,14 +103,15 @@ func (s *Syncer) Run(ctx context.Context) (written int, err error) {
 		case <-t.C():
 			s.syncMode(ctx)
 			s.syncProvenance(ctx)
+			// Look for the done file before reading the records, so every
+			// record written before it is read on this poll.
+			done := s.runDone()
 			s.read()
-			if len(s.pending) >= s.Batch || (len(s.pending) > 0 && s.Clock.Since(s.since) >= s.MaxDelay) {
+			if done {
+				s.answer(ctx)
+			} else if len(s.pending) >= s.Batch || (len(s.pending) > 0 && s.Clock.Since(s.since) >= s.MaxDelay) {
 				if err := s.flush(ctx); err != nil && ctx.Err() == nil {
-					retry := "will retry"
-					if errors.Is(err, ErrLedgerFull) {
-						retry = "not retried; the records stay in the file"
-					}
-					s.Logf("ledger: %v (%s)", err, retry)
+					s.Logf("ledger: %v (will retry; the records stay in %s)", err, s.Tail.Path)
 				}
 			}
 			if s.polled != nil {
@@ -115,10 +128,51 @@ func (s *Syncer) final() (int, error) {
 	s.syncMode(ctx)
 	s.syncProvenance(ctx)
 	err := s.flush(ctx)
-	if err == nil && s.dropped > 0 {
-		err = fmt.Errorf("%w: %d records could not be stored in the ledger (they are only in %s)", ErrLedgerFull, s.dropped, s.Tail.Path)
+	if err != nil {
+		err = fmt.Errorf("%w (%d records are only in %s)", err, len(s.pending), s.Tail.Path)
 	}
 	return s.written, err
+}
+
+// runDone reports whether the runner wrote DoneFile (and no answer was
+// given yet).
+func (s *Syncer) runDone() bool {
+	if s.DoneFile == "" || s.answered {
+		return false
+	}
+	if _, err := os.Stat(s.DoneFile); err != nil {
+		return false
+	}
+	if s.doneSince.IsZero() {
+		s.doneSince = s.Clock.Now()
+	}
+	return true
+}
+
+// answer writes what is pending and answers the runner: "ok" when nothing
+// is left, "failed: ..." when a full ledger refused records (retrying
+// cannot help) or the writes failed for FinalTimeout since the done file
+// appeared; after any other failure the next poll tries again.
+func (s *Syncer) answer(ctx context.Context) {
+	err := s.flush(ctx)
+	var full *FullError
+	switch {
+	case err == nil:
+		s.reply(layout.LedgerSyncedOK)
+	case errors.As(err, &full) || s.Clock.Since(s.doneSince) >= s.FinalTimeout:
+		s.reply(fmt.Sprintf("failed: %v (%d records are only in %s)", err, len(s.pending), s.Tail.Path))
+	default:
+		s.Logf("ledger: %v (will retry before answering the runner)", err)
+	}
+}
+
+func (s *Syncer) reply(text string) {
+	if err := writeAtomic(s.SyncedFile, []byte(text+"\n")); err != nil {
+		s.Logf("ledger: answering the runner in %s: %v (will retry)", s.SyncedFile, err)
+		return
+	}
+	s.answered = true
+	s.Logf("ledger: answered the runner: %s", text)
 }
 
 func (s *Syncer) read() {
@@ -141,9 +195,13 @@ func (s *Syncer) flush(ctx context.Context) error {
 		return nil
 	}
 	if _, err := s.Store.Merge(ctx, s.pending); err != nil {
-		if errors.Is(err, ErrLedgerFull) {
-			s.dropped += len(s.pending)
-			s.pending = nil
+		// Records a full ledger could not take stay pending, in order;
+		// the others are stored. After any other error all stay pending
+		// (merging again is harmless: the merge is by key).
+		var full *FullError
+		if errors.As(err, &full) {
+			s.written += len(s.pending) - len(full.Left)
+			s.pending = full.Left
 		}
 		return err
 	}

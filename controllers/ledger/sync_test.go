@@ -3,7 +3,7 @@ package ledger
 import (
 	"context"
 	"errors"
-	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -122,29 +123,36 @@ func TestSyncFinalWriteFailureIsReported(t *testing.T) {
 	}
 }
 
-// fullMerger is a ledger that refuses every write as too large.
+// fullMerger is a ledger whose ConfigMaps are all full until room is set:
+// it refuses every record with a *FullError, then stores what it is given.
 type fullMerger struct {
-	mu    sync.Mutex
-	calls int
+	mu     sync.Mutex
+	calls  int
+	room   bool
+	stored []summary.Record
 }
 
-func (m *fullMerger) Merge(context.Context, []summary.Record) (int, error) {
+func (m *fullMerger) Merge(_ context.Context, recs []summary.Record) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.calls++
-	return 0, fmt.Errorf("%w: ledger ConfigMap led-0 would hold too much", ErrLedgerFull)
+	if !m.room {
+		return 0, &FullError{Ledger: "led-0-2", Spills: 2, Left: append([]summary.Record(nil), recs...)}
+	}
+	m.stored = append(m.stored, recs...)
+	return len(recs), nil
 }
 
-func (m *fullMerger) count() int {
+func (m *fullMerger) state() (int, []summary.Record) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.calls
+	return m.calls, append([]summary.Record(nil), m.stored...)
 }
 
-// A full ledger cannot take the records however often they are offered:
-// they are written once, not retried on every poll, and the final result
-// says how many the ledger lacks.
-func TestSyncDoesNotRetryAFullLedger(t *testing.T) {
+// A full ledger never makes the sidecar drop records: they stay pending,
+// are offered again on the next polls, and are stored once there is room.
+// (Before spills, ErrLedgerFull dropped the whole pending batch.)
+func TestSyncKeepsWhatAFullLedgerRefuses(t *testing.T) {
 	clock := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	path := filepath.Join(t.TempDir(), "records.jsonl")
 	polled := make(chan struct{})
@@ -164,16 +172,95 @@ func TestSyncDoesNotRetryAFullLedger(t *testing.T) {
 		clock.Step(time.Second)
 		<-polled
 	}
-	appendFile(t, path, jsonl(t, rec("p1", "pot", true, ""), rec("p2", "pot", true, "")))
-	for range 5 {
-		poll()
+	a, b, c := rec("p1", "pot", true, ""), rec("p2", "pot", true, ""), rec("p3", "pot", true, "")
+	appendFile(t, path, jsonl(t, a, b))
+	poll()
+	poll()
+	if calls, _ := m.state(); calls != 2 {
+		t.Errorf("a full ledger was offered the records %d times in 2 polls; want 2 (kept and retried)", calls)
 	}
-	if got := m.count(); got != 1 {
-		t.Errorf("a full ledger was offered the same records %d times; want 1", got)
-	}
+	m.mu.Lock()
+	m.room = true
+	m.mu.Unlock()
+	appendFile(t, path, jsonl(t, c))
+	poll()
 	cancel()
-	err := <-done
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v; want nil once every record is stored", err)
+	}
+	if _, got := m.state(); !cmp.Equal([]summary.Record{a, b, c}, got) {
+		t.Errorf("stored %v; want every record, in order", got)
+	}
+}
+
+// When nothing has room by the end, the final write fails and counts the
+// records the ledger lacks, so the pod fails and the shard is retried.
+func TestSyncFinalWriteToAFullLedgerFails(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "records.jsonl")
+	appendFile(t, path, jsonl(t, rec("p1", "pot", true, ""), rec("p2", "pot", true, "")))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s := &Syncer{Store: &fullMerger{}, Tail: &Tail{Path: path}}
+	_, err := s.Run(ctx)
 	if !errors.Is(err, ErrLedgerFull) || !strings.Contains(err.Error(), "2 records") {
 		t.Errorf("Run = %v; want ErrLedgerFull counting the 2 records the ledger lacks", err)
+	}
+}
+
+// The hand-off with `repot run --await-ledger`: the poll that sees the
+// runner's done file writes every record and answers "ok"; a ledger that
+// cannot take them all gets "failed: ..." with the count, at once.
+func TestSyncAnswersTheRunner(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		store Merger
+		want  string
+	}{
+		{"every record stored", nil, "ok\n"},
+		{"a full ledger", &fullMerger{}, "failed: ledger full: 2 records do not fit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			dir := t.TempDir()
+			path := filepath.Join(dir, "records.jsonl")
+			fake := newFake("led-0", "")
+			store := tc.store
+			if store == nil {
+				store = &Store{Client: fake, Name: "led-0"}
+			}
+			polled := make(chan struct{})
+			s := &Syncer{Store: store, Tail: &Tail{Path: path}, Clock: clock, Poll: time.Second, Batch: 25, MaxDelay: time.Hour,
+				DoneFile: filepath.Join(dir, "run.done"), SyncedFile: filepath.Join(dir, "ledger.synced"),
+				polled: func() { polled <- struct{}{} }}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				_, _ = s.Run(ctx)
+				close(done)
+			}()
+			defer func() { cancel(); <-done }()
+			poll := func() {
+				for !clock.HasWaiters() {
+					time.Sleep(time.Millisecond)
+				}
+				clock.Step(time.Second)
+				<-polled
+			}
+			a, b := rec("p1", "pot", true, ""), rec("p2", "pot", true, "")
+			appendFile(t, path, jsonl(t, a, b))
+			if err := os.WriteFile(s.DoneFile, []byte("done\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			poll() // neither a full batch nor MaxDelay: only the done file writes
+			got, err := os.ReadFile(s.SyncedFile)
+			if err != nil || !strings.HasPrefix(string(got), tc.want) {
+				t.Fatalf("answer %q, %v; want %q", got, err, tc.want)
+			}
+			if tc.store == nil {
+				if diff := cmp.Diff(jsonl(t, a, b), fake.objs["led-0"].Data[layout.LedgerRecordsKey]); diff != "" {
+					t.Errorf("ledger when answering ok (-want +got):\n%s", diff)
+				}
+			}
+		})
 	}
 }

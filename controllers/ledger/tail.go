@@ -63,7 +63,7 @@ func (t *Tail) Next() ([]summary.Record, []LineError, error) {
 		if len(line) == 0 {
 			continue
 		}
-		r, err := ParseRecord(line)
+		r, err := summary.ParseRecord(line)
 		if err != nil {
 			bad = append(bad, LineError{Source: t.Path, Line: t.line, Err: err.Error()})
 			continue

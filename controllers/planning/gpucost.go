@@ -11,8 +11,8 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/controllers/ledger"
 	"repot.dev/repot-operator/runner/gpu"
+	"repot.dev/repot-operator/runner/layout"
 )
 
 // ledgerReadings returns the GPU readings of a model's ledgers. The
@@ -26,7 +26,7 @@ func ledgerReadings(ledgers []corev1.ConfigMap, model string) []gpu.Reading {
 		if cm.Labels[build.LabelModel] != model {
 			continue
 		}
-		sc := bufio.NewScanner(strings.NewReader(cm.Data[ledger.ReadingsKey]))
+		sc := bufio.NewScanner(strings.NewReader(cm.Data[layout.LedgerReadingsKey]))
 		sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 		for sc.Scan() {
 			if r, err := gpu.ParseReading([]byte(sc.Text())); err == nil {

@@ -14,8 +14,8 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/controllers/ledger"
 	"repot.dev/repot-operator/runner/gpu"
+	"repot.dev/repot-operator/runner/layout"
 )
 
 func gpuLedger(t *testing.T, model string, rs ...gpu.Reading) corev1.ConfigMap {
@@ -31,7 +31,7 @@ func gpuLedger(t *testing.T, model string, rs ...gpu.Reading) corev1.ConfigMap {
 	}
 	b.WriteString("not a reading\n")
 	return corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "l-" + model, Labels: map[string]string{build.LabelModel: model}},
-		Data: map[string]string{ledger.ReadingsKey: b.String()}}
+		Data: map[string]string{layout.LedgerReadingsKey: b.String()}}
 }
 
 func TestModelGPUCost(t *testing.T) {

@@ -7,15 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/controllers/build"
 )
-
-// suiteSizes are the problem counts of the named suites.
-var suiteSizes = map[repotv1.Suite]int{
-	repotv1.SuiteOpenSource120: 120,
-	repotv1.SuitePuzzleZoo775:  775,
-	repotv1.SuitePlanBench378:  378,
-	repotv1.SuiteDerail550:     550,
-}
 
 // ProblemsFromSpec says what is known about the problems without reading
 // anything: the size of a named suite, or of planbench-378 and derail-550
@@ -23,11 +16,11 @@ var suiteSizes = map[repotv1.Suite]int{
 func ProblemsFromSpec(e *repotv1.RepotEvaluation) problemsInfo {
 	p := e.Spec.Problems
 	if p == nil {
-		return problemsInfo{Count: suiteSizes[e.Spec.SuiteOrDefault()]}
+		return problemsInfo{Count: build.SuiteSizes[e.Spec.SuiteOrDefault()]}
 	}
 	switch e.Spec.SuiteOrDefault() {
 	case repotv1.SuitePlanBench378, repotv1.SuiteDerail550:
-		return problemsInfo{Count: suiteSizes[e.Spec.SuiteOrDefault()]}
+		return problemsInfo{Count: build.SuiteSizes[e.Spec.SuiteOrDefault()]}
 	}
 	return problemsInfo{}
 }

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -59,7 +59,7 @@ func (c *RecordCache) Read(eval types.NamespacedName, ledgers []corev1.ConfigMap
 		cm := &ordered[i]
 		pl, ok := old[cm.Name]
 		if !ok || pl.resourceVersion != cm.ResourceVersion || cm.ResourceVersion == "" {
-			r, p := parseLedger(cm.Name, cm.Data[build.LedgerDataKey])
+			r, p := parseLedger(cm.Name, cm.Data[layout.LedgerRecordsKey])
 			pl = parsedLedger{resourceVersion: cm.ResourceVersion, records: r, problems: p}
 		}
 		next[cm.Name] = pl

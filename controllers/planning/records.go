@@ -24,8 +24,9 @@ func (p ledgerProblem) String() string {
 	return fmt.Sprintf("ledger %s line %d: %s", p.Ledger, p.Line, p.Err)
 }
 
-// ReadLedgers returns the records of the given ledger ConfigMaps in a fixed
-// order (by model label, then shard index, then line), whatever order the
+// ReadLedgers returns the records of the given ledger ConfigMaps (a shard's
+// ledger and its spill ConfigMaps alike) in a fixed order (by model label,
+// then shard index, then spill index, then line), whatever order the
 // cache listed them in, so that summary.Dedupe always keeps the same record
 // of a duplicated key. Records whose model does not match the ledger's model
 // label are kept: the key (model, problem, method) is what counts. Unreadable
@@ -35,7 +36,8 @@ func ReadLedgers(ledgers []corev1.ConfigMap) ([]summary.Record, []ledgerProblem)
 	return NewRecordCache().Read(types.NamespacedName{}, ledgers)
 }
 
-// sortLedgers orders ledgers by model label, then shard index, then name.
+// sortLedgers orders ledgers by model label, then shard index, then spill
+// index, then name.
 func sortLedgers(ls []corev1.ConfigMap) {
 	sort.Slice(ls, func(i, j int) bool { return ledgerLess(&ls[i], &ls[j]) })
 }
@@ -49,6 +51,13 @@ func ledgerLess(a, b *corev1.ConfigMap) bool {
 	sb, eb := strconv.Atoi(b.Labels[build.LabelShard])
 	if ea == nil && eb == nil && sa != sb {
 		return sa < sb
+	}
+	// A shard's ledger, then its spills in order (a main ledger has no
+	// spill label: 0).
+	pa, _ := strconv.Atoi(a.Labels[build.LabelSpill])
+	pb, _ := strconv.Atoi(b.Labels[build.LabelSpill])
+	if pa != pb {
+		return pa < pb
 	}
 	return a.Name < b.Name
 }

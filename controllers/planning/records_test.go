@@ -12,6 +12,7 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -28,7 +29,7 @@ func ledgerCM(model string, shard string, lines ...string) corev1.ConfigMap {
 	return corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "ev-" + model + "-ledger-" + shard, ResourceVersion: "1",
 			Labels: map[string]string{build.LabelModel: model, build.LabelShard: shard}},
-		Data: map[string]string{build.LedgerDataKey: strings.Join(lines, "\n")},
+		Data: map[string]string{layout.LedgerRecordsKey: strings.Join(lines, "\n")},
 	}
 }
 
@@ -91,7 +92,7 @@ func TestRecordCache(t *testing.T) {
 	if r, _ := c.Read(key, []corev1.ConfigMap{cm}); len(r) != 1 {
 		t.Fatalf("records = %d, want 1", len(r))
 	}
-	cm.Data[build.LedgerDataKey] += "\n" + line("b")
+	cm.Data[layout.LedgerRecordsKey] += "\n" + line("b")
 	if r, _ := c.Read(key, []corev1.ConfigMap{cm}); len(r) != 1 {
 		t.Errorf("same resourceVersion re-parsed: records = %d, want the cached 1", len(r))
 	}

@@ -19,6 +19,7 @@ import (
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/planning"
 	"repot.dev/repot-operator/runner"
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/report"
 	"repot.dev/repot-operator/runner/summary"
 )
@@ -67,7 +68,7 @@ func TestExportEvaluation(t *testing.T) {
 	if err := ExportEvaluation(dir, res); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(dir, runner.RecordsFile))
+	f, err := os.Open(filepath.Join(dir, layout.RecordsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestExportEvaluation(t *testing.T) {
 	if diff := cmp.Diff(res.Records, recs); diff != "" {
 		t.Errorf("records.jsonl (-want +got):\n%s", diff)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, runner.SummaryFile))
+	b, err := os.ReadFile(filepath.Join(dir, layout.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}

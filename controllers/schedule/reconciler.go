@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-	"repot.dev/repot-operator/controllers/ledger"
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -226,7 +226,7 @@ func (r *Reconciler) records(ctx context.Context, e *repotv1.RepotEvaluation) ([
 		if ref := metav1.GetControllerOf(&cm); ref == nil || ref.UID != e.UID {
 			continue
 		}
-		summary.ScanRecords(cm.Data[ledger.DataKey], func(n int, _ string, rec summary.Record, err error) {
+		summary.ScanRecords(cm.Data[layout.LedgerRecordsKey], func(n int, _ string, rec summary.Record, err error) {
 			if err != nil {
 				log.FromContext(ctx).Info("skipping an unreadable ledger line", "ledger", cm.Name, "line", n, "error", err.Error())
 				return

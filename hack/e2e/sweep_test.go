@@ -15,7 +15,8 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/controllers/ledger"
+	"repot.dev/repot-operator/runner/layout"
+	"repot.dev/repot-operator/runner/summary"
 )
 
 // sweepYAML is four simulated models of one GPU each, two at a time; one
@@ -101,11 +102,11 @@ var _ = Describe("a sweep of four simulated models with maxParallelModels 2 on t
 			build.LabelEvaluation: "sweep", build.LabelComponent: build.ComponentLedger})).To(Succeed())
 		lastEnd := map[string]time.Time{}
 		for _, cm := range cms.Items {
-			for _, line := range strings.Split(cm.Data[build.LedgerDataKey], "\n") {
+			for _, line := range strings.Split(cm.Data[layout.LedgerRecordsKey], "\n") {
 				if strings.TrimSpace(line) == "" {
 					continue
 				}
-				r, err := ledger.ParseRecord([]byte(line))
+				r, err := summary.ParseRecord([]byte(line))
 				Expect(err).NotTo(HaveOccurred())
 				Expect(r.StartedUnixMilli).To(BeNumerically(">", 0), "record without a start time")
 				if end := time.UnixMilli(r.StartedUnixMilli + r.WallMillis); end.After(lastEnd[r.Model]) {

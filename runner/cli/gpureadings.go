@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"repot.dev/repot-operator/runner/gpu"
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -58,7 +59,7 @@ func recordGPUReading(ctx context.Context, hc *http.Client, url, dir, model stri
 	if err != nil {
 		return r, err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, gpu.ReadingsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, layout.ReadingsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return r, err
 	}
@@ -77,7 +78,7 @@ func recordGPUReading(ctx context.Context, hc *http.Client, url, dir, model stri
 // model: energy between the first and last reading, joules per solved
 // problem and each method's estimated share.
 func printGPUCost(w io.Writer, dir string, s summary.Summary) error {
-	data, err := os.ReadFile(filepath.Join(dir, gpu.ReadingsFile))
+	data, err := os.ReadFile(filepath.Join(dir, layout.ReadingsFile))
 	if err != nil {
 		return err
 	}

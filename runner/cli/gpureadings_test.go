@@ -12,6 +12,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
 
 	"repot.dev/repot-operator/runner/gpu"
+	"repot.dev/repot-operator/runner/layout"
 )
 
 func TestRecordGPUReading(t *testing.T) {
@@ -39,7 +40,7 @@ func TestRecordGPUReading(t *testing.T) {
 			t.Errorf("%s: recorded, want an error", url)
 		}
 	}
-	data, err := os.ReadFile(filepath.Join(dir, gpu.ReadingsFile))
+	data, err := os.ReadFile(filepath.Join(dir, layout.ReadingsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

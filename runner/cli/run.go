@@ -20,6 +20,7 @@ import (
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/gpu"
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/sandbox"
 	"repot.dev/repot-operator/runner/vrr"
@@ -45,6 +46,7 @@ type runFlags struct {
 	programTimeout        time.Duration
 	programConcurrency    int
 	gpuTelemetryURL       string
+	awaitLedger           time.Duration
 	order                 string
 	sandboxMin            string
 	conditions            []string
@@ -95,7 +97,9 @@ func newRunCommandFlags() (*cobra.Command, *runFlags) {
 	fl.BoolVar(&f.disableThinking, "disable-thinking", true, "turn extended thinking off (/no_think system prefix and chat_template_kwargs.enable_thinking=false)")
 	fl.DurationVar(&f.programTimeout, "program-timeout", 10*time.Second, "wall-clock limit per model program in the sandbox")
 	fl.IntVar(&f.programConcurrency, "program-concurrency", 0, "programs running at once (default: number of CPUs)")
-	fl.StringVar(&f.gpuTelemetryURL, "gpu-telemetry-url", "", "the model server's GPU telemetry (http://HOST:9400/telemetry): read at the start and end of the shard into DIR/"+gpu.ReadingsFile)
+	fl.StringVar(&f.gpuTelemetryURL, "gpu-telemetry-url", "", "the model server's GPU telemetry (http://HOST:9400/telemetry): read at the start and end of the shard into DIR/"+layout.ReadingsFile)
+	fl.DurationVar(&f.awaitLedger, "await-ledger", 0, "in a runner pod: after the last run write DIR/"+layout.RunDoneFile+" and wait up to this long for the ledger-sync sidecar's DIR/"+layout.LedgerSyncedFile+
+		"; exit non-zero unless it says the ledger holds every record (0: do not wait)")
 	fl.StringVar(&f.sandboxMin, "sandbox-min", string(sandbox.MinSeccomp), "least sandbox confinement to start with: seccomp, seccomp+landlock, seccomp+namespaces or none (see docs/sandbox.md)")
 	addDerailFlags(fl, f)
 	addVRRFlags(fl, &f.vrr)
@@ -176,7 +180,7 @@ func (f *runFlags) run(c *cobra.Command) error {
 	opts.SandboxMode = sb.Mode()
 	// The ledger-sync sidecar copies this file onto the ledger; the operator
 	// shows it in the evaluation's status.
-	if err := os.WriteFile(filepath.Join(out.Dir, runner.SandboxModeFile), []byte(sb.Mode()+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out.Dir, layout.SandboxModeFile), []byte(sb.Mode()+"\n"), 0o644); err != nil {
 		return fmt.Errorf("writing the sandbox mode: %w", err)
 	}
 	// The provenance goes the same way: the ledger-sync sidecar copies it
@@ -225,9 +229,15 @@ func (f *runFlags) run(c *cobra.Command) error {
 	if res.MetricsError != "" {
 		fmt.Fprintf(errw, "concurrency: the server's /metrics were not used: %s\n", res.MetricsError)
 	}
-	fmt.Fprintf(errw, "wrote %s, %s and %s/%s\n", out.RecordsPath, out.TracesPath, out.Dir, runner.SummaryFile)
+	fmt.Fprintf(errw, "wrote %s, %s and %s/%s\n", out.RecordsPath, out.TracesPath, out.Dir, layout.SummaryFile)
 	if res.Aborted {
 		return fmt.Errorf("interrupted: %d of %d runs finished and were saved; rerun with --resume to continue", len(res.Records), res.Planned)
+	}
+	if f.awaitLedger > 0 {
+		if err := newLedgerWait(out.Dir, f.awaitLedger).await(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(errw, "the ledger holds every record of %s\n", out.RecordsPath)
 	}
 	return nil
 }
@@ -277,6 +287,8 @@ func (f *runFlags) check() error {
 		return fmt.Errorf("--program-timeout must be positive, got %v", f.programTimeout)
 	case f.programConcurrency < 0:
 		return fmt.Errorf("--program-concurrency must be >= 0, got %d", f.programConcurrency)
+	case f.awaitLedger < 0:
+		return fmt.Errorf("--await-ledger must not be negative, got %v", f.awaitLedger)
 	}
 	if err := f.vrr.Validate(); err != nil {
 		return fmt.Errorf("the --vrr-* / --verifier-* flags: %w", err)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
@@ -19,6 +20,7 @@ import (
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner"
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/sandbox"
 	"repot.dev/repot-operator/runner/simserver"
 	"repot.dev/repot-operator/runner/summary"
@@ -121,7 +123,7 @@ func TestRunCommandEndToEnd(t *testing.T) {
 	// The provenance: what the simulated server said of itself and what
 	// every request carried (the defaults: temperature 0, max_tokens 16384,
 	// thinking off).
-	pb, err := os.ReadFile(filepath.Join(out, runner.ProvenanceFile))
+	pb, err := os.ReadFile(filepath.Join(out, layout.ProvenanceFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,6 +161,46 @@ func TestRunCommandEndToEnd(t *testing.T) {
 	if n := bytes.Count(traces, []byte("\n")); n != 12 {
 		t.Errorf("traces.jsonl has %d lines, want 12", n)
 	}
+
+	// In a runner pod: the ledger-sync sidecar answers that the ledger
+	// lacks records, and `repot run` fails (so the pod and its Job retry
+	// the shard); when it answers ok, the run succeeds.
+	for _, answer := range []string{"failed: ledger full: 2 records do not fit", layout.LedgerSyncedOK} {
+		stop := fakeLedgerSidecar(t, out, answer)
+		_, err = execRun(t, append(args, "--resume", "--await-ledger=1m")...)
+		stop()
+		if answer == layout.LedgerSyncedOK && err != nil {
+			t.Errorf("repot run --await-ledger with the ledger complete: %v", err)
+		}
+		if answer != layout.LedgerSyncedOK && (err == nil || !strings.Contains(err.Error(), "ledger full")) {
+			t.Errorf("repot run --await-ledger with a ledger that lacks records: err = %v; want the sidecar's answer", err)
+		}
+		os.Remove(filepath.Join(out, layout.RunDoneFile))
+	}
+}
+
+// fakeLedgerSidecar answers the runner's done file in dir, as the
+// ledger-sync sidecar does, until stop is called.
+func fakeLedgerSidecar(t *testing.T, dir, answer string) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			if _, err := os.Stat(filepath.Join(dir, layout.RunDoneFile)); err == nil {
+				if err := os.WriteFile(filepath.Join(dir, layout.LedgerSyncedFile), []byte(answer+"\n"), 0o644); err != nil {
+					t.Error(err)
+				}
+				return
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // TestRunVRRFlags checks that the --vrr-* and --verifier-* flags reach the

@@ -73,11 +73,6 @@ const (
 	PhaseEnd   = "end"
 )
 
-// ReadingsFile is the file, next to records.jsonl, where a runner appends
-// its readings (one JSON Reading per line), and the ledger data key they
-// are synced to.
-const ReadingsFile = "gpu.jsonl"
-
 // ParseReading parses one line of a readings file. It rejects what would
 // corrupt the sums: no instance, a negative shard, or more than 64 GPUs.
 func ParseReading(line []byte) (Reading, error) {

@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"repot.dev/repot-operator/runner"
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 )
 
@@ -93,7 +94,7 @@ func derailResults(sum summary.Summary) []DerailResult {
 // (nil when the directory has none). Models named in simulated are marked
 // simulated; other models are as source.json says, or unknown.
 func LoadDir(dir string, simulated map[string]bool) ([]Source, *Schedule, error) {
-	if _, err := os.Stat(filepath.Join(dir, runner.RecordsFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, layout.RecordsFile)); err == nil {
 		s, err := loadRunDir(dir, dir, simulated)
 		if err != nil {
 			return nil, nil, err
@@ -138,12 +139,12 @@ func loadSubdirs(dir string, simulated map[string]bool) ([]Source, error) {
 		if !e.IsDir() {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(dir, e.Name(), runner.RecordsFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), layout.RecordsFile)); err == nil {
 			names = append(names, e.Name())
 		}
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("%s holds no %s, and none of its subdirectories does: give a repot run output directory (--out) or an export directory", dir, runner.RecordsFile)
+		return nil, fmt.Errorf("%s holds no %s, and none of its subdirectories does: give a repot run output directory (--out) or an export directory", dir, layout.RecordsFile)
 	}
 	sort.Strings(names)
 	var out []Source
@@ -161,14 +162,14 @@ func loadSubdirs(dir string, simulated map[string]bool) ([]Source, error) {
 // them, so a report never shows figures its records do not support) and its
 // optional source.json.
 func loadRunDir(dir, name string, simulated map[string]bool) (Source, error) {
-	f, err := os.Open(filepath.Join(dir, runner.RecordsFile))
+	f, err := os.Open(filepath.Join(dir, layout.RecordsFile))
 	if err != nil {
 		return Source{}, err
 	}
 	recs, partial, err := runner.ReadRecords(f)
 	f.Close()
 	if err != nil {
-		return Source{}, fmt.Errorf("%s: %w", filepath.Join(dir, runner.RecordsFile), err)
+		return Source{}, fmt.Errorf("%s: %w", filepath.Join(dir, layout.RecordsFile), err)
 	}
 	meta := SourceMeta{Name: name, Origin: OriginRunDir}
 	b, err := os.ReadFile(filepath.Join(dir, SourceFile))
@@ -187,7 +188,7 @@ func loadRunDir(dir, name string, simulated map[string]bool) (Source, error) {
 	s := FromRecords(meta.Name, meta.Origin, recs)
 	s.Notes, s.Energy, s.Provenance = meta.Notes, meta.Energy, meta.Provenance
 	if partial > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("The last line of %s was cut off mid-write (%d bytes) and is left out.", runner.RecordsFile, partial))
+		s.Notes = append(s.Notes, fmt.Sprintf("The last line of %s was cut off mid-write (%d bytes) and is left out.", layout.RecordsFile, partial))
 	}
 	s.Models = mergeModels(s.Summary, meta.Models, simulated)
 	if len(s.Provenance) == 0 {
@@ -201,12 +202,12 @@ func loadRunDir(dir, name string, simulated map[string]bool) (Source, error) {
 }
 
 // runProvenance is the provenance `repot run` wrote into a run directory
-// (runner.ProvenanceFile): the runner's build, what the server reported on
+// (layout.ProvenanceFile): the runner's build, what the server reported on
 // /v1/models and the request parameters, for the directory's model (or
 // AllModels when it holds several). Nothing without the file; an unreadable
 // file is an error the caller notes (the records still make a report).
 func runProvenance(dir string, sum summary.Summary) ([]ProvenanceEntry, error) {
-	path := filepath.Join(dir, runner.ProvenanceFile)
+	path := filepath.Join(dir, layout.ProvenanceFile)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

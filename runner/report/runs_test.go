@@ -11,6 +11,7 @@ import (
 
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner"
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/sandbox"
 	"repot.dev/repot-operator/runner/simserver"
@@ -74,7 +75,7 @@ func simRunWith(t *testing.T, dir, profile string, seed int64, n int, methods []
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := runner.OpenOutput(dir, filepath.Join(dir, runner.TracesFile), false)
+	out, err := runner.OpenOutput(dir, filepath.Join(dir, layout.TracesFile), false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"repot.dev/repot-operator/runner"
+	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/summary"
 )
@@ -19,7 +20,7 @@ import (
 // not, so a report of the export shows the same sections as the live one.
 func TestSourceFileCarriesEnergy(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, runner.RecordsFile), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, layout.RecordsFile), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	want := []ModelEnergy{{Model: "a", GPUSeconds: 60, Joules: 42000, Solved: 2, Simulated: true}}
@@ -93,7 +94,7 @@ func TestRunDirProvenance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, runner.RecordsFile), append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, layout.RecordsFile), append(b, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := runner.WriteProvenance(dir, runner.Provenance{RepotVersion: "(devel)", ServedModels: []model.ServedModel{{ID: "sim-strong", Root: "repot-simulation/strong"}},
@@ -113,7 +114,7 @@ func TestRunDirProvenance(t *testing.T) {
 	if diff := cmp.Diff(want, s.Provenance); diff != "" {
 		t.Errorf("provenance of a run directory (-want +got):\n%s", diff)
 	}
-	if err := os.WriteFile(filepath.Join(dir, runner.ProvenanceFile), []byte("{"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, layout.ProvenanceFile), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s, err = loadRunDir(dir, "out", nil)
