@@ -149,8 +149,8 @@ type RepotScheduleSpec struct {
 	// +kubebuilder:validation:Maximum=100
 	SuccessfulHistoryLimit *int32 `json:"successfulHistoryLimit,omitempty"`
 
-	// failedHistoryLimit is how many failed runs are kept. 0 to 100, default
-	// 1.
+	// failedHistoryLimit is how many failed runs are kept, and as many runs
+	// stopped by their spec.budget. 0 to 100, default 1.
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
@@ -237,16 +237,19 @@ const (
 	ReasonNoBaseline = "NoBaseline"
 )
 
-// RunResult is how a scheduled run ended.
+// RunResult is how a scheduled run ended. BudgetExhausted: spec.budget
+// stopped it with partial results (it is not compared; raising its budget
+// resumes it, but the schedule has recorded it as ended).
 //
-// +kubebuilder:validation:Enum=Active;Complete;Failed
+// +kubebuilder:validation:Enum=Active;Complete;Failed;BudgetExhausted
 type RunResult string
 
 // Run results.
 const (
-	RunActive   RunResult = "Active"
-	RunComplete RunResult = "Complete"
-	RunFailed   RunResult = "Failed"
+	RunActive          RunResult = "Active"
+	RunComplete        RunResult = "Complete"
+	RunFailed          RunResult = "Failed"
+	RunBudgetExhausted RunResult = "BudgetExhausted"
 )
 
 // RepotScheduleStatus is what the operator observed about a schedule. It

@@ -115,6 +115,8 @@ func (p *plan) recordFinished(s *repotv1.RepotSchedule, runs []run, cmps map[str
 			p.Events = append(p.Events, event{Warning: true, Reason: "Regressed", Message: truncate(regressionMessage(h), maxEventNote)})
 		case r.Result == repotv1.RunFailed:
 			p.Events = append(p.Events, event{Warning: true, Reason: "RunFailed", Message: fmt.Sprintf("run %s failed", h.Name)})
+		case r.Result == repotv1.RunBudgetExhausted:
+			p.Events = append(p.Events, event{Warning: true, Reason: "RunBudgetExhausted", Message: fmt.Sprintf("run %s was stopped by its spec.budget with partial results; it is not compared", h.Name)})
 		default:
 			p.Events = append(p.Events, event{Reason: "RunCompleted", Message: truncate(fmt.Sprintf("run %s completed", h.Name)+differencesText(h), maxEventNote)})
 		}
@@ -159,6 +161,7 @@ func (p *plan) prune(s *repotv1.RepotSchedule, runs []run) map[string]bool {
 	}
 	keep(repotv1.RunComplete, successfulLimit(s))
 	keep(repotv1.RunFailed, failedLimit(s))
+	keep(repotv1.RunBudgetExhausted, failedLimit(s))
 	return deleted
 }
 

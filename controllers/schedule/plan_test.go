@@ -35,6 +35,7 @@ func TestPlanSchedule(t *testing.T) {
 		{name: "between windows nothing happens", last: 5, runs: map[int]repotv1.RunResult{5: repotv1.RunActive}, now: 7},
 		{name: "Forbid skips while one is active", policy: repotv1.ConcurrencyForbid, last: 5, runs: map[int]repotv1.RunResult{5: repotv1.RunActive}, now: 10, wantMissed: 1},
 		{name: "Forbid runs once the active one finished", policy: repotv1.ConcurrencyForbid, last: 5, runs: map[int]repotv1.RunResult{5: repotv1.RunComplete}, now: 10, wantCreate: n(10)},
+		{name: "Forbid runs once the active one was stopped by its budget", policy: repotv1.ConcurrencyForbid, last: 5, runs: map[int]repotv1.RunResult{5: repotv1.RunBudgetExhausted}, now: 10, wantCreate: n(10)},
 		{name: "Replace deletes the active run", policy: repotv1.ConcurrencyReplace, last: 5, runs: map[int]repotv1.RunResult{5: repotv1.RunActive}, now: 10, wantCreate: n(10), wantDelete: []string{n(5)}},
 		{name: "Allow overlaps", policy: repotv1.ConcurrencyAllow, last: 5, runs: map[int]repotv1.RunResult{5: repotv1.RunActive}, now: 10, wantCreate: n(10)},
 		{name: "after an outage only the most recent runs", policy: repotv1.ConcurrencyAllow, last: 5, now: 21, wantCreate: n(20), wantMissed: 2},
@@ -74,6 +75,9 @@ func TestPlanSchedule(t *testing.T) {
 					e.Status.Conditions = []metav1.Condition{{Type: repotv1.ConditionComplete, Status: metav1.ConditionTrue}}
 				case repotv1.RunFailed:
 					e.Status.Conditions = []metav1.Condition{{Type: repotv1.ConditionFailed, Status: metav1.ConditionTrue}}
+				case repotv1.RunBudgetExhausted:
+					e.Status.Conditions = []metav1.Condition{{Type: repotv1.ConditionStalled, Status: metav1.ConditionTrue, Reason: repotv1.ReasonBudgetExhausted}}
+					e.Status.Summary = &repotv1.Summary{State: repotv1.StateBudgetExhausted}
 				}
 				evals = append(evals, e)
 			}

@@ -25,7 +25,10 @@ type run struct {
 }
 
 // observeRuns classifies a schedule's evaluations, oldest scheduled first. A
-// run is Complete or Failed once its Complete or Failed condition is True.
+// run is Complete or Failed once its Complete or Failed condition is True,
+// and BudgetExhausted once spec.budget stopped it (it then has no
+// completion time, but nothing of it runs: it must not hold the schedule's
+// concurrency policy back).
 func observeRuns(evals []repotv1.RepotEvaluation) []run {
 	out := make([]run, 0, len(evals))
 	for i := range evals {
@@ -39,6 +42,8 @@ func observeRuns(evals []repotv1.RepotEvaluation) []run {
 			r.Result = repotv1.RunComplete
 		case conditionTrue(e.Status.Conditions, repotv1.ConditionFailed):
 			r.Result = repotv1.RunFailed
+		case e.Status.Summary != nil && e.Status.Summary.State == repotv1.StateBudgetExhausted:
+			r.Result = repotv1.RunBudgetExhausted
 		}
 		out = append(out, r)
 	}
@@ -61,13 +66,15 @@ func conditionTrue(cs []metav1.Condition, t string) bool {
 }
 
 // completionTime is when a finished run ended (its status.completionTime, or
-// the condition's transition when that is missing).
+// the condition's transition when that is missing; for a run its budget
+// stopped, when its Stalled condition turned True).
 func completionTime(e *repotv1.RepotEvaluation) *metav1.Time {
 	if e.Status.CompletionTime != nil {
 		return e.Status.CompletionTime
 	}
 	for _, c := range e.Status.Conditions {
-		if (c.Type == repotv1.ConditionComplete || c.Type == repotv1.ConditionFailed) && c.Status == metav1.ConditionTrue {
+		if (c.Type == repotv1.ConditionComplete || c.Type == repotv1.ConditionFailed ||
+			c.Type == repotv1.ConditionStalled && c.Reason == repotv1.ReasonBudgetExhausted) && c.Status == metav1.ConditionTrue {
 			t := c.LastTransitionTime
 			return &t
 		}
