@@ -105,14 +105,15 @@ func runReference(name string, jobArgs []string, profile string, seed int64, ser
 }
 
 // referenceArgs rewrites a runner's `repot run` args for a local run: one
-// shard, the local server, a local output dir.
+// shard, the local server, a local output dir, and no ledger-sync sidecar
+// to hand off to (--await-ledger).
 func referenceArgs(jobArgs []string, baseURL, out string) []string {
 	var args []string
 	for i := 0; i < len(jobArgs); i++ {
 		a := jobArgs[i]
 		name, _, hasValue := strings.Cut(a, "=")
 		switch name {
-		case "--shard-index", "--shard-count", "--base-url", "--out", "--traces", "--gpu-telemetry-url":
+		case "--shard-index", "--shard-count", "--base-url", "--out", "--traces", "--gpu-telemetry-url", "--await-ledger":
 			if !hasValue {
 				i++ // skip the separate value
 			}
