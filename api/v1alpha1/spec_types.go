@@ -159,8 +159,11 @@ type RepotEvaluationSpec struct {
 	// stalledAfterSeconds is how long a server that no node can take yet
 	// (the scheduler says Unschedulable) reads Reconciling with reason
 	// WaitingForCapacity, with the scheduler's message, before the
-	// evaluation reads Stalled: an autoscaler may still add a node. 0 to
-	// 86400, default 600. May change while the evaluation runs.
+	// evaluation reads Stalled: an autoscaler may still add a node. A
+	// server that then stays Stalled (for any reason) for as long again is
+	// scaled to zero so that it holds no GPU; suspending and resuming the
+	// evaluation starts it again. 0 to 86400, default 600. May change while
+	// the evaluation runs.
 	// +optional
 	// +kubebuilder:default=600
 	// +kubebuilder:validation:Minimum=0

@@ -1,6 +1,8 @@
 package planning
 
 import (
+	"unicode/utf8"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -56,5 +58,12 @@ func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n-3] + "..."
+	cut := n - 3
+	// Cut at a character boundary: a split character would be stored as
+	// U+FFFD, and the status would differ from the next pass's on every
+	// pass.
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

@@ -89,9 +89,9 @@ func placeByAdmission(obj Object, gates map[string]kueueadapter.Gate) error {
 	return nil
 }
 
-// finishRemovedWorkloads finishes the Workload of every model no longer
-// in spec.models once nothing of it is left (deleteRemovedModels deletes
-// its children), so that a model removed before the start holds no quota.
+// finishRemovedWorkloads deletes the Workload of every model no longer in
+// spec.models once nothing of it is left (deleteRemovedModels deletes its
+// children), so that a model removed before the start holds no quota.
 func (p *Plan) finishRemovedWorkloads(e *repotv1.RepotEvaluation, w *World) {
 	names := make([]string, 0, len(w.Kueue.Workloads))
 	for name := range w.Kueue.Workloads {
@@ -103,8 +103,10 @@ func (p *Plan) finishRemovedWorkloads(e *repotv1.RepotEvaluation, w *World) {
 		if wl == nil || slices.ContainsFunc(e.Spec.Models, func(m repotv1.ModelSpec) bool { return m.Name == name }) {
 			continue
 		}
-		if w.Kueue.Admission(name).State != kueueadapter.AdmissionFinished && !modelChildrenLeft(e, w, name) {
-			p.Queue = append(p.Queue, kueueadapter.QueueOp{Kind: kueueadapter.QueueFinish, Workload: wl,
+		if wl.DeletionTimestamp == nil && !modelChildrenLeft(e, w, name) {
+			// Deleted, not finished: Kueue never admits a finished
+			// Workload again, and the model may come back to spec.models.
+			p.Queue = append(p.Queue, kueueadapter.QueueOp{Kind: kueueadapter.QueueDelete, Workload: wl,
 				Message: "model " + name + " was removed from spec.models"})
 		}
 	}

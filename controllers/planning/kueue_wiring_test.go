@@ -26,7 +26,7 @@ func queuedStep(t *testing.T, w *World, now time.Time) Plan {
 func ops(p Plan) []string {
 	var out []string
 	for _, op := range p.Queue {
-		out = append(out, [...]string{"", "submit", "requeue", "finish"}[op.Kind]+" "+op.Workload.Name)
+		out = append(out, [...]string{"", "submit", "requeue", "finish", "delete"}[op.Kind]+" "+op.Workload.Name)
 	}
 	return out
 }
@@ -195,7 +195,7 @@ func TestRemovedModelReleasesItsWorkloadAndLedgers(t *testing.T) {
 	}
 	w.ServerPods = nil
 	p = step(e, w, t0.Add(2*time.Second))
-	if diff := cmp.Diff([]string{"finish " + gone.Name}, ops(p)); diff != "" {
+	if diff := cmp.Diff([]string{"delete " + gone.Name}, ops(p)); diff != "" {
 		t.Errorf("once nothing of the removed model is left (-want +got):\n%s", diff)
 	}
 }

@@ -96,6 +96,7 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 	p.DeleteEvaluation = due
 	p.requeueIn(ttlIn)
 	p.requeueIn(out.DeadlineIn)
+	p.requeueIn(out.RecheckIn)
 	if !ended {
 		for _, v := range views {
 			p.requeueIn(v.RecheckAfter)
@@ -170,7 +171,9 @@ func (p *Plan) planChildren(e *repotv1.RepotEvaluation, w *World, o build.Option
 			p.planInfraRetry(e, w, m)
 			continue
 		}
-		j := p.planJob(e, m, w, o, views[i].Ready, suspend)
+		// A runner Job whose server was released for a stall is suspended
+		// with it: its calls could only end in infrastructure errors.
+		j := p.planJob(e, m, w, o, views[i].Ready, suspend || serverReleased(e, w, m))
 		if j == nil && w.job(build.RunnerJobName(e.Name, m.Name)) == nil {
 			continue
 		}
@@ -281,6 +284,13 @@ func (p *Plan) planServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *W
 	}
 }
 
+// serverReleased says whether a model's server was scaled to zero for a
+// stall (planStall) and stays so: the evaluation is not suspended.
+func serverReleased(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec) bool {
+	d := w.deployment(build.ServerName(e.Name, m.Name))
+	return d != nil && d.Annotations[build.AnnotationReleased] != "" && !e.Spec.IsSuspended()
+}
+
 // planStall keeps the stall annotations of a server Deployment d (a copy
 // the caller writes back): the time the server was first seen Stalled, and,
 // once it stayed Stalled for spec.stalledAfterSeconds, the release that
@@ -290,8 +300,13 @@ func (p *Plan) planStall(e *repotv1.RepotEvaluation, d *appsv1.Deployment, view 
 	if _, released := d.Annotations[build.AnnotationReleased]; released {
 		return
 	}
-	if view.State != repotv1.ServerStalled {
+	if view.Ready {
+		// Only a server that answers ends a stall: a crash-looping one
+		// reads Starting between its crashes, and its clock must go on.
 		delete(d.Annotations, build.AnnotationStalledSince)
+		return
+	}
+	if view.State != repotv1.ServerStalled {
 		return
 	}
 	after := time.Duration(e.Spec.StalledAfterSecondsOrDefault()) * time.Second

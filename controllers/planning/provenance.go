@@ -194,7 +194,12 @@ func nameValue(name string, raw json.RawMessage) repotv1.NameValue {
 
 // sortedNameValues sorts by name and keeps maxNameValues; nil stays nil.
 func sortedNameValues(nv []repotv1.NameValue) []repotv1.NameValue {
-	sort.Slice(nv, func(i, j int) bool { return nv[i].Name < nv[j].Name })
+	sort.Slice(nv, func(i, j int) bool {
+		if nv[i].Name != nv[j].Name {
+			return nv[i].Name < nv[j].Name
+		}
+		return nv[i].Value < nv[j].Value // equal names (cut to length) keep one order
+	})
 	if len(nv) > maxNameValues {
 		nv = nv[:maxNameValues]
 	}

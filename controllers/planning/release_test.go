@@ -100,3 +100,37 @@ func TestRecoveredServerForgetsItsStall(t *testing.T) {
 		t.Error("a recovered server kept its stalled-since mark")
 	}
 }
+
+// TestCrashLoopKeepsItsStallClock: a crash-looping server reads Stalled
+// while it waits to restart and Starting while it runs again; only an
+// answer ends the stall, so it is released spec.stalledAfterSeconds after
+// its first crash, and its runner Job is suspended with it.
+func TestCrashLoopKeepsItsStallClock(t *testing.T) {
+	e := revtesting.MakeEvaluation("ev", "ns").Simulated("sim", "strong", 1).Shards(1).Obj()
+	e.Spec.StalledAfterSeconds = ptr.To[int32](300)
+	w := newWorld()
+	settle(e, w, t0)
+	setServerReady(w, "ev", "sim", true)
+	settle(e, w, t0) // the runner Job starts
+	setServerReady(w, "ev", "sim", false)
+	name := build.ServerName("ev", "sim")
+	crashed := crashingPod("ev", "sim")
+	crashed.Status.ContainerStatuses[0].State.Waiting.Reason = "CrashLoopBackOff"
+	restarted := corev1.Pod{ObjectMeta: crashed.ObjectMeta, Spec: crashed.Spec, Status: corev1.PodStatus{Phase: corev1.PodRunning,
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "server", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t0)}}}}}}
+	for i, at := range []time.Duration{10, 100, 200, 290, 311} {
+		pod := crashed
+		if i%2 == 1 {
+			pod = restarted
+		}
+		w.ServerPods = []corev1.Pod{pod}
+		step(e, w, t0.Add(at*time.Second))
+	}
+	if got := ptr.Deref(w.deployment(name).Spec.Replicas, 1); got != 0 {
+		t.Fatalf("replicas %d 301 s after the first crash, with restarts between; want the server released", got)
+	}
+	step(e, w, t0.Add(310*time.Second))
+	if j := w.job(build.RunnerJobName("ev", "sim")); j == nil || !ptr.Deref(j.Spec.Suspend, false) {
+		t.Errorf("runner Job %v: want it suspended while its server is released", j)
+	}
+}

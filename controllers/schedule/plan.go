@@ -90,11 +90,22 @@ func planSchedule(s *repotv1.RepotSchedule, runs []run, cmps map[string]comparis
 // recordFinished adds every finished run missing from the history, newest
 // first, and derives lastSuccessfulTime and lastResult.
 func (p *plan) recordFinished(s *repotv1.RepotSchedule, runs []run, cmps map[string]comparison) {
-	known := map[string]bool{}
-	for _, h := range p.Status.History {
-		known[h.Name] = true
+	// A run its budget stopped may be resumed (its budget raised): its
+	// entry goes once the run reads otherwise, and it is recorded again
+	// when it ends.
+	now := map[string]repotv1.RunResult{}
+	for _, r := range runs {
+		now[r.Eval.Name] = r.Result
 	}
-	hist := append([]repotv1.ScheduledRun(nil), p.Status.History...)
+	known := map[string]bool{}
+	var hist []repotv1.ScheduledRun
+	for _, h := range p.Status.History {
+		if res, ok := now[h.Name]; ok && h.Result == repotv1.RunBudgetExhausted && res != repotv1.RunBudgetExhausted {
+			continue
+		}
+		known[h.Name] = true
+		hist = append(hist, h)
+	}
 	for _, r := range runs {
 		if r.Result == repotv1.RunActive || known[r.Eval.Name] {
 			continue

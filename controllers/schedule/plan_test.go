@@ -117,3 +117,40 @@ func TestPBelow(t *testing.T) {
 		}
 	}
 }
+
+// A run its budget stopped is recorded as BudgetExhausted; resumed (its
+// budget raised), it is active again and holds a Forbid schedule back, and
+// it is recorded anew when it completes.
+func TestResumedBudgetExhaustedRun(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	s := &repotv1.RepotSchedule{
+		ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns", CreationTimestamp: metav1.NewTime(t0), UID: "u"},
+		Spec:       repotv1.RepotScheduleSpec{Schedule: "*/5 * * * *", ConcurrencyPolicy: repotv1.ConcurrencyForbid},
+	}
+	at := t0.Add(5 * time.Minute)
+	s.Status.LastScheduleTime = ptr.To(metav1.NewTime(at))
+	e := *newRun(s, runName("s", at), at)
+	e.Status.Summary = &repotv1.Summary{State: repotv1.StateBudgetExhausted}
+	e.Status.Conditions = []metav1.Condition{{Type: repotv1.ConditionStalled, Status: metav1.ConditionTrue, Reason: repotv1.ReasonBudgetExhausted, LastTransitionTime: metav1.NewTime(at.Add(time.Minute))}}
+	p := planSchedule(s, observeRuns([]repotv1.RepotEvaluation{e}), nil, at.Add(2*time.Minute))
+	if len(p.Status.History) != 1 || p.Status.History[0].Result != repotv1.RunBudgetExhausted || p.Status.ActiveCount != 0 {
+		t.Fatalf("history %+v, active %d: want the run recorded BudgetExhausted and none active", p.Status.History, p.Status.ActiveCount)
+	}
+	s.Status = p.Status
+
+	// Resumed: Running again.
+	e.Status.Summary.State, e.Status.Conditions = repotv1.StateRunning, nil
+	p = planSchedule(s, observeRuns([]repotv1.RepotEvaluation{e}), nil, t0.Add(10*time.Minute))
+	if len(p.Status.History) != 0 || p.Status.ActiveCount != 1 || p.Create != nil {
+		t.Fatalf("history %+v, active %d, create %v: want the entry gone, the run active, and Forbid holding the next run back", p.Status.History, p.Status.ActiveCount, p.Create)
+	}
+	s.Status = p.Status
+
+	// Completed: recorded as Complete.
+	e.Status.Summary.State = repotv1.StateComplete
+	e.Status.Conditions = []metav1.Condition{{Type: repotv1.ConditionComplete, Status: metav1.ConditionTrue}}
+	p = planSchedule(s, observeRuns([]repotv1.RepotEvaluation{e}), nil, t0.Add(11*time.Minute))
+	if len(p.Status.History) != 1 || p.Status.History[0].Result != repotv1.RunComplete {
+		t.Errorf("history %+v: want the run recorded Complete", p.Status.History)
+	}
+}
