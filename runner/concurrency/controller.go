@@ -240,9 +240,9 @@ const minPaceTokens = 32
 // pace grows the limit within a step during slow start, from the decode
 // speed between two readings: while every sequence decodes at the top
 // speed (the server is below its knee) and the limit holds calls back, the
-// limit grows at every reading by the factor that doubles it every second
-// step; the
-// first reading below the top ends the growth until the step decides. The
+// limit grows at every reading by the factor that doubles it every step
+// (a knee of 128 is 5 doublings from 4); the first reading below the top
+// ends the growth until the step decides. The
 // requests a growth admits show in the decode speed only after their time
 // to first token, so slow start overshoots the knee by a reading or two.
 func (c *Controller) pace(tokens, seconds, running float64) {
@@ -261,7 +261,7 @@ func (c *Controller) pace(tokens, seconds, running float64) {
 	if c.lim.InFlight() < limit {
 		return // the limit holds nothing back
 	}
-	next := min(c.opt.Max, int(math.Ceil(float64(limit)*math.Pow(2, 1/float64(2*c.opt.Samples)))))
+	next := min(c.opt.Max, int(math.Ceil(float64(limit)*math.Pow(2, 1/float64(c.opt.Samples)))))
 	c.lim.SetLimit(next)
 }
 
