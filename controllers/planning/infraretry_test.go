@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
@@ -87,34 +86,5 @@ func TestInfraErrorRunsAreRetried(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("passes after each completion (-want +got):\n%s", diff)
-	}
-}
-
-// TestCompletedJobWaitsForItsRecordsInTheCache: a runner Job seen complete
-// before the cache holds its last records (the Job and the ledgers are
-// watched apart) does not end the model yet: that decision would be final.
-// The pass asks to look again; past ledgerLag the ledgers are taken as they
-// are.
-func TestCompletedJobWaitsForItsRecordsInTheCache(t *testing.T) {
-	e := revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).Shards(1).Obj()
-	w := newWorld()
-	w.Problems.Count = 2 // 8 runs
-	settle(e, w, t0)
-	setServerReady(w, "ev", "m", true)
-	settle(e, w, t0)
-	w.Records = runs("m", 2, t0)[:5] // 3 records not in the cache yet
-	now := t0.Add(time.Minute)
-	j := w.job(build.RunnerJobName("ev", "m"))
-	j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{Type: batchv1.JobComplete, Status: "True", LastTransitionTime: metav1.NewTime(now)})
-	p := step(e, w, now.Add(time.Second))
-	if got := p.Status.Models[0].Phase; got == repotv1.ModelDone || p.Status.CompletionTime != nil {
-		t.Fatalf("phase %s, completion %v with the records still arriving; want neither Done nor complete", got, p.Status.CompletionTime)
-	}
-	if p.RequeueAfter <= 0 || p.RequeueAfter > ledgerLag {
-		t.Errorf("RequeueAfter %s, want a look again within %s", p.RequeueAfter, ledgerLag)
-	}
-	p = step(e, w, now.Add(ledgerLag+time.Second))
-	if got := p.Status.Models[0].Phase; got != repotv1.ModelDone || p.Status.CompletionTime == nil {
-		t.Errorf("past ledgerLag: phase %s, completion %v; want Done and complete", got, p.Status.CompletionTime)
 	}
 }

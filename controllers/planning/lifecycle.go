@@ -30,9 +30,6 @@ type outcome struct {
 	// DeadlineIn is the time left before activeDeadlineSeconds passes, 0
 	// when there is no deadline or the evaluation ended.
 	DeadlineIn time.Duration
-	// RecheckIn asks for another pass when a completed runner Job's
-	// records may not all be in the cache yet (jobSettled).
-	RecheckIn time.Duration
 }
 
 // hasStarted says whether the evaluation started: its status records a start
@@ -89,7 +86,6 @@ func decideOutcome(e *repotv1.RepotEvaluation, w *World) outcome {
 		deadlineIn = limit - ran
 	}
 	complete := len(e.Spec.Models) > 0
-	var recheck time.Duration
 	for i := range e.Spec.Models {
 		j := w.job(build.RunnerJobName(e.Name, e.Spec.Models[i].Name))
 		if j == nil {
@@ -101,19 +97,14 @@ func decideOutcome(e *repotv1.RepotEvaluation, w *World) outcome {
 				"runner Job %s of model %s failed (%s: %s); the ledgers keep the finished runs",
 				j.Name, e.Spec.Models[i].Name, c.Reason, c.Message)}
 		}
-		if settled, wait := jobSettled(e, w, &e.Spec.Models[i], w.results(e)); !settled {
-			// Running, to run again for its infrastructure errors, or its
-			// records not all in the cache yet.
-			complete = false
-			if wait > 0 && (recheck == 0 || wait < recheck) {
-				recheck = wait
-			}
+		if !jobSettled(e, w, &e.Spec.Models[i], w.results(e)) {
+			complete = false // running, or to run again for its infrastructure errors
 		}
 	}
 	if complete {
 		return outcome{Phase: phaseComplete, Reason: repotv1.ReasonAllRunsRecorded, Message: completeMessage(e), CompletionTime: &now}
 	}
-	return outcome{Phase: phaseActive, DeadlineIn: deadlineIn, RecheckIn: recheck}
+	return outcome{Phase: phaseActive, DeadlineIn: deadlineIn}
 }
 
 func completeMessage(e *repotv1.RepotEvaluation) string {

@@ -2,7 +2,6 @@ package planning
 
 import (
 	"strconv"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -121,7 +120,7 @@ func decideModels(e *repotv1.RepotEvaluation, w *World, res EvaluationResults, e
 // wind down), or its runner Job completed with no run left to retry for an
 // infrastructure error (infraRetryDue), or it was Done before.
 func modelDone(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec, res EvaluationResults, total int) bool {
-	if settled, _ := jobSettled(e, w, m, res); settled {
+	if jobSettled(e, w, m, res) {
 		return true
 	}
 	if total > 0 && res.RunsDone[m.Name] >= total {
@@ -131,34 +130,18 @@ func modelDone(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec, res E
 	return prev != nil && prev.Phase == repotv1.ModelDone
 }
 
-// ledgerLag is how long after its runner Job completed a model's ledgers
-// may still lack records in the operator's cache (the Job and the ledger
-// ConfigMaps are watched apart); past it, what they hold is final.
-const ledgerLag = 30 * time.Second
-
 // jobSettled says whether a model's runner Job ended its runs for good: it
-// completed, is not being deleted (an infrastructure retry deletes it), has
-// no infrastructure retry due, and the ledgers hold every run (finished or
-// ended in an infrastructure error) or it completed ledgerLag ago. Its
-// runner waits for the ledger to confirm every record before it exits, so
-// a completed Job's records are in the ledgers; only the cache may lag, and
-// wait says how long to look again. A decision made on a lagging cache
-// would be final (Done and the completion time stay), so it waits.
-func jobSettled(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec, res EvaluationResults) (settled bool, wait time.Duration) {
+// completed, is not being deleted (an infrastructure retry deletes it), and
+// has no infrastructure retry due. Its runner waits for the ledger to
+// confirm every record before it exits, so a completed Job's records are in
+// the ledgers (the operator's cache of them may lag the Job's by the
+// difference of two watches).
+func jobSettled(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec, res EvaluationResults) bool {
 	j := w.job(build.RunnerJobName(e.Name, m.Name))
 	if j == nil || j.DeletionTimestamp != nil {
-		return false, 0
+		return false
 	}
-	c := jobCondition(j, batchv1.JobComplete)
-	if c == nil || infraRetryDue(e, w, m, res) {
-		return false, 0
-	}
-	if total := modelRunsTotal(e, w, m.Name); total > 0 && res.RunsDone[m.Name]+res.InfraErrors[m.Name] < total {
-		if left := c.LastTransitionTime.Add(ledgerLag).Sub(w.Now); left > 0 {
-			return false, left
-		}
-	}
-	return true, 0
+	return jobCondition(j, batchv1.JobComplete) != nil && !infraRetryDue(e, w, m, res)
 }
 
 // MaxInfraRetries is how many times a model's runner Job runs again for

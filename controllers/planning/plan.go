@@ -96,7 +96,6 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 	p.DeleteEvaluation = due
 	p.requeueIn(ttlIn)
 	p.requeueIn(out.DeadlineIn)
-	p.requeueIn(out.RecheckIn)
 	if !ended {
 		for _, v := range views {
 			p.requeueIn(v.RecheckAfter)
