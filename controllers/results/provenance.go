@@ -13,46 +13,58 @@ import (
 // (in status order) everything status.models[].provenance records.
 func provenanceEntries(e *repotv1.RepotEvaluation) []report.ProvenanceEntry {
 	var out []report.ProvenanceEntry
-	add := func(model, item, value string) {
+	for _, kv := range [][2]string{{"problem set", e.Status.ProblemsHash}, {"sandbox mode", e.Status.SandboxMode}} {
+		if kv[1] != "" {
+			out = append(out, report.ProvenanceEntry{Model: report.AllModels, Item: kv[0], Value: kv[1]})
+		}
+	}
+	for i := range e.Status.Models {
+		out = append(out, ModelProvenanceEntries(e.Status.Models[i].Name, e.Status.Models[i].Provenance)...)
+	}
+	return out
+}
+
+// ModelProvenanceEntries are one model's provenance facts, in a fixed order
+// (images, server args, revision, served models, sampling, chat-template
+// kwargs, the runner's build); empty values are left out, and a nil p gives
+// none. The export, the report and the local cluster's printout show these.
+func ModelProvenanceEntries(model string, p *repotv1.ModelProvenance) []report.ProvenanceEntry {
+	var out []report.ProvenanceEntry
+	add := func(item, value string) {
 		if value != "" {
 			out = append(out, report.ProvenanceEntry{Model: model, Item: item, Value: value})
 		}
 	}
-	add(report.AllModels, "problem set", e.Status.ProblemsHash)
-	add(report.AllModels, "sandbox mode", e.Status.SandboxMode)
-	for _, m := range e.Status.Models {
-		p := m.Provenance
-		if p == nil {
-			continue
-		}
-		for _, c := range p.Images {
-			v := c.ImageID
-			if v == "" {
-				v = c.Image + " (no digest reported)"
-			}
-			add(m.Name, "image: "+c.Pod+"/"+c.Container, v)
-		}
-		add(m.Name, "server args", strings.Join(p.ServerArgs, " "))
-		add(m.Name, "revision", p.Revision)
-		for _, s := range p.ServedModels {
-			v := s.ID
-			if s.Root != "" {
-				v += ", root " + s.Root
-			}
-			if s.MaxModelLen != nil {
-				v += fmt.Sprintf(", max_model_len %d", *s.MaxModelLen)
-			}
-			add(m.Name, "served model (/v1/models)", v)
-		}
-		add(m.Name, "server report error", p.ServerReportError)
-		for _, nv := range p.Sampling {
-			add(m.Name, "sampling: "+nv.Name, nv.Value)
-		}
-		for _, nv := range p.ChatTemplateKwargs {
-			add(m.Name, "chat_template_kwargs: "+nv.Name, nv.Value)
-		}
-		add(m.Name, "runner repot version", p.RepotVersion)
-		add(m.Name, "runner repot commit", p.RepotCommit)
+	if p == nil {
+		return nil
 	}
+	for _, c := range p.Images {
+		v := c.ImageID
+		if v == "" {
+			v = c.Image + " (no digest reported)"
+		}
+		add("image: "+c.Pod+"/"+c.Container, v)
+	}
+	add("server args", strings.Join(p.ServerArgs, " "))
+	add("revision", p.Revision)
+	for _, s := range p.ServedModels {
+		v := s.ID
+		if s.Root != "" {
+			v += ", root " + s.Root
+		}
+		if s.MaxModelLen != nil {
+			v += fmt.Sprintf(", max_model_len %d", *s.MaxModelLen)
+		}
+		add("served model (/v1/models)", v)
+	}
+	add("server report error", p.ServerReportError)
+	for _, nv := range p.Sampling {
+		add("sampling: "+nv.Name, nv.Value)
+	}
+	for _, nv := range p.ChatTemplateKwargs {
+		add("chat_template_kwargs: "+nv.Name, nv.Value)
+	}
+	add("runner repot version", p.RepotVersion)
+	add("runner repot commit", p.RepotCommit)
 	return out
 }

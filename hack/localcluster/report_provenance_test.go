@@ -23,11 +23,14 @@ func TestPrintProvenance(t *testing.T) {
 	}}
 	var b bytes.Buffer
 	printProvenance(&b, &m)
-	want := `  image server/server: process:///repo/bin/repot@sha256:ab12
-  image runner/run: repot-operator:dev (no digest reported)
-  server reports (/v1/models): sim-strong, root repot-simulation/strong, max_model_len 131072
-  sampling: max_tokens=16384, temperature=0, chat_template_kwargs.enable_thinking=false
-  runner build: repot (devel) abc
+	want := `  image: server/server: process:///repo/bin/repot@sha256:ab12
+  image: runner/run: repot-operator:dev (no digest reported)
+  served model (/v1/models): sim-strong, root repot-simulation/strong, max_model_len 131072
+  sampling: max_tokens: 16384
+  sampling: temperature: 0
+  chat_template_kwargs: enable_thinking: false
+  runner repot version: (devel)
+  runner repot commit: abc
 `
 	if b.String() != want {
 		t.Errorf("printed:\n%s\nwant:\n%s", b.String(), want)
