@@ -3,6 +3,7 @@ package integration_test
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,6 +20,9 @@ var _ = Describe("provenance in status", func() {
 		ev := revtesting.MakeEvaluation("ev", ns).Simulated("m", "strong", 1).Methods(repotv1.MethodPoT).Obj()
 		Expect(k8s.Create(ctx, ev)).To(Succeed())
 		Eventually(exists(&corev1.Service{}, ns, build.ServerName("ev", "m"))).Should(BeTrue())
+		// The Deployment is created in the same pass as the Service, not
+		// necessarily before it.
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "m"))).Should(BeTrue())
 		const digest = "registry.example/repot@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 		createServerPod(ns, "ev", "m", corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
 			{Name: "server", Image: "repot:dev", ImageID: digest, Ready: true},
