@@ -108,12 +108,15 @@ func (r *EvaluationReconciler) nameTaken(ctx context.Context, e *repotv1.RepotEv
 }
 
 // parallel runs f on every object, a few at a time, and returns the first
-// error.
+// error. One failure does not cancel the others: the writes of a pass are
+// independent and few (the planner's budget), and a rejected child must not
+// leave its siblings half-written (a Deployment the API server rejects
+// still gets its Service, whichever is sent first).
 func (r *EvaluationReconciler) parallel(ctx context.Context, objs []planning.Object, f func(context.Context, planning.Object) error) error {
 	if len(objs) == 0 {
 		return nil
 	}
-	g, ctx := errgroup.WithContext(ctx)
+	var g errgroup.Group
 	g.SetLimit(createParallelism)
 	for _, o := range objs {
 		g.Go(func() error { return f(ctx, o) })
