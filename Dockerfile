@@ -32,11 +32,14 @@ RUN need=$(objdump -T /out/repot | grep -o 'GLIBC_[0-9.]*' | sort -Vu | tail -1)
 # defence depends on the interpreter's internals (frames, AST shapes, syntax),
 # so the image ships the Python minor version its tests and the escape
 # catalogue run on (`make sandbox-catalogue` reports the version it used).
+# python3, not python3-minimal: the sandbox's zygote needs resource, socket
+# and ctypes, which python3-minimal leaves out (`make image-test` runs the
+# catalogue in this image and failed on it).
 FROM debian:bookworm-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3-minimal \
+ && apt-get install -y --no-install-recommends python3 \
  && rm -rf /var/lib/apt/lists/* \
- && python3 -c 'import sys; assert sys.version_info[:2] == (3, 11), sys.version' \
+ && python3 -c 'import sys, resource, socket, ctypes; assert sys.version_info[:2] == (3, 11), sys.version' \
  && groupadd --system --gid 65532 repot \
  && useradd --system --uid 65532 --gid repot --home-dir /home/repot --create-home --shell /usr/sbin/nologin repot
 COPY --from=build /out/repot /usr/local/bin/repot

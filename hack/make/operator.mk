@@ -4,7 +4,10 @@
 CONTROLLER_GEN_VERSION ?= v0.23.0
 CONTROLLER_GEN ?= $(BIN)/controller-gen
 IMG ?= repot-operator:dev
-CONTAINER_TOOL ?= docker
+# The image builder: docker where a Docker engine answers, else buildah
+# (daemonless; hack/build-image.sh, with local stand-ins for the base images
+# where no registry can be reached).
+CONTAINER_TOOL ?= $(shell docker info >/dev/null 2>&1 && echo docker || echo buildah)
 KUBECTL ?= kubectl
 CHART_DIR := charts/repot-operator
 
@@ -59,10 +62,14 @@ helm-lint: manifests ## Lint and render the Helm chart (helm binary when present
 	fi
 
 .PHONY: docker-build
-docker-build: ## Build the image $(IMG).
+docker-build: ## Build the image $(IMG) from the Dockerfile (docker, or buildah where no Docker engine runs).
+ifeq ($(CONTAINER_TOOL),buildah)
+	IMG=$(IMG) hack/build-image.sh image
+else
 	$(CONTAINER_TOOL) build -t $(IMG) \
 		--build-arg VERSION=$$(git describe --tags --always --dirty 2>/dev/null) \
 		--build-arg REVISION=$$(git rev-parse HEAD 2>/dev/null)$$(git diff --quiet HEAD 2>/dev/null || echo -dirty) .
+endif
 
 .PHONY: docker-push
 docker-push: ## Push the image $(IMG).
