@@ -3,9 +3,11 @@
 # etcd, kube-apiserver, kube-controller-manager and kube-scheduler, at the
 # Kubernetes version that go.mod pins (k8s.io/api v0.X.Y -> k8s.io/kubernetes v1.X.Y).
 #
-# Usage: hack/build-control-plane.sh [all|envtest]
+# Usage: hack/build-control-plane.sh [all|envtest|node]
 #   envtest: only etcd and kube-apiserver (what controller tests need)
 #   all:     the four components (what the local cluster needs; default)
+#   node:    kubelet and kube-proxy, the node components of a real node (same
+#            module, same version)
 #
 # A binary is rebuilt only when it is missing or was built for another version
 # (bin/.versions records what was built). A cold build takes 20+ minutes on two
@@ -52,7 +54,7 @@ GO
 
 kube_module() {
   local d="$work/kubernetes"
-  [ -f "$d/go.mod" ] && grep -q "k8s.io/kubernetes $kube_version" "$d/go.mod" && return
+  [ -f "$d/go.mod" ] && grep -q "k8s.io/kubernetes $kube_version" "$d/go.mod" && grep -q kubelet "$d/tools.go" && return
   mkdir -p "$d"
   echo "k8s.io/kubernetes $kube_version: resolving modules (staging modules pinned to $api_version)..."
   local modfile
@@ -74,6 +76,8 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler/app"
+	_ "k8s.io/kubernetes/cmd/kubelet/app"
+	_ "k8s.io/kubernetes/cmd/kube-proxy/app"
 )
 GO
   (cd "$d" && go mod tidy >/dev/null)
@@ -95,6 +99,12 @@ build_kube() {
 }
 
 start=$(date +%s)
+if [ "$what" = node ]; then
+  build_kube kubelet 10
+  build_kube kube-proxy 4
+  echo "node components ready in bin/ after $(( $(date +%s) - start ))s"
+  exit 0
+fi
 build_etcd
 build_kube kube-apiserver 13
 if [ "$what" = all ]; then

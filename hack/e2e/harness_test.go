@@ -92,6 +92,8 @@ type testCluster struct {
 	c          client.Client
 	cs         kubernetes.Interface
 	logs       string
+	// operatorArgs are further flags of `repot manager`.
+	operatorArgs []string
 }
 
 func startTestCluster() *testCluster { return startTestClusterIn(stateDir) }
@@ -99,7 +101,14 @@ func startTestCluster() *testCluster { return startTestClusterIn(stateDir) }
 // startTestClusterIn starts a local cluster with state dir dir and extra
 // `localcluster up` flags, and the operator.
 func startTestClusterIn(dir string, extra ...string) *testCluster {
-	tc := &testCluster{logs: filepath.Join(dir, "test-logs")}
+	return startTestClusterWith(dir, extra, nil)
+}
+
+// startTestClusterWith starts a local cluster with state dir dir and
+// clusterArgs, and the operator with operatorArgs.
+func startTestClusterWith(dir string, clusterArgs, operatorArgs []string) *testCluster {
+	extra := clusterArgs
+	tc := &testCluster{logs: filepath.Join(dir, "test-logs"), operatorArgs: operatorArgs}
 	Expect(os.MkdirAll(tc.logs, 0o755)).To(Succeed())
 	tc.cluster = startChild("localcluster", filepath.Join(tc.logs, "localcluster.log"), nil,
 		append([]string{filepath.Join(binDir, "localcluster"), "up", "--dir", dir, "--bin-dir", binDir, "--repot", filepath.Join(binDir, "repot")}, extra...)...)
@@ -137,7 +146,7 @@ func (tc *testCluster) localcluster(args ...string) string {
 
 func (tc *testCluster) startOperator() {
 	tc.operator = startChild("operator", filepath.Join(tc.logs, "operator.log"), []string{"KUBECONFIG=" + tc.kubeconfig},
-		filepath.Join(binDir, "repot"), "manager", "--metrics-bind-address=0", "--health-probe-bind-address=0")
+		append([]string{filepath.Join(binDir, "repot"), "manager", "--metrics-bind-address=0", "--health-probe-bind-address=0"}, tc.operatorArgs...)...)
 }
 
 func (tc *testCluster) stop() {

@@ -31,6 +31,11 @@ type upOptions struct {
 	readyTimeout                   time.Duration
 	// kueue starts the Kueue manager (bin/kueue) once the cluster is ready.
 	kueue bool
+	// realNodes adds that many real nodes (kubelet, containerd, CNI; 0 or
+	// 1 for now), whose pods run nodeImages.
+	realNodes, realNodeGPUs int
+	nodeImages              []string
+	pause                   string
 }
 
 func newUpCommand() *cobra.Command {
@@ -63,6 +68,10 @@ with reason ErrImagePull (ImageNotRunnableOnProcessNode).`,
 	f.StringSliceVar(&o.images, "image", nodeagent.DefaultImagePatterns, "images the nodes run (repository name, or a glob over the whole reference)")
 	f.BoolVar(&o.keepData, "keep-data", false, "keep etcd data from an earlier run")
 	f.DurationVar(&o.readyTimeout, "ready-timeout", 3*time.Minute, "how long to wait for the cluster to become ready")
+	f.IntVar(&o.realNodes, "real-nodes", 0, "also run this many real nodes (0 or 1): a kubelet (BIN-DIR/kubelet, hack/build-control-plane.sh node) with containerd, runc and the CNI plugins; needs root. They carry the taint "+cluster.RealNodeTaint+", so only pods that tolerate it land there")
+	f.IntVar(&o.realNodeGPUs, "real-node-gpus", 2, "SIMULATED nvidia.com/gpu devices of each real node, through a device plugin")
+	f.StringSliceVar(&o.nodeImages, "node-image", []string{"localhost/repot-operator:dev"}, "buildah images imported into the real nodes (make docker-build)")
+	f.StringVar(&o.pause, "pause", "bin/pause", "the static pause binary of the real nodes' sandbox image (go build ./hack/localcluster/pause)")
 	f.BoolVar(&o.kueue, "kueue", false, "also install Kueue's CRDs and run the Kueue manager (BIN-DIR/kueue, built by hack/build-kueue.sh)")
 	return cmd
 }
@@ -95,6 +104,7 @@ type localCluster struct {
 	cleanups  []func()
 	log       io.Writer
 	kueue     *cluster.Kueue
+	realNodes []*cluster.RealNode
 }
 
 // startCluster starts the control plane and the node agent and waits until
@@ -193,6 +203,9 @@ func startCluster(ctx context.Context, o upOptions, log io.Writer) (lc *localClu
 	if err := waitClusterReady(ctx, cs, cp, nodes, o.readyTimeout); err != nil {
 		return nil, err
 	}
+	if err := lc.startRealNodes(ctx, cs, o, binDir); err != nil {
+		return nil, err
+	}
 	if o.kueue {
 		k, err := cp.StartKueue(ctx, cluster.KueueOptions{Bin: filepath.Join(binDir, "kueue"), Log: log})
 		if err != nil {
@@ -223,6 +236,11 @@ func (lc *localCluster) Wait(ctx context.Context) error {
 		case <-tick.C:
 			if err := lc.cp.Failed(); err != nil {
 				return err
+			}
+			for _, n := range lc.realNodes {
+				if err := n.Failed(); err != nil {
+					return err
+				}
 			}
 			if err := lc.kueue.Failed(); err != nil {
 				return err

@@ -7,7 +7,7 @@ E2E_STATE ?= bin/e2e-state
 E2E_TIMEOUT ?= 45m
 E2E_FLAGS ?=
 
-.PHONY: demo e2e localcluster-bins localcluster-up localcluster-down
+.PHONY: demo e2e localcluster-bins realnode-bins localcluster-up localcluster-down
 
 # What the demo and the e2e tests run: the control plane (built once per
 # Kubernetes version; 20+ minutes cold on two cores, cached in bin/), the repot
@@ -24,8 +24,19 @@ localcluster-bins: ## Build the control plane (cached), bin/repot and bin/localc
 demo: localcluster-bins ## Run the simulated sample evaluation end to end on a local cluster (no root, Docker or GPU).
 	bin/localcluster demo --dir $(LOCALCLUSTER_STATE)
 
+# What a real node runs (localcluster up --real-nodes 1): the kubelet (built
+# once per Kubernetes version, like the control plane), the pause binary of
+# its sandbox image, and the project's image built from the Dockerfile. The
+# image needs root and buildah; without them the real-node specs skip.
+realnode-bins: ## Build the kubelet and kube-proxy (cached), bin/pause and, as root with buildah, the project image.
+	@hack/build-control-plane.sh node
+	CGO_ENABLED=0 go build -o bin/pause ./hack/localcluster/pause
+	@if [ "$$(id -u)" = 0 ] && command -v buildah >/dev/null 2>&1; then \
+		IMG=$(IMG) hack/build-image.sh image; \
+	else echo "realnode-bins: not root or no buildah: the image is not built and the real-node e2e specs will skip"; fi
+
 # End-to-end tests on the same local cluster (Ginkgo, build tag e2e).
-e2e: localcluster-bins kueue-bin ## End-to-end tests on the local cluster (with the real Kueue manager for the admission tests).
+e2e: localcluster-bins kueue-bin realnode-bins ## End-to-end tests on the local cluster (with the real Kueue manager for the admission tests, and a real node).
 	REPOT_E2E_BIN=$(CURDIR)/bin REPOT_E2E_STATE=$(CURDIR)/$(E2E_STATE) REPOT_E2E_ROOT=$(CURDIR) \
 		go test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v ./hack/e2e/ $(E2E_FLAGS)
 

@@ -74,6 +74,12 @@ func apiserverArgs(l Layout, p Ports, serviceCIDR string) []string {
 		"--service-account-signing-key-file=" + pki.Path(SAKey),
 		"--service-cluster-ip-range=" + serviceCIDR,
 		"--authorization-mode=Node,RBAC",
+		// How it reaches real nodes' kubelets (logs, exec): by the node's
+		// InternalIP, as the admin (the kubelet asks the API server whether
+		// that user may).
+		"--kubelet-client-certificate=" + pki.Path(AdminCert),
+		"--kubelet-client-key=" + pki.Path(AdminKey),
+		"--kubelet-preferred-address-types=InternalIP,Hostname",
 		"--allow-privileged=true",
 		// The default "lease" reconciler publishes the advertise address
 		// (loopback) as the kubernetes Service's endpoints, which validation

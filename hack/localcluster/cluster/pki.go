@@ -100,6 +100,21 @@ func (p PKI) Ensure(now time.Time, serviceIP net.IP) error {
 	return nil
 }
 
+// EnsureClient generates the client certificate of id when it is missing
+// or about to expire (a real node's kubelet: system:node:NAME in
+// system:nodes, which the API server's Node authorizer confines to its own
+// node's objects).
+func (p PKI) EnsureClient(now time.Time, id ClientIdentity) error {
+	ca, caKey, err := p.ensureCA(now)
+	if err != nil {
+		return fmt.Errorf("certificate authority: %w", err)
+	}
+	if err := p.ensureLeaf(now, id.Cert, id.Key, leafSpec{cn: id.User, orgs: id.Groups}, ca, caKey); err != nil {
+		return fmt.Errorf("client certificate %s: %w", id.User, err)
+	}
+	return nil
+}
+
 type leafSpec struct {
 	cn     string
 	orgs   []string

@@ -1,0 +1,266 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+)
+
+// The real node: a kubelet built from the module proxy with containerd,
+// runc and the CNI plugins (localcluster up --real-nodes 1), running the
+// image built from the Dockerfile (make docker-build). Its GPUs are
+// SIMULATED, through a device plugin. It carries a taint, so only the pods
+// of these specs land there.
+const (
+	realNode       = "localcluster-real-0"
+	realNodeLabel  = "repot.dev/real-node"
+	realNS         = "realnode"
+	projectImage   = "localhost/repot-operator:dev"
+	unpullableVLLM = "127.0.0.1:1/no-such/vllm-openai:v0"
+)
+
+// onRealNode places a pod spec on the real node.
+func onRealNode(spec *corev1.PodSpec) {
+	spec.NodeSelector = map[string]string{realNodeLabel: "true"}
+	spec.Tolerations = []corev1.Toleration{{Key: realNodeLabel, Operator: corev1.TolerationOpExists}}
+}
+
+// restrictedPod is a pod of the project's image with the security context
+// the operator gives runner pods (the restricted Pod Security Standard,
+// which the namespace enforces): uid 65532, RuntimeDefault seccomp, no
+// capabilities, no privilege escalation, a read-only root with an
+// emptyDir on /tmp.
+func restrictedPod(name, script string) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: realNS},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                corev1.RestartPolicyNever,
+			AutomountServiceAccountToken: ptr.To(false),
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532), RunAsGroup: ptr.To[int64](65532),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+			Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			Containers: []corev1.Container{{
+				Name: "c", Image: projectImage, ImagePullPolicy: corev1.PullIfNotPresent,
+				Command:      []string{"sh", "-c", script},
+				VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
+				SecurityContext: &corev1.SecurityContext{
+					AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
+					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
+			}},
+		},
+	}
+	onRealNode(&p.Spec)
+	return p
+}
+
+var _ = Describe("a real node: kubelet, containerd, CNI and the image we ship", Ordered, Label("realnode"), func() {
+	var (
+		tc               *testCluster
+		dir              = filepath.Join(filepath.Dir(stateDir), filepath.Base(stateDir)+"-realnode")
+		sysctls          map[string]string
+		hadVarLibKubelet bool
+	)
+	BeforeAll(func() {
+		if os.Geteuid() != 0 {
+			Skip("a real node needs root (containerd, the kubelet, the CNI plugins): run make e2e as root")
+		}
+		for _, b := range []string{"kubelet", "pause"} {
+			_, err := os.Stat(filepath.Join(binDir, b))
+			Expect(err).NotTo(HaveOccurred(), "make e2e builds bin/kubelet and bin/pause")
+		}
+		sysctls = readSysctls()
+		_, err := os.Stat("/var/lib/kubelet")
+		hadVarLibKubelet = err == nil
+		// The operator names the image as the real node has it (the
+		// vLLM pods' repot-tools init container runs it there).
+		tc = startTestClusterWith(dir, []string{"--nodes", "1", "--real-nodes", "1", "--pause", filepath.Join(binDir, "pause")},
+			[]string{"--runner-image=" + projectImage})
+		DeferCleanup(func() { tc.stop() })
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		Expect(tc.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: realNS, Labels: map[string]string{
+			"pod-security.kubernetes.io/enforce": "restricted",
+		}}})).To(Succeed())
+	})
+
+	// finished waits for a pod to end and returns its log, read through the
+	// API server from the kubelet.
+	finished := func(name string) (*corev1.Pod, string) {
+		var p corev1.Pod
+		Eventually(func(g Gomega) {
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: realNS, Name: name}, &p)).To(Succeed())
+			g.Expect(p.Status.Phase).To(BeElementOf(corev1.PodSucceeded, corev1.PodFailed), "pod %s: %+v", name, p.Status)
+		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		out, err := tc.cs.CoreV1().Pods(realNS).GetLogs(name, &corev1.PodLogOptions{Container: "c"}).Do(ctx).Raw()
+		Expect(err).NotTo(HaveOccurred())
+		return &p, string(out)
+	}
+	create := func(p *corev1.Pod) {
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		Expect(tc.c.Create(ctx, p)).To(Succeed())
+	}
+
+	It("runs the project's image in containerd as a restricted runner pod, and the sandbox holds in it", func() {
+		escape := `import os\nos.setpgid(0, os.getpgid(os.getppid()))\n`
+		hanoi := `m = []\ndef h(n, a, b, c):\n    if n:\n        h(n - 1, a, c, b)\n        m.append((n, a, c))\n        h(n - 1, b, a, c)\nh(2, 0, 1, 2)\nprint("moves =", m)\n`
+		create(restrictedPod("restricted", `id -u; grep -E "^(CapEff|Seccomp|NoNewPrivs):" /proc/self/status
+touch /root-write 2>/dev/null && echo "root fs writable" || echo "root fs read-only"
+python3 -c 'import sys; print("python %d.%d" % sys.version_info[:2])'
+printf '`+escape+`' > /tmp/escape.py; printf '`+hanoi+`' > /tmp/hanoi.py
+/usr/local/bin/repot sandbox run --timeout 5s /tmp/escape.py /tmp/hanoi.py`))
+		p, log := finished("restricted")
+		Expect(p.Status.Phase).To(Equal(corev1.PodSucceeded), log)
+		Expect(p.Spec.NodeName).To(Equal(realNode))
+		Expect(p.Status.ContainerStatuses[0].ContainerID).To(HavePrefix("containerd://"), "run by containerd")
+		Expect(p.Status.PodIP).To(HavePrefix("10.88."), "an address from the bridge CNI")
+		Expect(log).To(MatchRegexp(`(?m)^65532$`))
+		Expect(log).To(MatchRegexp(`(?m)^CapEff:\s+0+$`), "no capabilities")
+		Expect(log).To(MatchRegexp(`(?m)^Seccomp:\s+2$`), "a seccomp filter from the runtime (RuntimeDefault)")
+		Expect(log).To(MatchRegexp(`(?m)^NoNewPrivs:\s+1$`))
+		Expect(log).To(ContainSubstring("root fs read-only"))
+		Expect(log).To(ContainSubstring("python 3.11"))
+		Expect(log).To(MatchRegexp(`"file":"/tmp/escape.py","mode":"none, seccomp[^"]*","failure":"rejected: import of 'os' is not allowed"`))
+		Expect(log).To(MatchRegexp(`"file":"/tmp/hanoi.py","mode":"[^"]*","failure":"","exit_code":0`))
+	})
+
+	It("gives a pod its SIMULATED GPU through the device plugin", func() {
+		var node corev1.Node
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		Expect(tc.c.Get(ctx, client.ObjectKey{Name: realNode}, &node)).To(Succeed())
+		cancel()
+		Expect(node.Status.Allocatable).To(HaveKeyWithValue(corev1.ResourceName("nvidia.com/gpu"), resource.MustParse("2")))
+		p := restrictedPod("gpu", `env | grep -E '^(NVIDIA_VISIBLE_DEVICES|REPOT_SIMULATED_GPUS)=' | sort`)
+		p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
+		create(p)
+		p, log := finished("gpu")
+		Expect(p.Status.Phase).To(Equal(corev1.PodSucceeded), log)
+		Expect(log).To(MatchRegexp(`(?m)^NVIDIA_VISIBLE_DEVICES=SIMULATED-GPU-` + realNode + `-[01]$`))
+		Expect(log).To(ContainSubstring("REPOT_SIMULATED_GPUS=true"))
+	})
+
+	evaluation := func(name string, gpus int, image string) {
+		y := `apiVersion: repot.dev/v1alpha1
+kind: RepotEvaluation
+metadata:
+  name: ` + name + `
+spec:
+  suite: open-source-120
+  stalledAfterSeconds: 600
+  models:
+  - name: m
+    vllm:
+      model: Qwen/Qwen3-0.6B
+      image: ` + image + `
+      gpus: ` + string(rune('0'+gpus)) + `
+      nodeSelector: [{key: ` + realNodeLabel + `, value: "true"}]
+      tolerations: [{key: ` + realNodeLabel + `, operator: Exists}]
+`
+		u := &repotv1.RepotEvaluation{}
+		Expect(yaml.Unmarshal([]byte(y), u)).To(Succeed())
+		u.Namespace = "default"
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		Expect(tc.c.Create(ctx, u)).To(Succeed())
+	}
+	serverReason := func(g Gomega, name string) (repotv1.ModelStatus, *metav1.Condition) {
+		if !tc.operator.alive() {
+			StopTrying("the operator exited:\n" + tailFile(tc.operator.log, 30)).Now()
+		}
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		e := &repotv1.RepotEvaluation{}
+		g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, e)).To(Succeed())
+		g.Expect(e.Status.Models).To(HaveLen(1))
+		return e.Status.Models[0], meta.FindStatusCondition(e.Status.Conditions, repotv1.ConditionStalled)
+	}
+
+	It("stalls a vLLM model whose image cannot be pulled, naming the image, from the kubelet's ErrImagePull", func() {
+		evaluation("unpullable", 1, unpullableVLLM)
+		Eventually(func(g Gomega) {
+			m, stalled := serverReason(g, "unpullable")
+			g.Expect(m.Server.Reason).To(Equal(repotv1.ReasonImagePullFailed))
+			g.Expect(stalled).NotTo(BeNil())
+			g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(stalled.Message).To(ContainSubstring(unpullableVLLM))
+			g.Expect(stalled.Message).To(Or(ContainSubstring("ErrImagePull"), ContainSubstring("ImagePullBackOff")))
+		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	})
+
+	It("keeps a model asking for more GPUs than the node has WaitingForCapacity", func() {
+		evaluation("too-big", 4, unpullableVLLM)
+		Eventually(func(g Gomega) {
+			m, _ := serverReason(g, "too-big")
+			g.Expect(m.Server.Reason).To(Equal(repotv1.ReasonWaitingForCapacity))
+			g.Expect(m.Server.Message).To(ContainSubstring("nvidia.com/gpu"))
+		}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	})
+
+	It("leaves nothing behind when the cluster stops: processes, mounts, bridge, iptables rules, kernel settings", func() {
+		tc.stop()
+		Expect(mountsUnder(dir)).To(BeEmpty())
+		_, err := os.Stat("/sys/class/net/repot0")
+		Expect(os.IsNotExist(err)).To(BeTrue(), "the bridge repot0 is still there")
+		for _, table := range []string{"filter", "nat", "mangle"} {
+			out, err := exec.Command("iptables", "-t", table, "-S").CombinedOutput()
+			Expect(err).NotTo(HaveOccurred(), string(out))
+			Expect(string(out)).NotTo(ContainSubstring("repot-local-"), "CNI rules left in table %s", table)
+		}
+		Expect(readSysctls()).To(Equal(sysctls))
+		out, _ := exec.Command("pgrep", "-af", dir).CombinedOutput()
+		Expect(strings.TrimSpace(string(out))).To(BeEmpty(), "processes of the real node still run")
+		if !hadVarLibKubelet {
+			_, err := os.Stat("/var/lib/kubelet")
+			Expect(os.IsNotExist(err)).To(BeTrue(), "/var/lib/kubelet was made and left")
+		}
+	})
+})
+
+func readSysctls() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{"vm/overcommit_memory", "kernel/panic", "kernel/panic_on_oops"} {
+		b, err := os.ReadFile("/proc/sys/" + s)
+		Expect(err).NotTo(HaveOccurred())
+		m[s] = strings.TrimSpace(string(b))
+	}
+	return m
+}
+
+func mountsUnder(dir string) []string {
+	f, err := os.Open("/proc/self/mountinfo")
+	Expect(err).NotTo(HaveOccurred())
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) > 4 && strings.HasPrefix(fs[4], dir+"/") {
+			out = append(out, fs[4])
+		}
+	}
+	return out
+}
