@@ -78,6 +78,7 @@ var _ = Describe("a real node: kubelet, containerd, CNI and the image we ship", 
 		tc               *testCluster
 		dir              = filepath.Join(filepath.Dir(stateDir), filepath.Base(stateDir)+"-realnode")
 		sysctls          map[string]string
+		chains           map[string][]string
 		hadVarLibKubelet bool
 	)
 	BeforeAll(func() {
@@ -89,6 +90,7 @@ var _ = Describe("a real node: kubelet, containerd, CNI and the image we ship", 
 			Expect(err).NotTo(HaveOccurred(), "make e2e builds bin/kubelet and bin/pause")
 		}
 		sysctls = readSysctls()
+		chains = iptablesChains()
 		_, err := os.Stat("/var/lib/kubelet")
 		hadVarLibKubelet = err == nil
 		// The operator names the image as the real node has it (the
@@ -146,6 +148,23 @@ printf '`+escape+`' > /tmp/escape.py; printf '`+hanoi+`' > /tmp/hanoi.py
 		Expect(log).To(ContainSubstring("python 3.11"))
 		Expect(log).To(MatchRegexp(`"file":"/tmp/escape.py","mode":"none, seccomp[^"]*","failure":"rejected: import of 'os' is not allowed"`))
 		Expect(log).To(MatchRegexp(`"file":"/tmp/hanoi.py","mode":"[^"]*","failure":"","exit_code":0`))
+	})
+
+	It("reaches the API server through the kubernetes Service (kube-proxy) with its service-account token", func() {
+		script := `python3 -c "
+import os, ssl, json, urllib.request as u
+d = '/var/run/secrets/kubernetes.io/serviceaccount/'
+c = ssl.create_default_context(cafile=d + 'ca.crt')
+r = u.Request('https://%s:%s/version' % (os.environ['KUBERNETES_SERVICE_HOST'], os.environ['KUBERNETES_SERVICE_PORT']),
+              headers={'Authorization': 'Bearer ' + open(d + 'token').read()})
+print('via', os.environ['KUBERNETES_SERVICE_HOST'], 'version', json.load(u.urlopen(r, context=c, timeout=10))['gitVersion'])
+"`
+		p := restrictedPod("apiserver", script)
+		p.Spec.AutomountServiceAccountToken = ptr.To(true)
+		create(p)
+		p, log := finished("apiserver")
+		Expect(p.Status.Phase).To(Equal(corev1.PodSucceeded), log)
+		Expect(log).To(MatchRegexp(`via 10\.0\.0\.1 version v1\.\d+`), "the kubernetes Service's ClusterIP, TLS checked against the cluster CA")
 	})
 
 	It("gives a pod its SIMULATED GPU through the device plugin", func() {
@@ -231,6 +250,7 @@ spec:
 			Expect(string(out)).NotTo(ContainSubstring("repot-local-"), "CNI rules left in table %s", table)
 		}
 		Expect(readSysctls()).To(Equal(sysctls))
+		Expect(iptablesChains()).To(Equal(chains), "iptables chains before the cluster started and after it stopped")
 		out, _ := exec.Command("pgrep", "-af", dir).CombinedOutput()
 		Expect(strings.TrimSpace(string(out))).To(BeEmpty(), "processes of the real node still run")
 		if !hadVarLibKubelet {
@@ -242,10 +262,26 @@ spec:
 
 func readSysctls() map[string]string {
 	m := map[string]string{}
-	for _, s := range []string{"vm/overcommit_memory", "kernel/panic", "kernel/panic_on_oops"} {
+	for _, s := range []string{"vm/overcommit_memory", "kernel/panic", "kernel/panic_on_oops", "net/ipv4/conf/all/route_localnet"} {
 		b, err := os.ReadFile("/proc/sys/" + s)
 		Expect(err).NotTo(HaveOccurred())
 		m[s] = strings.TrimSpace(string(b))
+	}
+	return m
+}
+
+// iptablesChains lists the chains of the filter, nat and mangle tables.
+func iptablesChains() map[string][]string {
+	m := map[string][]string{}
+	for _, table := range []string{"filter", "nat", "mangle"} {
+		out, err := exec.Command("iptables", "-t", table, "-S").CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), string(out))
+		m[table] = []string{}
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(l, "-N ") || strings.HasPrefix(l, "-P ") {
+				m[table] = append(m[table], l)
+			}
+		}
 	}
 	return m
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -137,9 +139,11 @@ func startCluster(ctx context.Context, o upOptions, log io.Writer) (lc *localClu
 	}
 	lc = &localCluster{Layout: l, log: log}
 	lc.cleanups = append(lc.cleanups, func() { os.Remove(l.PIDFile()) })
+	// started, not lc: `return nil, err` sets lc to nil before this runs.
+	started := lc
 	defer func() {
 		if err != nil {
-			lc.Stop()
+			started.Stop()
 		}
 	}()
 	_ = os.Remove(l.ReadyFile())
@@ -149,7 +153,18 @@ func startCluster(ctx context.Context, o upOptions, log io.Writer) (lc *localClu
 		}
 	}
 	t0 := time.Now()
-	cp, err := cluster.Start(ctx, cluster.Options{Dir: dir, BinDir: binDir, KeepData: o.keepData, Log: log})
+	var advertise net.IP
+	if o.realNodes > 0 {
+		if err := cluster.RealNodeRequirements(); err != nil {
+			return nil, err
+		}
+		if err := makeRealNodeBridge(); err != nil {
+			return nil, err
+		}
+		lc.cleanups = append(lc.cleanups, func() { _ = exec.Command("ip", "link", "del", realNodeBridge(0)).Run() })
+		advertise = realNodeGateway(0)
+	}
+	cp, err := cluster.Start(ctx, cluster.Options{Dir: dir, BinDir: binDir, KeepData: o.keepData, Log: log, AdvertiseIP: advertise})
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -32,8 +34,8 @@ func (lc *localCluster) startRealNodes(ctx context.Context, cs kubernetes.Interf
 		fmt.Fprintf(lc.log, "real node %s: starting containerd, importing %v, starting the kubelet...\n", name, o.nodeImages)
 		n, err := cluster.StartRealNode(ctx, cluster.RealNodeOptions{
 			Name: name, Dir: filepath.Join(lc.Layout.Dir, "real", name),
-			Kubelet: filepath.Join(binDir, "kubelet"), PKI: lc.Layout.PKI(), Server: lc.cp.Server,
-			PodCIDR: fmt.Sprintf("10.88.%d.0/24", i), Bridge: fmt.Sprintf("repot%d", i),
+			Kubelet: filepath.Join(binDir, "kubelet"), KubeProxy: filepath.Join(binDir, "kube-proxy"), PKI: lc.Layout.PKI(), Server: lc.cp.Server,
+			PodCIDR: realNodePodCIDR(i), Bridge: realNodeBridge(i),
 			Pause: pause, Images: o.nodeImages,
 			GPUs:   o.realNodeGPUs,
 			Labels: []string{cluster.RealNodeLabel + "=true", "nvidia.com/gpu.product=" + o.gpuProduct},
@@ -84,4 +86,32 @@ func waitNodeReady(ctx context.Context, cs kubernetes.Interface, n *cluster.Real
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// realNodePodCIDR and realNodeBridge are real node i's pod addresses and
+// bridge; the bridge's gateway, .1, is where its pods reach the API server.
+func realNodePodCIDR(i int) string { return fmt.Sprintf("10.88.%d.0/24", i) }
+func realNodeBridge(i int) string  { return fmt.Sprintf("repot%d", i) }
+func realNodeGateway(i int) net.IP { return net.IPv4(10, 88, byte(i), 1) }
+
+// makeRealNodeBridge creates real node 0's bridge with its gateway address
+// before the API server starts, so that the API server can advertise that
+// address (the CNI bridge plugin takes the bridge as it finds it). The
+// node's Stop deletes it.
+func makeRealNodeBridge() error {
+	br, gw := realNodeBridge(0), realNodeGateway(0)
+	if _, err := net.InterfaceByName(br); err == nil {
+		return fmt.Errorf("a network device %s exists already (a local cluster with a real node runs, or one was killed: ip link del %s)", br, br)
+	}
+	for _, args := range [][]string{
+		{"link", "add", br, "type", "bridge"},
+		{"addr", "add", gw.String() + "/24", "dev", br},
+		{"link", "set", br, "up"},
+	} {
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			_ = exec.Command("ip", "link", "del", br).Run()
+			return fmt.Errorf("ip %v: %w: %s", args, err, out)
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"net"
 	"strings"
 )
 
@@ -59,8 +60,22 @@ func etcdArgs(l Layout, p Ports) []string {
 	}
 }
 
-func apiserverArgs(l Layout, p Ports, serviceCIDR string) []string {
+func apiserverArgs(l Layout, p Ports, serviceCIDR string, advertise net.IP) []string {
 	pki := l.PKI()
+	if advertise != nil {
+		args := apiserverArgs(l, p, serviceCIDR, nil)
+		for i, a := range args {
+			switch a {
+			case "--bind-address=127.0.0.1":
+				args[i] = "--bind-address=0.0.0.0"
+			case "--advertise-address=127.0.0.1":
+				args[i] = "--advertise-address=" + advertise.String()
+			case "--endpoint-reconciler-type=none":
+				args[i] = "--endpoint-reconciler-type=lease"
+			}
+		}
+		return args
+	}
 	return []string{
 		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", p.EtcdClient),
 		"--bind-address=127.0.0.1",

@@ -13,7 +13,7 @@ func TestComponentAddressesAreLoopback(t *testing.T) {
 	p := Ports{EtcdClient: 1, EtcdPeer: 2, APIServer: 3}
 	var all []string
 	all = append(all, etcdArgs(l, p)...)
-	all = append(all, apiserverArgs(l, p, DefaultServiceCIDR)...)
+	all = append(all, apiserverArgs(l, p, DefaultServiceCIDR, nil)...)
 	all = append(all, controllerManagerArgs(l, DefaultServiceCIDR)...)
 	all = append(all, schedulerArgs(l)...)
 	for _, a := range all {

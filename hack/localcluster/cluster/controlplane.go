@@ -30,6 +30,12 @@ type Options struct {
 	KeepData bool
 	// ServiceCIDR is the service IP range (DefaultServiceCIDR when empty).
 	ServiceCIDR string
+	// AdvertiseIP, when set, is an address of this host that pods of real
+	// nodes reach (their bridge's gateway): the API server then listens on
+	// every address, advertises AdvertiseIP as the kubernetes Service's
+	// endpoint and has it in its certificate, so that in-cluster clients
+	// (kube-proxy's ClusterIP rules) reach it. Unset: loopback only.
+	AdvertiseIP net.IP
 	// Log receives progress lines.
 	Log io.Writer
 	// Now tells the time (certificate validity); nil means time.Now.
@@ -74,7 +80,11 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 		return nil, err
 	}
 	t0 := o.Now()
-	if err := l.PKI().Ensure(o.Now(), svcIP); err != nil {
+	var extra []net.IP
+	if o.AdvertiseIP != nil {
+		extra = append(extra, o.AdvertiseIP)
+	}
+	if err := l.PKI().Ensure(o.Now(), svcIP, extra...); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(o.Log, "certificates ready in %s (%v)\n", l.PKI().Dir, o.Now().Sub(t0).Round(time.Millisecond))
@@ -110,7 +120,7 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 	}
 	fmt.Fprintf(o.Log, "etcd listening on 127.0.0.1:%d (%v)\n", p.EtcdClient, o.Now().Sub(t0).Round(time.Millisecond))
 
-	api, err := startComponent("kube-apiserver", bin("kube-apiserver"), apiserverArgs(l, p, o.ServiceCIDR), l.Log("kube-apiserver"))
+	api, err := startComponent("kube-apiserver", bin("kube-apiserver"), apiserverArgs(l, p, o.ServiceCIDR, o.AdvertiseIP), l.Log("kube-apiserver"))
 	if err != nil {
 		return nil, err
 	}

@@ -71,9 +71,10 @@ var ServingNames = []string{"localhost", "kubernetes", "kubernetes.default", "ku
 func (p PKI) Path(name string) string { return filepath.Join(p.Dir, name) }
 
 // Ensure generates whatever is missing or about to expire: the CA, the API
-// server's serving certificate (for 127.0.0.1, ServingNames and serviceIP),
+// server's serving certificate (for 127.0.0.1, ServingNames, serviceIP and
+// extraIPs),
 // the service-account signing key and the client certificates.
-func (p PKI) Ensure(now time.Time, serviceIP net.IP) error {
+func (p PKI) Ensure(now time.Time, serviceIP net.IP, extraIPs ...net.IP) error {
 	if err := os.MkdirAll(p.Dir, 0o700); err != nil {
 		return err
 	}
@@ -85,6 +86,7 @@ func (p PKI) Ensure(now time.Time, serviceIP net.IP) error {
 	if serviceIP != nil {
 		ips = append(ips, serviceIP)
 	}
+	ips = append(ips, extraIPs...)
 	serving := leafSpec{cn: "kube-apiserver", dns: ServingNames, ips: ips, server: true}
 	if err := p.ensureLeaf(now, ServingCert, ServingKey, serving, ca, caKey); err != nil {
 		return fmt.Errorf("serving certificate: %w", err)

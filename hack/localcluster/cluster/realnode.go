@@ -33,8 +33,12 @@ type RealNode struct {
 	o          RealNodeOptions
 	containerd *component
 	kubelet    *component
+	kubeProxy  *component
 	gpus       *simulatedGPUPlugin
 	sysctls    map[string]string // the values before the kubelet changed them
+	// hadKubeFirewall: the filter table had KUBE-FIREWALL before (kube-proxy
+	// makes it and its --cleanup leaves it).
+	hadKubeFirewall bool
 	// madeKubeletDir: /var/lib/kubelet did not exist before (the kubelet's
 	// device manager keeps its socket there, whatever --root-dir says).
 	madeKubeletDir bool
@@ -50,6 +54,9 @@ type RealNodeOptions struct {
 	Dir string
 	// Kubelet is the kubelet binary.
 	Kubelet string
+	// KubeProxy is the kube-proxy binary (iptables mode, Service ClusterIPs
+	// for the node's pods); empty: none.
+	KubeProxy string
 	// PKI and Server: the node's client certificate is made in PKI; the
 	// kubelet talks to the API server at Server.
 	PKI    PKI
@@ -82,7 +89,7 @@ const criNamespace = "k8s.io"
 
 // kubeletSysctls are the kernel settings the kubelet sets at start
 // (protectKernelDefaults: false); Stop puts back what was there.
-var kubeletSysctls = []string{"vm/overcommit_memory", "kernel/panic", "kernel/panic_on_oops"}
+var kubeletSysctls = []string{"vm/overcommit_memory", "kernel/panic", "kernel/panic_on_oops", "net/ipv4/conf/all/route_localnet"}
 
 func (o RealNodeOptions) path(elem ...string) string {
 	return filepath.Join(append([]string{o.Dir}, elem...)...)
@@ -131,6 +138,14 @@ func StartRealNode(ctx context.Context, o RealNodeOptions) (n *RealNode, err err
 			n.Stop()
 		}
 	}()
+	// A fresh node every time, as etcd starts empty: containers and
+	// sandboxes of an earlier run (killed, say) must not come back.
+	if err := unmountUnder(o.Dir); err != nil {
+		return nil, err
+	}
+	if err := os.RemoveAll(o.Dir); err != nil {
+		return nil, err
+	}
 	for _, d := range []string{"containerd", "net.d", "kubelet", "pod-logs", "logs"} {
 		if err := os.MkdirAll(o.path(d), 0o755); err != nil {
 			return nil, err
@@ -140,6 +155,7 @@ func StartRealNode(ctx context.Context, o RealNodeOptions) (n *RealNode, err err
 		_, err := os.Stat(filepath.Dir(devicePluginDir))
 		n.madeKubeletDir = os.IsNotExist(err)
 	}
+	n.hadKubeFirewall = exec.Command("iptables", "-t", "filter", "-S", "KUBE-FIREWALL").Run() == nil
 	for _, s := range kubeletSysctls {
 		if v, err := os.ReadFile("/proc/sys/" + s); err == nil {
 			n.sysctls[s] = strings.TrimSpace(string(v))
@@ -176,6 +192,19 @@ func StartRealNode(ctx context.Context, o RealNodeOptions) (n *RealNode, err err
 	n.kubelet, err = startComponent("kubelet "+o.Name, o.Kubelet, n.kubeletArgs(), o.path("logs", "kubelet.log"))
 	if err != nil {
 		return nil, fmt.Errorf("%w (build it with: hack/build-control-plane.sh node)", err)
+	}
+	if o.KubeProxy != "" {
+		pid := ClientIdentity{Cert: "kube-proxy-" + o.Name + ".crt", Key: "kube-proxy-" + o.Name + ".key", User: "system:kube-proxy"}
+		if err := o.PKI.EnsureClient(time.Now(), pid); err != nil {
+			return nil, err
+		}
+		if err := o.PKI.WriteKubeconfig(o.path("kube-proxy.kubeconfig"), o.Server, pid); err != nil {
+			return nil, err
+		}
+		n.kubeProxy, err = startComponent("kube-proxy "+o.Name, o.KubeProxy, []string{"--config=" + o.path("kube-proxy.yaml")}, o.path("logs", "kube-proxy.log"))
+		if err != nil {
+			return nil, fmt.Errorf("%w (build it with: hack/build-control-plane.sh node)", err)
+		}
 	}
 	if o.GPUs > 0 {
 		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -261,7 +290,20 @@ evictionHard: {}
 makeIPTablesUtilChains: false
 protectKernelDefaults: false
 `, o.socket(), o.PKI.Path(CACert), o.path("pod-logs"), o.PodCIDR)
+	kubeProxy := fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+mode: iptables
+hostnameOverride: %q
+clusterCIDR: %q
+clientConnection: {kubeconfig: %q}
+metricsBindAddress: 127.0.0.1:10249
+healthzBindAddress: ""
+# Leave the host's conntrack and localhost settings alone.
+conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+iptables: {localhostNodePorts: false}
+`, o.Name, o.PodCIDR, o.path("kube-proxy.kubeconfig"))
 	for name, data := range map[string]string{
+		"kube-proxy.yaml":         kubeProxy,
 		"containerd.toml":         containerd,
 		"net.d/10-repot.conflist": cni,
 		"kubelet-config.yaml":     kubelet,
@@ -369,7 +411,7 @@ func ensurePauseImage(ctx context.Context, pause string) error {
 
 // Failed returns why a process of the node exited, or nil.
 func (n *RealNode) Failed() error {
-	for _, c := range []*component{n.containerd, n.kubelet} {
+	for _, c := range []*component{n.containerd, n.kubelet, n.kubeProxy} {
 		if c != nil && !c.alive() {
 			return c.failure()
 		}
@@ -392,6 +434,18 @@ func (n *RealNode) Stop() {
 		}
 	}
 	n.kubelet.stop(10 * time.Second)
+	if n.kubeProxy != nil {
+		n.kubeProxy.stop(10 * time.Second)
+		// Its chains (KUBE-SERVICES and the rest) go with --cleanup.
+		if out, err := exec.Command(o.KubeProxy, "--cleanup", "--config="+o.path("kube-proxy.yaml")).CombinedOutput(); err != nil {
+			report("kube-proxy --cleanup", fmt.Errorf("%w: %s", err, strings.TrimSpace(string(out))))
+		}
+		if !n.hadKubeFirewall {
+			for _, args := range [][]string{{"-D", "INPUT", "-j", "KUBE-FIREWALL"}, {"-D", "OUTPUT", "-j", "KUBE-FIREWALL"}, {"-F", "KUBE-FIREWALL"}, {"-X", "KUBE-FIREWALL"}} {
+				_ = exec.Command("iptables", append([]string{"-t", "filter"}, args...)...).Run()
+			}
+		}
+	}
 	n.gpus.stop()
 	if n.containerd != nil && n.containerd.alive() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
