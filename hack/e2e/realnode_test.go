@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -165,6 +166,36 @@ print('via', os.environ['KUBERNETES_SERVICE_HOST'], 'version', json.load(u.urlop
 		p, log := finished("apiserver")
 		Expect(p.Status.Phase).To(Equal(corev1.PodSucceeded), log)
 		Expect(log).To(MatchRegexp(`via 10\.0\.0\.1 version v1\.\d+`), "the kubernetes Service's ClusterIP, TLS checked against the cluster CA")
+	})
+
+	It("resolves Service names through the cluster DNS and reaches a server pod behind its Service", func() {
+		server := restrictedPod("sim", "exec /usr/local/bin/repot sim-server --listen :8000 --profile strong --seed 1")
+		server.Labels = map[string]string{"app": "sim"}
+		server.Spec.RestartPolicy = corev1.RestartPolicyAlways
+		server.Spec.Containers[0].ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8000)}}, PeriodSeconds: 1}
+		create(server)
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		Expect(tc.c.Create(ctx, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "sim", Namespace: realNS},
+			Spec:       corev1.ServiceSpec{Selector: map[string]string{"app": "sim"}, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8000)}}},
+		})).To(Succeed())
+		cancel()
+		create(restrictedPod("client", `python3 -c "
+import json, socket, time, urllib.request as u
+print('kubernetes.default ->', socket.gethostbyname('kubernetes.default.svc.cluster.local'))
+for i in range(60):
+    try:
+        r = json.load(u.urlopen('http://sim.realnode.svc/v1/models', timeout=5))
+        print('sim.realnode.svc models', [m['id'] for m in r['data']])
+        break
+    except Exception as e:
+        print('waiting for the server:', e)
+        time.sleep(1)
+"`))
+		p, log := finished("client")
+		Expect(p.Status.Phase).To(Equal(corev1.PodSucceeded), log)
+		Expect(log).To(ContainSubstring("kubernetes.default -> 10.0.0.1"))
+		Expect(log).To(MatchRegexp(`sim\.realnode\.svc models \[.+\]`), "the simulated server answered through its Service name")
 	})
 
 	It("gives a pod its SIMULATED GPU through the device plugin", func() {

@@ -28,6 +28,10 @@ func (lc *localCluster) startRealNodes(ctx context.Context, cs kubernetes.Interf
 	if err != nil {
 		return err
 	}
+	if err := ensureCorednsImage(ctx, filepath.Join(binDir, "coredns")); err != nil {
+		return err
+	}
+	images := append(append([]string(nil), o.nodeImages...), corednsImage)
 	for i := range o.realNodes {
 		name := fmt.Sprintf("%s%d", cluster.RealNodePrefix, i)
 		t0 := time.Now()
@@ -36,7 +40,7 @@ func (lc *localCluster) startRealNodes(ctx context.Context, cs kubernetes.Interf
 			Name: name, Dir: filepath.Join(lc.Layout.Dir, "real", name),
 			Kubelet: filepath.Join(binDir, "kubelet"), KubeProxy: filepath.Join(binDir, "kube-proxy"), PKI: lc.Layout.PKI(), Server: lc.cp.Server,
 			PodCIDR: realNodePodCIDR(i), Bridge: realNodeBridge(i),
-			Pause: pause, Images: o.nodeImages,
+			Pause: pause, Images: images, ClusterDNS: clusterDNSIP,
 			GPUs:   o.realNodeGPUs,
 			Labels: []string{cluster.RealNodeLabel + "=true", "nvidia.com/gpu.product=" + o.gpuProduct},
 			Taints: []string{cluster.RealNodeTaint},
@@ -59,6 +63,13 @@ func (lc *localCluster) startRealNodes(ctx context.Context, cs kubernetes.Interf
 			return err
 		}
 		fmt.Fprintf(lc.log, "real node %s: Ready in %v\n", name, time.Since(t0).Round(100*time.Millisecond))
+		if i == 0 {
+			t1 := time.Now()
+			if err := startClusterDNS(ctx, cs, o.readyTimeout); err != nil {
+				return err
+			}
+			fmt.Fprintf(lc.log, "cluster DNS: CoreDNS %s at %s (kube-dns), ready in %v\n", corednsVersion, clusterDNSIP, time.Since(t1).Round(100*time.Millisecond))
+		}
 	}
 	return nil
 }

@@ -24,12 +24,14 @@ localcluster-bins: ## Build the control plane (cached), bin/repot and bin/localc
 demo: localcluster-bins ## Run the simulated sample evaluation end to end on a local cluster (no root, Docker or GPU).
 	bin/localcluster demo --dir $(LOCALCLUSTER_STATE)
 
-# What a real node runs (localcluster up --real-nodes 1): the kubelet (built
-# once per Kubernetes version, like the control plane), the pause binary of
+# What a real node runs (localcluster up --real-nodes 1): the kubelet and
+# kube-proxy (built once per Kubernetes version, like the control plane),
+# CoreDNS (once per version), the pause binary of
 # its sandbox image, and the project's image built from the Dockerfile. The
 # image needs root and buildah; without them the real-node specs skip.
-realnode-bins: ## Build the kubelet and kube-proxy (cached), bin/pause and, as root with buildah, the project image.
+realnode-bins: ## Build the kubelet, kube-proxy and CoreDNS (cached), bin/pause and, as root with buildah, the project image.
 	@hack/build-control-plane.sh node
+	@hack/build-coredns.sh
 	CGO_ENABLED=0 go build -o bin/pause ./hack/localcluster/pause
 	@if [ "$$(id -u)" = 0 ] && command -v buildah >/dev/null 2>&1; then \
 		IMG=$(IMG) hack/build-image.sh image; \

@@ -106,7 +106,20 @@ func apiserverArgs(l Layout, p Ports, serviceCIDR string, advertise net.IP) []st
 	}
 }
 
-func controllerManagerArgs(l Layout, serviceCIDR string) []string {
+func controllerManagerArgs(l Layout, serviceCIDR string, realNodes bool) []string {
+	if realNodes {
+		// Real nodes' pods have real addresses, and kube-proxy needs their
+		// Services' EndpointSlices: the EndpointSlice controller runs (the
+		// process nodes' Services then fail validation, with an error in
+		// its log and nothing else; the node agent resolves them itself).
+		args := controllerManagerArgs(l, serviceCIDR, false)
+		for i, a := range args {
+			if strings.HasPrefix(a, "--controllers=") {
+				args[i] = "--controllers=*,-endpoints-controller,-endpointslice-mirroring-controller"
+			}
+		}
+		return args
+	}
 	pki := l.PKI()
 	kc := l.ComponentKubeconfig("system:kube-controller-manager")
 	return []string{

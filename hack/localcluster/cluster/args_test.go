@@ -14,7 +14,7 @@ func TestComponentAddressesAreLoopback(t *testing.T) {
 	var all []string
 	all = append(all, etcdArgs(l, p)...)
 	all = append(all, apiserverArgs(l, p, DefaultServiceCIDR, nil)...)
-	all = append(all, controllerManagerArgs(l, DefaultServiceCIDR)...)
+	all = append(all, controllerManagerArgs(l, DefaultServiceCIDR, false)...)
 	all = append(all, schedulerArgs(l)...)
 	for _, a := range all {
 		name, value, _ := strings.Cut(a, "=")
@@ -36,7 +36,7 @@ func TestComponentAddressesAreLoopback(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(strings.Join(controllerManagerArgs(l, DefaultServiceCIDR), " "), "-endpointslice-controller") {
+	if !strings.Contains(strings.Join(controllerManagerArgs(l, DefaultServiceCIDR, false), " "), "-endpointslice-controller") {
 		t.Errorf("the EndpointSlice controller must be off: it cannot publish loopback pod IPs")
 	}
 }

@@ -137,7 +137,7 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 	}
 	fmt.Fprintf(o.Log, "kube-apiserver ready at %s (%v)\n", cp.Server, o.Now().Sub(t0).Round(time.Millisecond))
 
-	kcm, err := startComponent("kube-controller-manager", bin("kube-controller-manager"), controllerManagerArgs(l, o.ServiceCIDR), l.Log("kube-controller-manager"))
+	kcm, err := startComponent("kube-controller-manager", bin("kube-controller-manager"), controllerManagerArgs(l, o.ServiceCIDR, o.AdvertiseIP != nil), l.Log("kube-controller-manager"))
 	if err != nil {
 		return nil, err
 	}

@@ -61,6 +61,9 @@ type RealNodeOptions struct {
 	// kubelet talks to the API server at Server.
 	PKI    PKI
 	Server string
+	// ClusterDNS is the cluster DNS Service's address the kubelet gives
+	// pods (their resolv.conf); empty: the host's resolv.conf.
+	ClusterDNS string
 	// PodCIDR is the node's pod address range (the bridge's subnet).
 	PodCIDR string
 	// Bridge is the name of the Linux bridge the pods are attached to.
@@ -280,7 +283,7 @@ port: 10250
 readOnlyPort: 0
 healthzPort: 0
 clusterDomain: cluster.local
-resolvConf: /etc/resolv.conf
+%sresolvConf: /etc/resolv.conf
 podLogsDir: %q
 podCIDR: %q
 serializeImagePulls: false
@@ -289,7 +292,7 @@ imageGCHighThresholdPercent: 100
 evictionHard: {}
 makeIPTablesUtilChains: false
 protectKernelDefaults: false
-`, o.socket(), o.PKI.Path(CACert), o.path("pod-logs"), o.PodCIDR)
+`, o.socket(), o.PKI.Path(CACert), clusterDNS(o.ClusterDNS), o.path("pod-logs"), o.PodCIDR)
 	kubeProxy := fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 mode: iptables
@@ -528,3 +531,10 @@ const (
 	RealNodeLabel  = "repot.dev/real-node"
 	RealNodeTaint  = RealNodeLabel + "=true:NoSchedule"
 )
+
+func clusterDNS(ip string) string {
+	if ip == "" {
+		return ""
+	}
+	return fmt.Sprintf("clusterDNS: [%q]\n", ip)
+}
