@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -94,6 +96,9 @@ type testCluster struct {
 	logs       string
 	// operatorArgs are further flags of `repot manager`.
 	operatorArgs []string
+	// chartSets, when set, install the operator with the Helm chart (these
+	// --set values) into the cluster instead of running it here.
+	chartSets []string
 }
 
 func startTestCluster() *testCluster { return startTestClusterIn(stateDir) }
@@ -104,11 +109,23 @@ func startTestClusterIn(dir string, extra ...string) *testCluster {
 	return startTestClusterWith(dir, extra, nil)
 }
 
+// startTestClusterWithChart starts a local cluster with state dir dir and
+// clusterArgs, and installs the operator from charts/repot-operator with
+// the --set values sets: a Deployment from the project's image, as users
+// install it.
+func startTestClusterWithChart(dir string, clusterArgs []string, sets ...string) *testCluster {
+	return startTestClusterOpts(dir, clusterArgs, nil, sets)
+}
+
 // startTestClusterWith starts a local cluster with state dir dir and
 // clusterArgs, and the operator with operatorArgs.
 func startTestClusterWith(dir string, clusterArgs, operatorArgs []string) *testCluster {
+	return startTestClusterOpts(dir, clusterArgs, operatorArgs, nil)
+}
+
+func startTestClusterOpts(dir string, clusterArgs, operatorArgs, chartSets []string) *testCluster {
 	extra := clusterArgs
-	tc := &testCluster{logs: filepath.Join(dir, "test-logs"), operatorArgs: operatorArgs}
+	tc := &testCluster{logs: filepath.Join(dir, "test-logs"), operatorArgs: operatorArgs, chartSets: chartSets}
 	Expect(os.MkdirAll(tc.logs, 0o755)).To(Succeed())
 	tc.cluster = startChild("localcluster", filepath.Join(tc.logs, "localcluster.log"), nil,
 		append([]string{filepath.Join(binDir, "localcluster"), "up", "--dir", dir, "--bin-dir", binDir, "--repot", filepath.Join(binDir, "repot")}, extra...)...)
@@ -130,9 +147,44 @@ func startTestClusterWith(dir string, clusterArgs, operatorArgs []string) *testC
 	Expect(err).NotTo(HaveOccurred())
 	tc.cs, err = kubernetes.NewForConfig(cfg)
 	Expect(err).NotTo(HaveOccurred())
+	if chartSets != nil {
+		args := []string{"helm-install", filepath.Join(rootDir, "charts/repot-operator"), "--namespace", operatorNamespace}
+		for _, s := range chartSets {
+			args = append(args, "--set-string", s)
+		}
+		tc.localcluster(args...)
+		return tc
+	}
 	tc.localcluster("apply", "-f", filepath.Join(rootDir, "config/crd/bases"))
 	tc.startOperator()
 	return tc
+}
+
+// operatorNamespace is where the chart installs the operator.
+const operatorNamespace = "repot-system"
+
+// operatorAlive fails the spec at once when the operator has exited: the
+// local process, or the chart's Deployment (its pod restarted).
+func (tc *testCluster) operatorAlive() {
+	if tc.chartSets == nil {
+		if !tc.operator.alive() {
+			StopTrying("the operator exited:\n" + tailFile(tc.operator.log, 30)).Now()
+		}
+		return
+	}
+	ctx, cancel := ctxTimeout(30 * time.Second)
+	defer cancel()
+	pods, err := tc.cs.CoreV1().Pods(operatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=repot-operator"})
+	if err != nil {
+		return // a slow API server: try again
+	}
+	for _, p := range pods.Items {
+		for _, c := range p.Status.ContainerStatuses {
+			if c.RestartCount > 0 {
+				StopTrying(fmt.Sprintf("the operator's pod %s restarted: %+v", p.Name, c.LastTerminationState)).Now()
+			}
+		}
+	}
 }
 
 // localcluster runs a bin/localcluster subcommand against the cluster.

@@ -94,10 +94,12 @@ var _ = Describe("a real node: kubelet, containerd, CNI and the image we ship", 
 		chains = iptablesChains()
 		_, err := os.Stat("/var/lib/kubelet")
 		hadVarLibKubelet = err == nil
-		// The operator names the image as the real node has it (the
-		// vLLM pods' repot-tools init container runs it there).
-		tc = startTestClusterWith(dir, []string{"--nodes", "1", "--real-nodes", "1", "--pause", filepath.Join(binDir, "pause")},
-			[]string{"--runner-image=" + projectImage})
+		// The operator from the chart, as users install it: a Deployment
+		// of the project's image on the real node (the image as the node
+		// has it, which the chart also gives the runners and sidecars).
+		tc = startTestClusterWithChart(dir, []string{"--nodes", "1", "--real-nodes", "1", "--pause", filepath.Join(binDir, "pause")},
+			"image.repository=localhost/repot-operator", "image.tag=dev",
+			`nodeSelector.repot\.dev/real-node=true`, "tolerations[0].key="+realNodeLabel, "tolerations[0].operator=Exists")
 		DeferCleanup(func() { tc.stop() })
 		ctx, cancel := ctxTimeout(30 * time.Second)
 		defer cancel()
@@ -127,6 +129,22 @@ var _ = Describe("a real node: kubelet, containerd, CNI and the image we ship", 
 		defer cancel()
 		Expect(tc.c.Create(ctx, p)).To(Succeed())
 	}
+
+	It("runs the operator installed from the chart as a Deployment of the image, in containerd on the real node", func() {
+		Eventually(func(g Gomega) {
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			pods, err := tc.cs.CoreV1().Pods(operatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=repot-operator"})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(pods.Items).To(HaveLen(1))
+			p := pods.Items[0]
+			g.Expect(p.Spec.NodeName).To(Equal(realNode))
+			g.Expect(p.Spec.Containers[0].Image).To(Equal(projectImage))
+			g.Expect(p.Status.ContainerStatuses).To(HaveLen(1))
+			g.Expect(p.Status.ContainerStatuses[0].Ready).To(BeTrue())
+			g.Expect(p.Status.ContainerStatuses[0].ContainerID).To(HavePrefix("containerd://"))
+		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+	})
 
 	It("runs the project's image in containerd as a restricted runner pod, and the sandbox holds in it", func() {
 		escape := `import os\nos.setpgid(0, os.getpgid(os.getppid()))\n`
@@ -238,9 +256,7 @@ spec:
 		Expect(tc.c.Create(ctx, u)).To(Succeed())
 	}
 	serverReason := func(g Gomega, name string) (repotv1.ModelStatus, *metav1.Condition) {
-		if !tc.operator.alive() {
-			StopTrying("the operator exited:\n" + tailFile(tc.operator.log, 30)).Now()
-		}
+		tc.operatorAlive()
 		ctx, cancel := ctxTimeout(30 * time.Second)
 		defer cancel()
 		e := &repotv1.RepotEvaluation{}
