@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"bufio"
+	"encoding/base64"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -214,6 +216,54 @@ for i in range(60):
 		Expect(p.Status.Phase).To(Equal(corev1.PodSucceeded), log)
 		Expect(log).To(ContainSubstring("kubernetes.default -> 10.0.0.1"))
 		Expect(log).To(MatchRegexp(`sim\.realnode\.svc models \[.+\]`), "the simulated server answered through its Service name")
+	})
+
+	It("pulls the image from the local registry with a pull secret, and is refused without one", func() {
+		data, err := os.ReadFile(filepath.Join(dir, "registry.json"))
+		Expect(err).NotTo(HaveOccurred())
+		var reg struct {
+			Host, User, Password string
+			Images               []string
+		}
+		Expect(json.Unmarshal(data, &reg)).To(Succeed())
+		Expect(reg.Images).NotTo(BeEmpty())
+		ref := reg.Images[0]
+
+		By("pulling without credentials: the registry answers 401 and the kubelet reports ErrImagePull")
+		denied := restrictedPod("pull-denied", "true")
+		denied.Spec.Containers[0].Image = ref
+		create(denied)
+		Eventually(func(g Gomega) {
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			var p corev1.Pod
+			g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: realNS, Name: "pull-denied"}, &p)).To(Succeed())
+			g.Expect(p.Status.ContainerStatuses).To(HaveLen(1))
+			w := p.Status.ContainerStatuses[0].State.Waiting
+			g.Expect(w).NotTo(BeNil())
+			g.Expect(w.Reason).To(BeElementOf("ErrImagePull", "ImagePullBackOff"))
+			g.Expect(strings.ToLower(w.Message)).To(Or(ContainSubstring("401"), ContainSubstring("unauthorized")))
+		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+
+		By("pulling with a kubernetes.io/dockerconfigjson pull secret")
+		auth := base64.StdEncoding.EncodeToString([]byte(reg.User + ":" + reg.Password))
+		cfg, err := json.Marshal(map[string]any{"auths": map[string]any{reg.Host: map[string]string{"username": reg.User, "password": reg.Password, "auth": auth}}})
+		Expect(err).NotTo(HaveOccurred())
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		Expect(tc.c.Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "local-registry", Namespace: realNS},
+			Type:       corev1.SecretTypeDockerConfigJson,
+			Data:       map[string][]byte{corev1.DockerConfigJsonKey: cfg},
+		})).To(Succeed())
+		cancel()
+		allowed := restrictedPod("pull-allowed", "echo pulled from the registry")
+		allowed.Spec.Containers[0].Image = ref
+		allowed.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "local-registry"}}
+		create(allowed)
+		p, log := finished("pull-allowed")
+		Expect(p.Status.Phase).To(Equal(corev1.PodSucceeded), log)
+		Expect(log).To(ContainSubstring("pulled from the registry"))
+		Expect(p.Status.ContainerStatuses[0].ImageID).To(ContainSubstring("@sha256:"))
 	})
 
 	It("gives a pod its SIMULATED GPU through the device plugin", func() {

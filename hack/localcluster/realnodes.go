@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +34,30 @@ func (lc *localCluster) startRealNodes(ctx context.Context, cs kubernetes.Interf
 	if err := ensureCorednsImage(ctx, filepath.Join(binDir, "coredns")); err != nil {
 		return err
 	}
+	// The local registry, with the project's image in it: pods can pull
+	// it with a pull secret (DIR/registry.json has the credentials).
+	reg, err := cluster.StartRegistry(ctx, filepath.Join(lc.Layout.Dir, "registry"))
+	if err != nil {
+		return err
+	}
+	lc.cleanups = append(lc.cleanups, reg.Stop)
+	var pushed []string
+	for _, img := range o.nodeImages {
+		repoTag := img[strings.LastIndex(img, "/")+1:]
+		ref, err := reg.Push(ctx, img, repoTag)
+		if err != nil {
+			return err
+		}
+		pushed = append(pushed, ref)
+	}
+	info, err := json.MarshalIndent(map[string]any{"host": reg.Host, "user": reg.User, "password": reg.Password, "images": pushed}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(lc.Layout.Dir, "registry.json"), info, 0o600); err != nil {
+		return err
+	}
+	fmt.Fprintf(lc.log, "local registry at %s (htpasswd; credentials in %s): %v\n", reg.Host, filepath.Join(lc.Layout.Dir, "registry.json"), pushed)
 	images := append(append([]string(nil), o.nodeImages...), corednsImage)
 	for i := range o.realNodes {
 		name := fmt.Sprintf("%s%d", cluster.RealNodePrefix, i)
@@ -40,7 +67,7 @@ func (lc *localCluster) startRealNodes(ctx context.Context, cs kubernetes.Interf
 			Name: name, Dir: filepath.Join(lc.Layout.Dir, "real", name),
 			Kubelet: filepath.Join(binDir, "kubelet"), KubeProxy: filepath.Join(binDir, "kube-proxy"), PKI: lc.Layout.PKI(), Server: lc.cp.Server,
 			PodCIDR: realNodePodCIDR(i), Bridge: realNodeBridge(i),
-			Pause: pause, Images: images, ClusterDNS: clusterDNSIP,
+			Pause: pause, Images: images, ClusterDNS: clusterDNSIP, PlainHTTPRegistries: []string{reg.Host},
 			GPUs:   o.realNodeGPUs,
 			Labels: []string{cluster.RealNodeLabel + "=true", "nvidia.com/gpu.product=" + o.gpuProduct},
 			Taints: []string{cluster.RealNodeTaint},

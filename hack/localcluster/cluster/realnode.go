@@ -61,6 +61,9 @@ type RealNodeOptions struct {
 	// kubelet talks to the API server at Server.
 	PKI    PKI
 	Server string
+	// PlainHTTPRegistries are registries (HOST:PORT) containerd reaches over
+	// plain HTTP (the local registry on loopback).
+	PlainHTTPRegistries []string
 	// ClusterDNS is the cluster DNS Service's address the kubelet gives
 	// pods (their resolv.conf); empty: the host's resolv.conf.
 	ClusterDNS string
@@ -256,7 +259,7 @@ state = %q
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = %q
     conf_dir = %q
-`, o.path("containerd", "root"), o.path("containerd", "state"), o.socket(), o.path("containerd", "opt"), PauseImage, cniBinDir, o.path("net.d"))
+%s`, o.path("containerd", "root"), o.path("containerd", "state"), o.socket(), o.path("containerd", "opt"), PauseImage, cniBinDir, o.path("net.d"), plainHTTPMirrors(o.PlainHTTPRegistries))
 	cni := fmt.Sprintf(`{"cniVersion": "1.0.0", "name": "repot-local-%s", "plugins": [
   {"type": "bridge", "bridge": %q, "isGateway": true, "ipMasq": true, "hairpinMode": true,
    "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]], "routes": [{"dst": "0.0.0.0/0"}], "dataDir": %q}},
@@ -537,4 +540,14 @@ func clusterDNS(ip string) string {
 		return ""
 	}
 	return fmt.Sprintf("clusterDNS: [%q]\n", ip)
+}
+
+// plainHTTPMirrors is the CRI configuration that sends pulls from these
+// registries over plain HTTP.
+func plainHTTPMirrors(hosts []string) string {
+	var b strings.Builder
+	for _, h := range hosts {
+		fmt.Fprintf(&b, "  [plugins.\"io.containerd.grpc.v1.cri\".registry.mirrors.%q]\n    endpoint = [%q]\n", h, "http://"+h)
+	}
+	return b.String()
 }
