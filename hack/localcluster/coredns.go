@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -50,38 +47,13 @@ const corefile = `.:1053 {
 }
 `
 
-// ensureCorednsImage makes corednsImage in buildah's store from the binary
-// when it is missing.
+// ensureCorednsImage makes corednsImage from the binary when it is missing.
 func ensureCorednsImage(ctx context.Context, bin string) error {
-	if exec.CommandContext(ctx, "buildah", "inspect", "--type", "image", corednsImage).Run() == nil {
-		return nil
-	}
-	if _, err := os.Stat(bin); err != nil {
-		return fmt.Errorf("CoreDNS: %w (build it with: hack/build-coredns.sh)", err)
-	}
-	run := func(args ...string) (string, error) {
-		out, err := exec.CommandContext(ctx, "buildah", args...).CombinedOutput()
-		if err != nil {
-			return "", fmt.Errorf("buildah %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-		}
-		return strings.TrimSpace(string(out)), nil
-	}
-	c, err := run("from", "scratch")
-	if err != nil {
-		return err
-	}
-	for _, s := range [][]string{
-		{"copy", c, bin, "/coredns"},
-		{"config", "--entrypoint", `["/coredns"]`, "--user", "65532:65532",
-			"--label", "org.opencontainers.image.description=CoreDNS " + corednsVersion + " built from the Go module proxy (hack/build-coredns.sh)", c},
-		{"commit", "-q", "--rm", c, corednsImage},
-	} {
-		if _, err := run(s...); err != nil {
-			_, _ = run("rm", c)
-			return err
-		}
-	}
-	return nil
+	return cluster.BinaryImage{
+		Ref: corednsImage, Bin: bin, Path: "/coredns", User: "65532:65532",
+		Description: "CoreDNS " + corednsVersion + " built from the Go module proxy (hack/build-coredns.sh)",
+		BuildHint:   "build it with: hack/build-coredns.sh",
+	}.Ensure(ctx)
 }
 
 // startClusterDNS creates CoreDNS's identity, configuration, Service and

@@ -380,14 +380,21 @@ func (n *RealNode) importImage(ctx context.Context, ref string) error {
 	return err
 }
 
-// ensurePauseImage makes PauseImage in buildah's store from the pause
-// binary when it is missing.
-func ensurePauseImage(ctx context.Context, pause string) error {
-	if exec.CommandContext(ctx, "buildah", "inspect", "--type", "image", PauseImage).Run() == nil {
+// BinaryImage is a one-binary image made with buildah: the static binary
+// Bin at Path on an empty base, run as User.
+type BinaryImage struct {
+	Ref, Bin, Path, User, Description string
+	// BuildHint says how to make Bin when it is missing.
+	BuildHint string
+}
+
+// Ensure makes the image in buildah's store when it is missing.
+func (b BinaryImage) Ensure(ctx context.Context) error {
+	if exec.CommandContext(ctx, "buildah", "inspect", "--type", "image", b.Ref).Run() == nil {
 		return nil
 	}
-	if _, err := os.Stat(pause); err != nil {
-		return fmt.Errorf("the pause binary: %w (CGO_ENABLED=0 go build -o bin/pause ./hack/localcluster/pause)", err)
+	if _, err := os.Stat(b.Bin); err != nil {
+		return fmt.Errorf("image %s: %w (%s)", b.Ref, err, b.BuildHint)
 	}
 	run := func(args ...string) (string, error) {
 		out, err := exec.CommandContext(ctx, "buildah", args...).CombinedOutput()
@@ -400,19 +407,28 @@ func ensurePauseImage(ctx context.Context, pause string) error {
 	if err != nil {
 		return err
 	}
-	steps := [][]string{
-		{"copy", c, pause, "/pause"},
-		{"config", "--entrypoint", `["/pause"]`, "--user", "65535:65535",
-			"--label", "org.opencontainers.image.description=LOCAL STAND-IN for registry.k8s.io/pause (hack/localcluster/pause)", c},
-		{"commit", "-q", "--rm", c, PauseImage},
-	}
-	for _, s := range steps {
+	for _, s := range [][]string{
+		{"copy", c, b.Bin, b.Path},
+		{"config", "--entrypoint", fmt.Sprintf("[%q]", b.Path), "--user", b.User,
+			"--label", "org.opencontainers.image.description=" + b.Description, c},
+		{"commit", "-q", "--rm", c, b.Ref},
+	} {
 		if _, err := run(s...); err != nil {
 			_, _ = run("rm", c)
 			return err
 		}
 	}
 	return nil
+}
+
+// ensurePauseImage makes PauseImage from the pause binary when it is
+// missing.
+func ensurePauseImage(ctx context.Context, pause string) error {
+	return BinaryImage{
+		Ref: PauseImage, Bin: pause, Path: "/pause", User: "65535:65535",
+		Description: "LOCAL STAND-IN for registry.k8s.io/pause (hack/localcluster/pause)",
+		BuildHint:   "CGO_ENABLED=0 go build -o bin/pause ./hack/localcluster/pause",
+	}.Ensure(ctx)
 }
 
 // Failed returns why a process of the node exited, or nil.
