@@ -24,12 +24,9 @@ etcd_version=${ETCD_VERSION:-v3.7.3}
 bin="$root/bin"
 work="$bin/.control-plane-build"
 mkdir -p "$bin" "$work"
-stamp="$bin/.versions"
-touch "$stamp"
-
-built_version() { awk -v n="$1" '$1==n{print $2}' "$stamp"; }
-record() { grep -v "^$1 " "$stamp" >"$stamp.tmp" || true; echo "$1 $2" >>"$stamp.tmp"; mv "$stamp.tmp" "$stamp"; }
-need() { [ -x "$bin/$1" ] && [ "$(built_version "$1")" = "$2" ] && return 1; return 0; }
+. "$root/hack/lib/versions.sh"
+build_lock control-plane
+need() { ! is_built "$1" "$2"; }
 
 build_etcd() {
   need etcd "$etcd_version" || { echo "etcd $etcd_version: cached in bin/"; return; }

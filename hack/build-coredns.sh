@@ -7,11 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 bin="$root/bin"
-mkdir -p "$bin"
-stamp="$bin/.versions"
-touch "$stamp"
+. "$root/hack/lib/versions.sh"
+build_lock coredns
 version=${COREDNS_VERSION:-v1.14.7}
-if [ -x "$bin/coredns" ] && [ "$(awk '$1=="coredns"{print $2}' "$stamp")" = "$version" ]; then
+if is_built coredns "$version"; then
   echo "coredns $version: cached in bin/"
   exit 0
 fi
@@ -22,7 +21,5 @@ dir=$(go mod download -json "github.com/coredns/coredns@$version" | awk -F'"' '$
 (cd "$dir" && GOFLAGS=-mod=mod go mod download)
 echo "coredns $version: building (several minutes with a cold Go build cache on two cores)..."
 (cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin/coredns" .)
-grep -v "^coredns " "$stamp" >"$stamp.tmp" || true
-echo "coredns $version" >>"$stamp.tmp"
-mv "$stamp.tmp" "$stamp"
+record coredns "$version"
 echo "coredns $version: done in $(( $(date +%s) - start ))s"

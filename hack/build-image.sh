@@ -31,6 +31,10 @@ label=dev.repot.stand-in
 cache=bin/image-cache
 
 die() { echo "build-image: $*" >&2; exit 1; }
+# One build at a time (CI builds ahead in the background): a second waits.
+mkdir -p bin
+exec 9>bin/.image.lock
+flock 9
 command -v "$BUILDAH" >/dev/null || die "buildah is not installed (apt-get install buildah)"
 
 # The Go version of the golang stand-in: the Dockerfile's tag (1.26) must be

@@ -11,14 +11,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 bin="$root/bin"
-mkdir -p "$bin"
-stamp="$bin/.versions"
-touch "$stamp"
+. "$root/hack/lib/versions.sh"
+build_lock kueue
 
 version=${KUEUE_VERSION:-$(awk '$1=="sigs.k8s.io/kueue"{print $2; exit} $1=="require" && $2=="sigs.k8s.io/kueue"{print $3; exit}' go.mod)}
 [ -n "$version" ] || { echo "build-kueue: go.mod has no sigs.k8s.io/kueue requirement" >&2; exit 1; }
 
-if [ -x "$bin/kueue" ] && [ "$(awk '$1=="kueue"{print $2}' "$stamp")" = "$version" ]; then
+if is_built kueue "$version"; then
   echo "kueue $version: cached in bin/"
   exit 0
 fi
@@ -31,7 +30,5 @@ echo "kueue $version: downloading its dependencies..."
 echo "kueue $version: building cmd/kueue (about 8 minutes with a cold Go build cache on two cores, seconds with a warm one; progress is quiet)..."
 (cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin/kueue.tmp" ./cmd/kueue)
 mv "$bin/kueue.tmp" "$bin/kueue"
-grep -v "^kueue " "$stamp" >"$stamp.tmp" || true
-echo "kueue $version" >>"$stamp.tmp"
-mv "$stamp.tmp" "$stamp"
+record kueue "$version"
 echo "kueue $version: done in $(( $(date +%s) - start ))s"

@@ -139,7 +139,7 @@ func podsTo(labels map[string]string) []networkingv1.NetworkPolicyPeer {
 }
 
 func TestRunnerNetworkPolicy(t *testing.T) {
-	dns := networkingv1.NetworkPolicyEgressRule{To: kubeDNSTo, Ports: ports("UDP/53", "TCP/53")}
+	dns := networkingv1.NetworkPolicyEgressRule{To: kubeDNSTo, Ports: ports("UDP/53", "TCP/53", "UDP/dns", "TCP/dns-tcp")}
 	server := networkingv1.NetworkPolicyEgressRule{To: podsTo(ServerSelector("ev", "m")), Ports: ports("TCP/8000")}
 	api := func(to []networkingv1.NetworkPolicyPeer) networkingv1.NetworkPolicyEgressRule {
 		return networkingv1.NetworkPolicyEgressRule{To: to, Ports: ports("TCP/443", "TCP/6443")}

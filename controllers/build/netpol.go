@@ -28,6 +28,22 @@ var (
 	dnsPods      = map[string]string{"k8s-app": "kube-dns"}
 )
 
+// dnsPorts are the ports a runner may use at the cluster DNS pods: 53, where
+// most clusters' DNS pods listen, and the container ports the DNS pods name
+// "dns" (UDP) and "dns-tcp" (TCP), CoreDNS's and kube-dns's conventional
+// names, for DNS pods that listen elsewhere (a CoreDNS that runs without
+// NET_BIND_SERVICE on 1053, as the local cluster's). A NetworkPolicy port is the pod's own port,
+// after the kube-dns Service's translation, so 53 alone would cut those
+// runners off from DNS.
+func dnsPorts() []networkingv1.NetworkPolicyPort {
+	tcp, udp := corev1.ProtocolTCP, corev1.ProtocolUDP
+	named := func(p corev1.Protocol, name string) networkingv1.NetworkPolicyPort {
+		v := intstr.FromString(name)
+		return networkingv1.NetworkPolicyPort{Protocol: &p, Port: &v}
+	}
+	return []networkingv1.NetworkPolicyPort{netPort(udp, 53), netPort(tcp, 53), named(udp, "dns"), named(tcp, "dns-tcp")}
+}
+
 // Labels of the operator's manager pods (the chart's and kustomize's).
 var managerPods = map[string]string{
 	"app.kubernetes.io/name":      ManagerName,
@@ -71,18 +87,18 @@ func hostCIDR(ip net.IP) string {
 }
 
 // RunnerNetworkPolicy denies all ingress to the evaluation's runner pods and
-// allows egress only to: the cluster DNS pods; each model's server pods on
+// allows egress only to: the cluster DNS pods (dnsPorts); each model's server pods on
 // the server port; an endpoint model's (or a problems URL's) host and port;
 // and the API server (for the ledger sidecar). No rule reaches a link-local
 // or metadata address.
 func RunnerNetworkPolicy(e *repotv1.RepotEvaluation, o Options) *networkingv1.NetworkPolicy {
-	tcp, udp := corev1.ProtocolTCP, corev1.ProtocolUDP
+	tcp := corev1.ProtocolTCP
 	egress := []networkingv1.NetworkPolicyEgressRule{{
 		To: []networkingv1.NetworkPolicyPeer{{
 			NamespaceSelector: &metav1.LabelSelector{MatchLabels: dnsNamespace},
 			PodSelector:       &metav1.LabelSelector{MatchLabels: dnsPods},
 		}},
-		Ports: []networkingv1.NetworkPolicyPort{netPort(udp, 53), netPort(tcp, 53)},
+		Ports: dnsPorts(),
 	}}
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]

@@ -113,7 +113,7 @@ func runnerPod(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options) core
 		Env:             env,
 		Resources:       res,
 		VolumeMounts:    mounts,
-		SecurityContext: restrictedContainerSecurity(),
+		SecurityContext: RestrictedContainerSecurity(),
 	}
 	ledger := LedgerPrefix(e.Name, m.Name) + "$(JOB_COMPLETION_INDEX)"
 	return corev1.PodSpec{
@@ -121,7 +121,7 @@ func runnerPod(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options) core
 		ServiceAccountName:            RunnerAccessName(e.Name),
 		AutomountServiceAccountToken:  ptr.To(false),
 		EnableServiceLinks:            ptr.To(false),
-		SecurityContext:               restrictedPodSecurity(),
+		SecurityContext:               RestrictedPodSecurity(),
 		RuntimeClassName:              runtimeClassOf(e),
 		TerminationGracePeriodSeconds: ptr.To[int64](60),
 		InitContainers: []corev1.Container{
@@ -156,7 +156,7 @@ func ledgerContainer(name, image, verb, ledger string, spills int, restart *core
 			{Name: "out", MountPath: workOutPath},
 			{Name: "ledger-token", MountPath: tokenMountPath, ReadOnly: true},
 		},
-		SecurityContext: restrictedContainerSecurity(),
+		SecurityContext: RestrictedContainerSecurity(),
 	}
 }
 

@@ -8,9 +8,9 @@ import (
 // nonRootUID is the user of the project's image.
 const nonRootUID = 65532
 
-// restrictedPodSecurity is the pod security context of every pod that runs
+// RestrictedPodSecurity is the pod security context of every pod that runs
 // the project's image: non-root with the runtime's default seccomp profile.
-func restrictedPodSecurity() *corev1.PodSecurityContext {
+func RestrictedPodSecurity() *corev1.PodSecurityContext {
 	return &corev1.PodSecurityContext{
 		RunAsNonRoot:   ptr.To(true),
 		RunAsUser:      ptr.To[int64](nonRootUID),
@@ -20,10 +20,10 @@ func restrictedPodSecurity() *corev1.PodSecurityContext {
 	}
 }
 
-// restrictedContainerSecurity is the security context of every container of
+// RestrictedContainerSecurity is the security context of every container of
 // the project's image: read-only root, no privilege escalation, no
 // capabilities.
-func restrictedContainerSecurity() *corev1.SecurityContext {
+func RestrictedContainerSecurity() *corev1.SecurityContext {
 	return &corev1.SecurityContext{
 		RunAsNonRoot:             ptr.To(true),
 		ReadOnlyRootFilesystem:   ptr.To(true),

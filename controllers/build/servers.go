@@ -211,7 +211,7 @@ func simulatedPod(m *repotv1.ModelSpec, image string) corev1.PodSpec {
 			FailureThreshold: simStartupFailures,
 			TimeoutSeconds:   2,
 		},
-		SecurityContext: restrictedContainerSecurity(),
+		SecurityContext: RestrictedContainerSecurity(),
 	}
 	simulatedGPU(&server, s)
 	var tol []corev1.Toleration
@@ -225,7 +225,7 @@ func simulatedPod(m *repotv1.ModelSpec, image string) corev1.PodSpec {
 	return corev1.PodSpec{
 		Containers:                    []corev1.Container{server, readyCheckContainer(image, servedModel(m))},
 		Tolerations:                   tol,
-		SecurityContext:               restrictedPodSecurity(),
+		SecurityContext:               RestrictedPodSecurity(),
 		AutomountServiceAccountToken:  ptr.To(false),
 		EnableServiceLinks:            ptr.To(false),
 		TerminationGracePeriodSeconds: ptr.To[int64](10),
@@ -259,7 +259,7 @@ func readyCheckContainer(image, model string) corev1.Container {
 			FailureThreshold: readyCheckFailures,
 			TimeoutSeconds:   3,
 		},
-		SecurityContext: restrictedContainerSecurity(),
+		SecurityContext: RestrictedContainerSecurity(),
 	}
 }
 

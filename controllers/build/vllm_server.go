@@ -103,7 +103,7 @@ func withGPUTelemetry(pod corev1.PodSpec, image string) corev1.PodSpec {
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
 		},
 		VolumeMounts:    []corev1.VolumeMount{{Name: toolsVolume, MountPath: toolsPath}},
-		SecurityContext: restrictedContainerSecurity(),
+		SecurityContext: RestrictedContainerSecurity(),
 	})
 	for i := range pod.Containers {
 		c := &pod.Containers[i]

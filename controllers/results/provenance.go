@@ -1,10 +1,10 @@
 package results
 
 import (
-	"fmt"
 	"strings"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	runnermodel "repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/report"
 )
 
@@ -48,14 +48,7 @@ func ModelProvenanceEntries(model string, p *repotv1.ModelProvenance) []report.P
 	add("server args", strings.Join(p.ServerArgs, " "))
 	add("revision", p.Revision)
 	for _, s := range p.ServedModels {
-		v := s.ID
-		if s.Root != "" {
-			v += ", root " + s.Root
-		}
-		if s.MaxModelLen != nil {
-			v += fmt.Sprintf(", max_model_len %d", *s.MaxModelLen)
-		}
-		add("served model (/v1/models)", v)
+		add("served model (/v1/models)", runnermodel.ServedModel{ID: s.ID, Root: s.Root, MaxModelLen: s.MaxModelLen}.Describe())
 	}
 	add("server report error", p.ServerReportError)
 	for _, nv := range p.Sampling {

@@ -42,7 +42,7 @@ var _ = Describe("a derail-550 evaluation on the local cluster", Ordered, Label(
 		for i := 0; i < len(lines) && len(sub) < derailCases; i += 16 {
 			sub = append(sub, lines[i])
 		}
-		tc = startTestCluster()
+		tc = startRealCluster("derail", nil)
 		DeferCleanup(func() { tc.stop() })
 		ctx, cancel := ctxTimeout(30 * time.Second)
 		defer cancel()
@@ -56,16 +56,14 @@ var _ = Describe("a derail-550 evaluation on the local cluster", Ordered, Label(
 				Suite:    repotv1.SuiteDerail550,
 				Problems: &repotv1.ProblemSource{ConfigMap: &repotv1.ConfigMapKey{Name: "derail-550"}},
 				Models:   []repotv1.ModelSpec{{Name: "sim-strong", Simulated: &repotv1.SimulatedModel{Profile: "strong", Seed: ptr.To[int64](3)}}},
-				Runner:   &repotv1.RunnerSpec{ShardsPerModel: ptr.To[int32](2), InFlightPerShard: ptr.To[int32](16)},
+				Runner:   &repotv1.RunnerSpec{ShardsPerModel: ptr.To[int32](2), InFlightPerShard: ptr.To[int32](16), Resources: smallRunner()},
 			},
 		})).To(Succeed())
 	})
 
 	It("completes every condition on every case and reports them per condition", func() {
 		Eventually(func(g Gomega) {
-			if !tc.operator.alive() {
-				StopTrying("the operator exited:\n" + tailFile(tc.operator.log, 30)).Now()
-			}
+			tc.operatorAlive()
 			ctx, cancel := ctxTimeout(30 * time.Second)
 			defer cancel()
 			e := &repotv1.RepotEvaluation{}

@@ -364,7 +364,7 @@ const e2eHold = "e2e.repot.dev/hold"
 var _ = Describe("an evaluation deleted and applied again under the same name", Ordered, Label("recreate"), func() {
 	var tc *testCluster
 	BeforeAll(func() {
-		tc = startTestClusterIn(filepath.Join(filepath.Dir(stateDir), filepath.Base(stateDir)+"-recreate"))
+		tc = startRealCluster("recreate", nil)
 		DeferCleanup(func() { tc.stop() })
 	})
 	get := func(g Gomega) *repotv1.RepotEvaluation {
@@ -385,9 +385,7 @@ var _ = Describe("an evaluation deleted and applied again under the same name", 
 	complete := func() *repotv1.RepotEvaluation {
 		var e *repotv1.RepotEvaluation
 		Eventually(func(g Gomega) {
-			if !tc.operator.alive() {
-				StopTrying("the operator exited:\n" + tailFile(tc.operator.log, 30)).Now()
-			}
+			tc.operatorAlive()
 			e = get(g)
 			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeTrue(), "progress %v", e.Status.Progress)
 		}).WithTimeout(20 * time.Minute).WithPolling(3 * time.Second).Should(Succeed())

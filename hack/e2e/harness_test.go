@@ -13,12 +13,16 @@ import (
 	"syscall"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers"
 
 	"repot.dev/repot-operator/hack/localcluster/proc"
@@ -162,6 +166,41 @@ func startTestClusterOpts(dir string, clusterArgs, operatorArgs, chartSets []str
 
 // operatorNamespace is where the chart installs the operator.
 const operatorNamespace = "repot-system"
+
+// startRealCluster starts a local cluster whose pods all run on a real node
+// (localcluster up --nodes 0 --real-nodes 1: a kubelet with containerd, runc,
+// the bridge CNI, CoreDNS and kube-network-policies; SIMULATED GPUs through
+// a device plugin) with state dir stateDir-name and further `up` flags, and
+// installs the operator from the chart as a Deployment of the image built
+// from the Dockerfile, as users install it, with the further --set values
+// sets. Without root the spec is skipped: a real node needs it.
+func startRealCluster(name string, clusterArgs []string, sets ...string) *testCluster {
+	if os.Geteuid() != 0 {
+		Skip("a real node needs root (containerd, the kubelet, the CNI plugins): run make e2e as root")
+	}
+	for _, b := range []string{"kubelet", "kube-proxy", "coredns", "kube-network-policies", "pause"} {
+		_, err := os.Stat(filepath.Join(binDir, b))
+		Expect(err).NotTo(HaveOccurred(), "make e2e builds bin/%s (make realnode-bins)", b)
+	}
+	dir := realDir(name)
+	args := append([]string{"--nodes", "0", "--real-nodes", "1", "--pause", filepath.Join(binDir, "pause")}, clusterArgs...)
+	return startTestClusterWithChart(dir, args, append([]string{"image.repository=localhost/repot-operator", "image.tag=dev"}, sets...)...)
+}
+
+// smallRunner is what the real-node specs' runners request: a quarter of a
+// core (the default is one, and the real node has the host's two), so that
+// two shards run side by side.
+func smallRunner() *repotv1.ResourceRequirements {
+	return &repotv1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("512Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")},
+	}
+}
+
+// realDir is the state dir of startRealCluster(name).
+func realDir(name string) string {
+	return filepath.Join(filepath.Dir(stateDir), filepath.Base(stateDir)+"-"+name)
+}
 
 // operatorAlive fails the spec at once when the operator has exited: the
 // local process, or the chart's Deployment (its pod restarted).

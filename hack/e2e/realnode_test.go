@@ -9,12 +9,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +26,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // The real node: a kubelet built from the module proxy with containerd,
@@ -45,30 +48,24 @@ func onRealNode(spec *corev1.PodSpec) {
 	spec.Tolerations = []corev1.Toleration{{Key: realNodeLabel, Operator: corev1.TolerationOpExists}}
 }
 
-// restrictedPod is a pod of the project's image with the security context
-// the operator gives runner pods (the restricted Pod Security Standard,
-// which the namespace enforces): uid 65532, RuntimeDefault seccomp, no
-// capabilities, no privilege escalation, a read-only root with an
-// emptyDir on /tmp.
+// restrictedPod is a pod of the project's image with the security contexts
+// the operator gives its own pods (controllers/build: the restricted Pod
+// Security Standard, which the namespace enforces: uid 65532, RuntimeDefault
+// seccomp, no capabilities, no privilege escalation, a read-only root) and
+// an emptyDir on /tmp.
 func restrictedPod(name, script string) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: realNS},
 		Spec: corev1.PodSpec{
 			RestartPolicy:                corev1.RestartPolicyNever,
 			AutomountServiceAccountToken: ptr.To(false),
-			SecurityContext: &corev1.PodSecurityContext{
-				RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532), RunAsGroup: ptr.To[int64](65532),
-				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-			},
-			Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			SecurityContext:              build.RestrictedPodSecurity(),
+			Volumes:                      []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 			Containers: []corev1.Container{{
 				Name: "c", Image: projectImage, ImagePullPolicy: corev1.PullIfNotPresent,
-				Command:      []string{"sh", "-c", script},
-				VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
-				SecurityContext: &corev1.SecurityContext{
-					AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
-					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-				},
+				Command:         []string{"sh", "-c", script},
+				VolumeMounts:    []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
+				SecurityContext: build.RestrictedContainerSecurity(),
 			}},
 		},
 	}
@@ -79,29 +76,25 @@ func restrictedPod(name, script string) *corev1.Pod {
 var _ = Describe("a real node: kubelet, containerd, CNI and the image we ship", Ordered, Label("realnode"), func() {
 	var (
 		tc               *testCluster
-		dir              = filepath.Join(filepath.Dir(stateDir), filepath.Base(stateDir)+"-realnode")
+		dir              = realDir("realnode")
 		sysctls          map[string]string
 		chains           map[string][]string
+		tables           []string
 		hadVarLibKubelet bool
 	)
 	BeforeAll(func() {
 		if os.Geteuid() != 0 {
 			Skip("a real node needs root (containerd, the kubelet, the CNI plugins): run make e2e as root")
 		}
-		for _, b := range []string{"kubelet", "pause"} {
-			_, err := os.Stat(filepath.Join(binDir, b))
-			Expect(err).NotTo(HaveOccurred(), "make e2e builds bin/kubelet and bin/pause")
-		}
 		sysctls = readSysctls()
 		chains = iptablesChains()
+		tables = nftTables()
 		_, err := os.Stat("/var/lib/kubelet")
 		hadVarLibKubelet = err == nil
 		// The operator from the chart, as users install it: a Deployment
-		// of the project's image on the real node (the image as the node
-		// has it, which the chart also gives the runners and sidecars).
-		tc = startTestClusterWithChart(dir, []string{"--nodes", "1", "--real-nodes", "1", "--pause", filepath.Join(binDir, "pause")},
-			"image.repository=localhost/repot-operator", "image.tag=dev",
-			`nodeSelector.repot\.dev/real-node=true`, "tolerations[0].key="+realNodeLabel, "tolerations[0].operator=Exists")
+		// of the project's image (the image as the node has it, which the
+		// chart also gives the runners and sidecars).
+		tc = startRealCluster("realnode", nil)
 		DeferCleanup(func() { tc.stop() })
 		ctx, cancel := ctxTimeout(30 * time.Second)
 		defer cancel()
@@ -281,6 +274,132 @@ for i in range(60):
 		Expect(log).To(ContainSubstring("REPOT_SIMULATED_GPUS=true"))
 	})
 
+	// ready waits for a pod to be Ready and returns its address.
+	ready := func(name string) string {
+		var p corev1.Pod
+		Eventually(func(g Gomega) {
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: realNS, Name: name}, &p)).To(Succeed())
+			g.Expect(p.Status.PodIP).NotTo(BeEmpty())
+			g.Expect(p.Status.Conditions).To(ContainElement(And(
+				HaveField("Type", corev1.PodReady), HaveField("Status", corev1.ConditionTrue))), "pod %s: %+v", name, p.Status)
+		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		return p.Status.PodIP
+	}
+
+	It("enforces the operator's NetworkPolicies (kube-network-policies): a runner reaches its own server, the DNS and the API server and nothing else, and nothing outside reaches the server", func() {
+		md := startMetadataStandIn(filepath.Join(dir, "e2e"))
+		DeferCleanup(md.cleanup)
+
+		// The policies the operator writes for evaluations np-a and np-b
+		// (controllers/build), applied as they are.
+		evals := map[string]*repotv1.RepotEvaluation{}
+		for _, name := range []string{"np-a", "np-b"} {
+			evals[name] = &repotv1.RepotEvaluation{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: realNS},
+				Spec:       repotv1.RepotEvaluationSpec{Models: []repotv1.ModelSpec{{Name: "m", Simulated: &repotv1.SimulatedModel{}}}},
+			}
+		}
+		opts := build.Options{OperatorNamespace: operatorNamespace}
+		for _, np := range []*networkingv1.NetworkPolicy{
+			build.RunnerNetworkPolicy(evals["np-a"], opts), build.ServerNetworkPolicy(evals["np-a"], opts), build.ServerNetworkPolicy(evals["np-b"], opts),
+		} {
+			np.OwnerReferences = nil
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			Expect(tc.c.Create(ctx, np)).To(Succeed())
+			cancel()
+		}
+		// Their server pods, an unrelated pod (each a simulated server on
+		// the server port), and a Service for np-a's server.
+		serve := func(name string, labels map[string]string) {
+			p := restrictedPod(name, "exec /usr/local/bin/repot sim-server --listen :8000 --profile strong --seed 1")
+			p.Labels = labels
+			p.Spec.RestartPolicy = corev1.RestartPolicyAlways
+			p.Spec.Containers[0].ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8000)}}, PeriodSeconds: 1}
+			create(p)
+		}
+		serve("np-a-server", build.ServerSelector("np-a", "m"))
+		serve("np-b-server", build.ServerSelector("np-b", "m"))
+		serve("unrelated", map[string]string{"app": "unrelated"})
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		Expect(tc.c.Create(ctx, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "np-a-m", Namespace: realNS},
+			Spec:       corev1.ServiceSpec{Selector: build.ServerSelector("np-a", "m"), Ports: []corev1.ServicePort{{Port: 8000}}},
+		})).To(Succeed())
+		cancel()
+		serverA, serverB, unrelated := ready("np-a-server"), ready("np-b-server"), ready("unrelated")
+
+		probe := func(name string, labels map[string]string, targets ...string) string {
+			p := restrictedPod(name, "")
+			p.Labels = labels
+			p.Spec.Containers[0].Command = append([]string{"python3", "-c", probeScript}, targets...)
+			create(p)
+			p, log := finished(name)
+			Expect(p.Status.Phase).To(Equal(corev1.PodSucceeded), log)
+			GinkgoWriter.Printf("%s:\n%s", name, log)
+			return log
+		}
+		By("a pod labelled as np-a's runner")
+		log := probe("np-a-runner", map[string]string{build.LabelEvaluation: "np-a", build.LabelComponent: build.ComponentRunner},
+			"own-server,"+serverA+",8000", "own-server-by-name,np-a-m."+realNS+".svc.cluster.local,8000",
+			"api-server,kubernetes.default.svc.cluster.local,443",
+			"other-evaluations-server,"+serverB+",8000", "unrelated-pod,"+unrelated+",8000", "metadata,"+metadataIP+",443")
+		Expect(log).To(ContainSubstring("own-server reached"))
+		Expect(log).To(ContainSubstring("own-server-by-name reached"), "the DNS rule and the server rule, through the Service")
+		Expect(log).To(ContainSubstring("api-server reached"))
+		Expect(log).To(ContainSubstring("other-evaluations-server blocked"))
+		Expect(log).To(ContainSubstring("unrelated-pod blocked"))
+		Expect(log).To(ContainSubstring("metadata blocked"), "the link-local metadata address, on the API server's port 443, which the runner may reach at any other address")
+
+		By("a pod outside the evaluations; what it reaches besides the server shows the network itself works")
+		log = probe("outsider", map[string]string{"app": "outsider"},
+			"np-a-server,"+serverA+",8000", "unrelated-pod,"+unrelated+",8000", "metadata,"+metadataIP+",443")
+		Expect(log).To(ContainSubstring("np-a-server blocked"))
+		Expect(log).To(ContainSubstring("unrelated-pod reached"))
+		Expect(log).To(ContainSubstring("metadata reached"), "the metadata stand-in answers pods no policy restricts")
+	})
+
+	It("runs a simulated evaluation to the end on the real node, in restricted pods under the operator's NetworkPolicies, and says how the sandbox held", func() {
+		u := &repotv1.RepotEvaluation{}
+		Expect(yaml.Unmarshal([]byte(againYAML), u)).To(Succeed())
+		u.Name, u.Namespace = "np-run", realNS
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		Expect(tc.c.Create(ctx, u)).To(Succeed())
+		cancel()
+		Eventually(func(g Gomega) {
+			tc.operatorAlive()
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			var nps networkingv1.NetworkPolicyList
+			g.Expect(tc.c.List(ctx, &nps, client.InNamespace(realNS), client.MatchingLabels{build.LabelEvaluation: "np-run"})).To(Succeed())
+			names := []string{}
+			for _, np := range nps.Items {
+				names = append(names, np.Name)
+			}
+			g.Expect(names).To(ContainElements(build.RunnerAccessName("np-run"), build.ServerPolicyName("np-run")))
+			var pods corev1.PodList
+			g.Expect(tc.c.List(ctx, &pods, client.InNamespace(realNS), client.MatchingLabels{build.LabelEvaluation: "np-run", build.LabelComponent: build.ComponentRunner})).To(Succeed())
+			g.Expect(pods.Items).NotTo(BeEmpty())
+			for _, p := range pods.Items {
+				g.Expect(p.Spec.NodeName).To(Equal(realNode))
+				for _, cs := range p.Status.ContainerStatuses {
+					g.Expect(cs.ContainerID).To(HavePrefix("containerd://"))
+				}
+			}
+		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		Eventually(func(g Gomega) {
+			tc.operatorAlive()
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			e := &repotv1.RepotEvaluation{}
+			g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: realNS, Name: "np-run"}, e)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeTrue(), "conditions: %+v", e.Status.Conditions)
+			g.Expect(e.Status.Progress.RunsDone).To(Equal(e.Status.Progress.RunsTotal))
+			g.Expect(e.Status.SandboxMode).To(HavePrefix("none, seccomp"), "the runners' own filter, installed inside the runtime's")
+		}).WithTimeout(8 * time.Minute).WithPolling(3 * time.Second).Should(Succeed())
+	})
+
 	evaluation := func(name string, gpus int, image string) {
 		y := `apiVersion: repot.dev/v1alpha1
 kind: RepotEvaluation
@@ -348,6 +467,8 @@ spec:
 		}
 		Expect(readSysctls()).To(Equal(sysctls))
 		Expect(iptablesChains()).To(Equal(chains), "iptables chains before the cluster started and after it stopped")
+		Expect(nftTables()).To(Equal(tables), "nftables tables before the cluster started and after it stopped (the NetworkPolicy enforcer's)")
+		Expect(nftTables()).NotTo(ContainElement("inet kube-network-policies"))
 		out, _ := exec.Command("pgrep", "-af", dir).CombinedOutput()
 		Expect(strings.TrimSpace(string(out))).To(BeEmpty(), "processes of the real node still run")
 		if !hadVarLibKubelet {
@@ -381,6 +502,26 @@ func iptablesChains() map[string][]string {
 		}
 	}
 	return m
+}
+
+// nftTables lists the nftables tables ("inet NAME") but those iptables-nft
+// makes for the iptables tables (ip/ip6 filter, nat, mangle, raw,
+// security), which iptablesChains compares.
+func nftTables() []string {
+	out, err := exec.Command("nft", "list", "tables").CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), string(out))
+	tables := []string{}
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 3 || f[0] != "table" {
+			continue
+		}
+		if (f[1] == "ip" || f[1] == "ip6") && slices.Contains([]string{"filter", "nat", "mangle", "raw", "security"}, f[2]) {
+			continue
+		}
+		tables = append(tables, f[1]+" "+f[2])
+	}
+	return tables
 }
 
 func mountsUnder(dir string) []string {

@@ -34,16 +34,19 @@ spec:
       models:
       - name: sim
         simulated: {profile: strong, seed: 3}
-      runner: {shardsPerModel: 2, inFlightPerShard: 16}
+      runner:
+        shardsPerModel: 2
+        inFlightPerShard: 16
+        resources: {requests: {cpu: 250m, memory: 512Mi}, limits: {memory: 2Gi}}
 `
 
 // This spec starts its own local cluster; run it alone with
 // E2E_FLAGS='-ginkgo.focus=RepotSchedule'.
-var _ = Describe("RepotSchedule on the local cluster", Ordered, func() {
+var _ = Describe("RepotSchedule on the local cluster", Ordered, Label("schedule"), func() {
 	var tc *testCluster
 
 	BeforeAll(func() {
-		tc = startTestCluster()
+		tc = startRealCluster("schedule", nil)
 		DeferCleanup(func() { tc.stop() })
 		s := &repotv1.RepotSchedule{}
 		Expect(yaml.Unmarshal([]byte(everyMinuteYAML), s)).To(Succeed())
@@ -56,9 +59,7 @@ var _ = Describe("RepotSchedule on the local cluster", Ordered, func() {
 	It("runs two real evaluations end to end and compares the second with the first", func() {
 		var sched repotv1.RepotSchedule
 		Eventually(func(g Gomega) {
-			if !tc.operator.alive() {
-				StopTrying("the operator exited:\n" + tailFile(tc.operator.log, 30)).Now()
-			}
+			tc.operatorAlive()
 			ctx, cancel := ctxTimeout(30 * time.Second)
 			defer cancel()
 			g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "minutely"}, &sched)).To(Succeed())

@@ -1,9 +1,13 @@
 //go:build e2e
 
-// Package e2e runs end-to-end tests on the local cluster: a real control
-// plane with process nodes (hack/localcluster), the operator as a local
-// process, and the sample evaluations with simulated models. Run with
-// `make e2e` (which builds bin/repot, bin/localcluster and the control plane).
+// Package e2e runs end-to-end tests on the local cluster (hack/localcluster):
+// a real control plane, and evaluations with simulated models. The suites
+// of realnode_test.go, derail_test.go, schedule_test.go and the re-creation
+// spec run everything on a real node (kubelet, containerd, CNI, CoreDNS,
+// kube-network-policies) from the image built from the Dockerfile, with the
+// operator installed from the chart (startRealCluster; root). The others
+// still run on process nodes with the operator as a local process. Run with
+// `make e2e` (which builds bin/ first).
 package e2e
 
 import (

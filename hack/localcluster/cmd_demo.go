@@ -13,7 +13,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/hack/localcluster/nodeagent"
@@ -28,7 +32,14 @@ type demoOptions struct {
 	timeout, stallAfter time.Duration
 	keep                bool
 	report              string
+	chart               string
+	kubeconfig          string
+	chartSets           []string
 }
+
+// demoOperatorNamespace is where the demo installs the operator's chart
+// when it runs on real nodes.
+const demoOperatorNamespace = "repot-system"
 
 func newDemoCommand() *cobra.Command {
 	o := demoOptions{up: upOptions{taintedNodes: -1, readyTimeout: 3 * time.Minute}}
@@ -36,13 +47,18 @@ func newDemoCommand() *cobra.Command {
 		Use:   "demo",
 		Short: "Start the local cluster, install the CRDs, run the operator, apply the simulated samples, show progress and results, stop",
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return runDemo(cmd.Context(), o, os.Stdout) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.up.realNodes > 0 && !cmd.Flags().Changed("nodes") {
+				o.up.nodes = 0 // everything on the real nodes
+			}
+			return runDemo(cmd.Context(), o, os.Stdout)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.up.dir, "dir", defaultDir, "state dir of the local cluster")
 	f.StringVar(&o.up.binDir, "bin-dir", "bin", "dir with the control-plane binaries")
 	f.StringVar(&o.up.repot, "repot", "bin/repot", "the repot binary (operator, runners, simulated servers)")
-	f.IntVar(&o.up.nodes, "nodes", 2, "number of process nodes")
+	f.IntVar(&o.up.nodes, "nodes", 2, "number of process nodes (default 0 with --real-nodes)")
 	f.IntVar(&o.up.gpus, "gpus", 8, "nvidia.com/gpu per node")
 	f.StringVar(&o.up.gpuProduct, "gpu-product", nodeagent.DefaultGPUProduct, "GPU product label")
 	f.StringSliceVar(&o.up.images, "image", nodeagent.DefaultImagePatterns, "images the nodes run")
@@ -52,6 +68,13 @@ func newDemoCommand() *cobra.Command {
 	f.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
 	f.DurationVar(&o.stallAfter, "stalled-timeout", 3*time.Minute, "give up once an evaluation has been Stalled this long")
 	f.BoolVar(&o.keep, "keep-running", false, "keep the cluster and operator running after the demo (until Ctrl-C)")
+	f.IntVar(&o.up.realNodes, "real-nodes", 0, "run on this many real nodes (0 or 1; root): a kubelet with containerd, runc, the CNI plugins, CoreDNS and a NetworkPolicy enforcer, running the image built from the Dockerfile; the operator is installed from the chart as a Deployment of that image")
+	f.IntVar(&o.up.realNodeGPUs, "real-node-gpus", 2, "SIMULATED nvidia.com/gpu devices of each real node, through a device plugin")
+	f.StringSliceVar(&o.up.nodeImages, "node-image", []string{"localhost/repot-operator:dev"}, "buildah images imported into the real nodes; the first is the operator's (make docker-build)")
+	f.StringVar(&o.up.pause, "pause", "bin/pause", "the static pause binary of the real nodes' sandbox image")
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "run the demo on the cluster of this kubeconfig (kind, minikube or a real one) instead of a local cluster: the operator is installed from the chart with the image of --node-image, which that cluster must be able to pull")
+	f.StringVar(&o.chart, "chart", "charts/repot-operator", "the operator's Helm chart (with real nodes)")
+	f.StringArrayVar(&o.chartSets, "set-string", nil, "a value for the chart (with real nodes), as helm's --set-string takes it")
 	f.StringVar(&o.report, "report", "", "HTML report to write at the end (default DIR/demo-report.html; \"-\" for none)")
 	return cmd
 }
@@ -78,45 +101,96 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 	step := func(format string, args ...any) {
 		fmt.Fprintf(out, "[%5.1fs] %s\n", time.Since(t0).Seconds(), fmt.Sprintf(format, args...))
 	}
-	step("starting the local cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, %d process nodes); log: %s", o.up.nodes, clusterLog.Name())
-	lc, err := startCluster(ctx, o.up, clusterLog)
-	if err != nil {
-		return err
+	kubeconfig := o.kubeconfig
+	var lc *localCluster
+	if kubeconfig != "" {
+		step("using the cluster of %s (no local cluster; the operator is installed from the chart)", kubeconfig)
+	} else {
+		nodes := fmt.Sprintf("%d process nodes", o.up.nodes)
+		if o.up.realNodes > 0 {
+			nodes = fmt.Sprintf("%d real node(s) with containerd, CoreDNS and kube-network-policies", o.up.realNodes)
+			if o.up.nodes > 0 {
+				nodes += fmt.Sprintf(", %d process nodes", o.up.nodes)
+			}
+		}
+		step("starting the local cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, %s); log: %s", nodes, clusterLog.Name())
+		lc, err = startCluster(ctx, o.up, clusterLog)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			step("stopping the local cluster")
+			lc.Stop()
+			step("done")
+		}()
+		kubeconfig = l.Kubeconfig()
+		step("cluster ready; kubeconfig %s", kubeconfig)
 	}
-	defer func() {
-		step("stopping the local cluster")
-		lc.Stop()
-		step("done")
-	}()
-	step("cluster ready; kubeconfig %s", l.Kubeconfig())
-	cf := clientFlags{kubeconfig: l.Kubeconfig(), namespace: o.ns}
+	cf := clientFlags{kubeconfig: kubeconfig, namespace: o.ns}
 	cfg, dyn, mapper, disc, err := cf.clients()
 	if err != nil {
 		return err
 	}
-	crds, err := readManifests([]string{o.crds})
-	if err != nil {
-		return fmt.Errorf("CRDs: %w", err)
+	var operatorFailed func() error
+	if o.up.realNodes > 0 || o.kubeconfig != "" {
+		// As users install it: the chart, a Deployment of the image.
+		img := o.up.nodeImages[0]
+		i := strings.LastIndex(img, ":")
+		sets := append([]string{"image.repository=" + img[:i], "image.tag=" + img[i+1:]}, o.chartSets...)
+		if err := helmInstall(ctx, clientFlags{kubeconfig: kubeconfig, namespace: demoOperatorNamespace}, o.chart, "repot-operator", nil, sets, io.Discard); err != nil {
+			return fmt.Errorf("installing the chart %s: %w", o.chart, err)
+		}
+		step("installed the operator from the chart %s into %s (image %s)", o.chart, demoOperatorNamespace, img)
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		pod, err := waitOperatorPod(ctx, cs, o.up.readyTimeout)
+		if err != nil {
+			return err
+		}
+		step("operator running: pod %s/%s on node %s (%s)", pod.Namespace, pod.Name, pod.Spec.NodeName, pod.Status.ContainerStatuses[0].ContainerID)
+		operatorFailed = func() error { return operatorPodFailed(ctx, cs) }
+	} else {
+		crds, err := readManifests([]string{o.crds})
+		if err != nil {
+			return fmt.Errorf("CRDs: %w", err)
+		}
+		if err := applyAll(ctx, dyn, mapper, crds, o.ns, io.Discard); err != nil {
+			return err
+		}
+		step("installed %d CRD(s) from %s", len(crds), o.crds)
+		op, err := startOperator(o.up.repot, kubeconfig, filepath.Join(l.Logs(), "operator.log"))
+		if err != nil {
+			return err
+		}
+		defer func() {
+			step("stopping the operator")
+			op.stop()
+		}()
+		step("operator running: %s manager (pid %d); log: %s", o.up.repot, op.pid, op.log)
+		operatorFailed = op.failed
 	}
-	if err := applyAll(ctx, dyn, mapper, crds, o.ns, io.Discard); err != nil {
-		return err
-	}
-	step("installed %d CRD(s) from %s", len(crds), o.crds)
-	op, err := startOperator(o.up.repot, l.Kubeconfig(), filepath.Join(l.Logs(), "operator.log"))
-	if err != nil {
-		return err
-	}
-	defer func() {
-		step("stopping the operator")
-		op.stop()
-	}()
-	step("operator running: %s manager (pid %d); log: %s", o.up.repot, op.pid, op.log)
 	samples, err := simulatedSamples(o.samples)
 	if err != nil {
 		return err
 	}
 	if len(samples) == 0 {
 		return fmt.Errorf("no RepotEvaluation with only simulated models in %s", o.samples)
+	}
+	if o.kubeconfig != "" {
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		if gpus, err := clusterGPUs(ctx, cs); err != nil {
+			return err
+		} else if gpus == 0 {
+			for _, u := range samples {
+				dropSimulatedGPUs(u)
+			}
+			step("no node of this cluster offers nvidia.com/gpu: the samples' simulated servers hold no GPU")
+		}
 	}
 	mapper.Reset()
 	if err := applyAll(ctx, dyn, mapper, samples, o.ns, io.Discard); err != nil {
@@ -132,7 +206,7 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 	shown := map[string]shownProgress{}
 	stalledSince := map[string]time.Time{}
 	for {
-		if err := op.failed(); err != nil {
+		if err := operatorFailed(); err != nil {
 			return err
 		}
 		evals, err := listEvaluations(ctx, dyn, o.ns)
@@ -171,7 +245,7 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 		}
 	}
 	fmt.Fprintln(out)
-	if err := printGet(ctx, cfg, mapper, disc, l.Kubeconfig(), o.ns, out); err != nil {
+	if err := printGet(ctx, cfg, mapper, disc, kubeconfig, o.ns, out); err != nil {
 		return err
 	}
 	evals, err := listEvaluations(ctx, dyn, o.ns)
@@ -183,15 +257,31 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 	}
 	fmt.Fprintln(out)
 	if o.report != "-" {
-		path, err := writeDemoReport(ctx, o, l.Kubeconfig(), names)
+		path, err := writeDemoReport(ctx, o, kubeconfig, names)
 		if err != nil {
 			return err
 		}
 		step("report of %s: %s (open it in a browser; it loads nothing from the network)", strings.Join(names, ", "), path)
 	}
 	step("demo finished in %v", time.Since(t0).Round(time.Second))
+	if lc == nil {
+		// Someone else's cluster: the demo's evaluations go (their
+		// children with them, by owner references); the operator stays
+		// installed, to run evaluations of your own or to uninstall.
+		if o.keep {
+			step("the evaluations and the operator stay on the cluster of %s", kubeconfig)
+			return nil
+		}
+		for _, s := range samples {
+			if err := dyn.Resource(repotv1.GroupVersion.WithResource("repotevaluations")).Namespace(o.ns).Delete(ctx, s.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("deleting RepotEvaluation %s: %w", s.GetName(), err)
+			}
+		}
+		step("deleted RepotEvaluation %s; the operator stays installed in %s (remove it with: kubectl delete namespace %s, and the CRDs with: kubectl delete -f config/crd/bases)", strings.Join(names, ", "), demoOperatorNamespace, demoOperatorNamespace)
+		return nil
+	}
 	if o.keep {
-		step("cluster and operator keep running; export KUBECONFIG=%s; Ctrl-C to stop", l.Kubeconfig())
+		step("cluster and operator keep running; export KUBECONFIG=%s; Ctrl-C to stop", kubeconfig)
 		return lc.Wait(ctx)
 	}
 	return nil
@@ -349,4 +439,86 @@ func writeDemoReport(ctx context.Context, o demoOptions, kubeconfig string, name
 		return "", fmt.Errorf("repot report: %v: %s", err, b)
 	}
 	return path, nil
+}
+
+// operatorPods selects the chart's manager pods.
+const operatorPods = "app.kubernetes.io/name=repot-operator,app.kubernetes.io/component=manager"
+
+// waitOperatorPod waits until a manager pod of the chart is Ready.
+func waitOperatorPod(ctx context.Context, cs kubernetes.Interface, timeout time.Duration) (*corev1.Pod, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		pods, err := cs.CoreV1().Pods(demoOperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: operatorPods})
+		if err == nil {
+			for i := range pods.Items {
+				p := &pods.Items[i]
+				for _, c := range p.Status.Conditions {
+					if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && len(p.Status.ContainerStatuses) > 0 {
+						return p, nil
+					}
+				}
+			}
+		}
+		if err := operatorPodFailed(ctx, cs); err != nil {
+			return nil, err
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the operator's pod in %s is not Ready after %v (localcluster get pods -n %s)", demoOperatorNamespace, timeout, demoOperatorNamespace)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// operatorPodFailed reports a manager pod that cannot run: its image cannot
+// be pulled, or it crashes again and again.
+func operatorPodFailed(ctx context.Context, cs kubernetes.Interface) error {
+	pods, err := cs.CoreV1().Pods(demoOperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: operatorPods})
+	if err != nil {
+		return nil // the API server is asked again on the next turn
+	}
+	for _, p := range pods.Items {
+		for _, c := range p.Status.ContainerStatuses {
+			if w := c.State.Waiting; w != nil && (w.Reason == "CrashLoopBackOff" || w.Reason == "ErrImagePull" || w.Reason == "ImagePullBackOff" || w.Reason == "ErrImageNeverPull") {
+				return fmt.Errorf("the operator's pod %s/%s: %s: %s", p.Namespace, p.Name, w.Reason, w.Message)
+			}
+		}
+	}
+	return nil
+}
+
+// clusterGPUs is the nvidia.com/gpu the cluster's nodes can allocate.
+func clusterGPUs(ctx context.Context, cs kubernetes.Interface) (int64, error) {
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("listing nodes: %w", err)
+	}
+	var n int64
+	for _, node := range nodes.Items {
+		if q, ok := node.Status.Allocatable["nvidia.com/gpu"]; ok {
+			n += q.Value()
+		}
+	}
+	return n, nil
+}
+
+// dropSimulatedGPUs removes spec.models[].simulated.gpus from a sample, so
+// that its simulated servers run on a cluster without GPUs (their fakeGPU
+// readings stay).
+func dropSimulatedGPUs(u *unstructured.Unstructured) {
+	models, ok, _ := unstructured.NestedSlice(u.Object, "spec", "models")
+	if !ok {
+		return
+	}
+	for _, m := range models {
+		if mm, ok := m.(map[string]any); ok {
+			if sim, ok := mm["simulated"].(map[string]any); ok {
+				delete(sim, "gpus")
+			}
+		}
+	}
+	_ = unstructured.SetNestedSlice(u.Object, models, "spec", "models")
 }

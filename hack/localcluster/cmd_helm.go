@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -37,32 +39,10 @@ func newHelmInstallCommand() *cobra.Command {
 		Short: "Render a Helm chart with Helm's engine and server-side apply it (CRDs first), as Argo CD installs charts",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, dyn, mapper, _, err := cf.clients()
-			if err != nil {
-				return err
-			}
-			cs, err := kubernetes.NewForConfig(cfg)
-			if err != nil {
-				return err
-			}
-			ns := cf.namespace
-			if ns == "" {
+			if cf.namespace == "" {
 				return fmt.Errorf("--namespace is required")
 			}
-			crds, objs, err := renderChart(args[0], release, ns, sets, strs)
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{
-				"pod-security.kubernetes.io/enforce": "restricted",
-			}}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				return err
-			}
-			if err := applyAll(ctx, dyn, mapper, crds, "", os.Stdout); err != nil {
-				return err
-			}
-			return applyAll(ctx, dyn, mapper, objs, ns, os.Stdout)
+			return helmInstall(cmd.Context(), cf, args[0], release, sets, strs, os.Stdout)
 		},
 	}
 	cf.add(cmd)
@@ -70,6 +50,35 @@ func newHelmInstallCommand() *cobra.Command {
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "a value, as helm's --set takes it (key=value, a.b=c, list[0]=x)")
 	cmd.Flags().StringArrayVar(&strs, "set-string", nil, "a string value, as helm's --set-string takes it")
 	return cmd
+}
+
+// helmInstall renders the chart in dir with the values and server-side
+// applies it into cf.namespace (made, enforcing the restricted Pod Security
+// Standard, when missing): its CRDs first, then its objects.
+func helmInstall(ctx context.Context, cf clientFlags, dir, release string, sets, strs []string, out io.Writer) error {
+	cfg, dyn, mapper, _, err := cf.clients()
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	ns := cf.namespace
+	crds, objs, err := renderChart(dir, release, ns, sets, strs)
+	if err != nil {
+		return err
+	}
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{
+		"pod-security.kubernetes.io/enforce": "restricted",
+	}}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	if err := applyAll(ctx, dyn, mapper, crds, "", out); err != nil {
+		return err
+	}
+	mapper.Reset()
+	return applyAll(ctx, dyn, mapper, objs, ns, out)
 }
 
 // renderChart renders the chart's templates with the values and returns its

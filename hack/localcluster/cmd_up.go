@@ -70,7 +70,7 @@ with reason ErrImagePull (ImageNotRunnableOnProcessNode).`,
 	f.StringSliceVar(&o.images, "image", nodeagent.DefaultImagePatterns, "images the nodes run (repository name, or a glob over the whole reference)")
 	f.BoolVar(&o.keepData, "keep-data", false, "keep etcd data from an earlier run")
 	f.DurationVar(&o.readyTimeout, "ready-timeout", 3*time.Minute, "how long to wait for the cluster to become ready")
-	f.IntVar(&o.realNodes, "real-nodes", 0, "also run this many real nodes (0 or 1): a kubelet (BIN-DIR/kubelet, hack/build-control-plane.sh node) with containerd, runc and the CNI plugins; needs root. They carry the taint "+cluster.RealNodeTaint+", so only pods that tolerate it land there")
+	f.IntVar(&o.realNodes, "real-nodes", 0, "also run this many real nodes (0 or 1): a kubelet (BIN-DIR/kubelet, hack/build-control-plane.sh node) with containerd, runc, the CNI plugins and kube-network-policies (BIN-DIR/kube-network-policies, hack/build-netpol.sh); needs root. Beside process nodes they carry the taint "+cluster.RealNodeTaint+", so only pods that tolerate it land there; with --nodes 0 everything runs on them")
 	f.IntVar(&o.realNodeGPUs, "real-node-gpus", 2, "SIMULATED nvidia.com/gpu devices of each real node, through a device plugin")
 	f.StringSliceVar(&o.nodeImages, "node-image", []string{"localhost/repot-operator:dev"}, "buildah images imported into the real nodes (make docker-build)")
 	f.StringVar(&o.pause, "pause", "bin/pause", "the static pause binary of the real nodes' sandbox image (go build ./hack/localcluster/pause)")
@@ -233,7 +233,7 @@ func startCluster(ctx context.Context, o upOptions, log io.Writer) (lc *localClu
 		return nil, err
 	}
 	lc.cleanups = append(lc.cleanups, func() { os.Remove(l.ReadyFile()) })
-	fmt.Fprintf(log, "local cluster ready in %v: %d process nodes, API server %s, pod IPs 127.%d.0.0/16\n", time.Since(t0).Round(100*time.Millisecond), len(nodes), cp.Server, block)
+	fmt.Fprintf(log, "local cluster ready in %v: %d real node(s), %d process nodes (pod IPs 127.%d.0.0/16), API server %s\n", time.Since(t0).Round(100*time.Millisecond), len(lc.realNodes), len(nodes), block, cp.Server)
 	return lc, nil
 }
 

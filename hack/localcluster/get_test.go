@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -56,5 +57,21 @@ func TestSimulatedSamples(t *testing.T) {
 	write("bad.yaml", "kind: [\n")
 	if _, err := simulatedSamples(dir); err == nil {
 		t.Errorf("a broken manifest was accepted")
+	}
+}
+
+func TestDropSimulatedGPUs(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"models": []any{
+		map[string]any{"name": "a", "simulated": map[string]any{"profile": "strong", "fakeGPU": "h100", "gpus": int64(1)}},
+		map[string]any{"name": "b", "simulated": map[string]any{"profile": "weak"}},
+	}}}}
+	dropSimulatedGPUs(u)
+	want := []any{
+		map[string]any{"name": "a", "simulated": map[string]any{"profile": "strong", "fakeGPU": "h100"}},
+		map[string]any{"name": "b", "simulated": map[string]any{"profile": "weak"}},
+	}
+	got, _, _ := unstructured.NestedSlice(u.Object, "spec", "models")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("models (-want +got):\n%s", diff)
 	}
 }

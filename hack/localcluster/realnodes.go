@@ -11,12 +11,34 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"repot.dev/repot-operator/hack/localcluster/cluster"
 )
+
+func init() { register(newRealNodeCheckCommand) }
+
+// newRealNodeCheckCommand says whether this host can run a real node.
+func newRealNodeCheckCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "real-node-check",
+		Short: "Exit 0 when this host can run a real node (root, containerd, runc, buildah, iptables, nft, the CNI plugins); else say what is missing and exit 1",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := cluster.RealNodeRequirements(); err != nil {
+				cmd.SilenceUsage = true
+				return err
+			}
+			fmt.Println("this host can run a real node")
+			return nil
+		},
+	}
+}
 
 // startRealNodes starts o.realNodes real nodes and waits until each is
 // Ready; they are stopped (and cleaned up) with the cluster.
@@ -58,6 +80,19 @@ func (lc *localCluster) startRealNodes(ctx context.Context, cs kubernetes.Interf
 		return err
 	}
 	fmt.Fprintf(lc.log, "local registry at %s (htpasswd; credentials in %s): %v\n", reg.Host, filepath.Join(lc.Layout.Dir, "registry.json"), pushed)
+	netpol := filepath.Join(binDir, "kube-network-policies")
+	if _, err := os.Stat(netpol); err != nil {
+		return fmt.Errorf("the real nodes' NetworkPolicy enforcer: %w (build it with: hack/build-netpol.sh)", err)
+	}
+	if err := grantNetworkPolicyEnforcer(ctx, cs); err != nil {
+		return err
+	}
+	// Real nodes beside process nodes carry a taint, so that only the pods
+	// that tolerate it land there.
+	var taints []string
+	if o.nodes > 0 {
+		taints = []string{cluster.RealNodeTaint}
+	}
 	images := append(append([]string(nil), o.nodeImages...), corednsImage)
 	for i := range o.realNodes {
 		name := fmt.Sprintf("%s%d", cluster.RealNodePrefix, i)
@@ -68,10 +103,11 @@ func (lc *localCluster) startRealNodes(ctx context.Context, cs kubernetes.Interf
 			Kubelet: filepath.Join(binDir, "kubelet"), KubeProxy: filepath.Join(binDir, "kube-proxy"), PKI: lc.Layout.PKI(), Server: lc.cp.Server,
 			PodCIDR: realNodePodCIDR(i), Bridge: realNodeBridge(i),
 			Pause: pause, Images: images, ClusterDNS: clusterDNSIP, PlainHTTPRegistries: []string{reg.Host},
-			GPUs:   o.realNodeGPUs,
-			Labels: []string{cluster.RealNodeLabel + "=true", "nvidia.com/gpu.product=" + o.gpuProduct},
-			Taints: []string{cluster.RealNodeTaint},
-			Log:    lc.log,
+			GPUs:          o.realNodeGPUs,
+			Labels:        []string{cluster.RealNodeLabel + "=true", "nvidia.com/gpu.product=" + o.gpuProduct},
+			Taints:        taints,
+			NetworkPolicy: netpol,
+			Log:           lc.log,
 		})
 		if err != nil {
 			return fmt.Errorf("real node %s: %w", name, err)
@@ -150,6 +186,32 @@ func makeRealNodeBridge() error {
 			_ = exec.Command("ip", "link", "del", br).Run()
 			return fmt.Errorf("ip %v: %w: %s", args, err, out)
 		}
+	}
+	return nil
+}
+
+// grantNetworkPolicyEnforcer lets the real nodes' NetworkPolicy enforcer
+// (cluster.NetworkPolicyUser) read what it decides by: NetworkPolicies,
+// pods, namespaces and nodes. Nothing else.
+func grantNetworkPolicyEnforcer(ctx context.Context, cs kubernetes.Interface) error {
+	read := []string{"get", "list", "watch"}
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: cluster.NetworkPolicyRole},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"pods", "namespaces", "nodes"}, Verbs: read},
+			{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"networkpolicies"}, Verbs: read},
+		},
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: cluster.NetworkPolicyRole},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: cluster.NetworkPolicyRole},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: cluster.NetworkPolicyUser}},
+	}
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("the NetworkPolicy enforcer's ClusterRole: %w", err)
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("the NetworkPolicy enforcer's ClusterRoleBinding: %w", err)
 	}
 	return nil
 }

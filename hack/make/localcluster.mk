@@ -1,6 +1,8 @@
 # Local cluster, demo and end-to-end tests (hack/localcluster, hack/e2e).
-# Included by the top-level Makefile. Nothing here needs root, Docker, kind
-# or a GPU; kubectl is used for printing when installed, never required.
+# Included by the top-level Makefile. Nothing here needs Docker, kind or a
+# GPU; the real node needs root (without it the demo runs on process nodes
+# and the real-node specs skip); kubectl is used for printing when
+# installed, never required.
 
 LOCALCLUSTER_STATE ?= bin/localcluster-state
 E2E_STATE ?= bin/e2e-state
@@ -17,21 +19,36 @@ localcluster-bins: ## Build the control plane (cached), bin/repot and bin/localc
 	go build -o bin/repot .
 	go build -o bin/localcluster ./hack/localcluster
 
-# Start the local cluster, install the CRDs, run the operator, apply the
-# simulated samples of config/samples/, show progress, print `kubectl get
-# reval` and the status tables, stop everything. Certificates are cached in
-# $(LOCALCLUSTER_STATE), so a second run starts the cluster in seconds.
-demo: localcluster-bins ## Run the simulated sample evaluation end to end on a local cluster (no root, Docker or GPU).
-	bin/localcluster demo --dir $(LOCALCLUSTER_STATE)
+# Start the local cluster, install the operator, apply the simulated samples
+# of config/samples/, show progress, print `kubectl get reval` and the status
+# tables, write the HTML report, stop everything. Where this host can run a
+# real node (root on Linux with containerd, runc, buildah, iptables, nft and
+# the CNI plugins: `bin/localcluster real-node-check`), everything runs
+# there: the image built from the Dockerfile, the operator installed from the
+# chart as a Deployment, servers and runners as containers under
+# containerd. Elsewhere the demo says what is missing and runs on the
+# process nodes (the host's repot binary as local processes). Certificates
+# are cached in $(LOCALCLUSTER_STATE), so a second run starts in seconds.
+# `make demo KUBECONFIG=PATH IMG=REF` (KUBECONFIG on make's command line, not
+# from the environment) runs it on that cluster instead: kind, minikube or
+# a real one, which must be able to pull IMG.
+demo: localcluster-bins ## Run the simulated sample evaluation end to end on a local cluster (a real node as root; no Docker or GPU).
+	@if [ "$(origin KUBECONFIG)" = "command line" ]; then \
+		bin/localcluster demo --dir $(LOCALCLUSTER_STATE) --kubeconfig "$(KUBECONFIG)" --node-image "$(IMG)"; \
+	elif bin/localcluster real-node-check; then \
+		$(MAKE) --no-print-directory realnode-bins && bin/localcluster demo --dir $(LOCALCLUSTER_STATE) --real-nodes 1; \
+	else echo "demo: no real node here (see above): running on the process nodes"; \
+		bin/localcluster demo --dir $(LOCALCLUSTER_STATE); fi
 
 # What a real node runs (localcluster up --real-nodes 1): the kubelet and
 # kube-proxy (built once per Kubernetes version, like the control plane),
-# CoreDNS (once per version), the pause binary of
-# its sandbox image, and the project's image built from the Dockerfile. The
+# CoreDNS and the NetworkPolicy enforcer kube-network-policies (once per
+# version), the pause binary of its sandbox image, and the project's image built from the Dockerfile. The
 # image needs root and buildah; without them the real-node specs skip.
-realnode-bins: ## Build the kubelet, kube-proxy and CoreDNS (cached), bin/pause and, as root with buildah, the project image.
+realnode-bins: ## Build the kubelet, kube-proxy, CoreDNS and kube-network-policies (cached), bin/pause and, as root with buildah, the project image.
 	@hack/build-control-plane.sh node
 	@hack/build-coredns.sh
+	@hack/build-netpol.sh
 	CGO_ENABLED=0 go build -o bin/pause ./hack/localcluster/pause
 	@if [ "$$(id -u)" = 0 ] && command -v buildah >/dev/null 2>&1; then \
 		IMG=$(IMG) hack/build-image.sh image; \

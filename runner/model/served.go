@@ -16,6 +16,19 @@ type ServedModel struct {
 	MaxModelLen *int64 `json:"max_model_len,omitempty"`
 }
 
+// Describe is how reports and exports show a served model: "ID[, root
+// ROOT][, max_model_len N]".
+func (s ServedModel) Describe() string {
+	v := s.ID
+	if s.Root != "" {
+		v += ", root " + s.Root
+	}
+	if s.MaxModelLen != nil {
+		v += fmt.Sprintf(", max_model_len %d", *s.MaxModelLen)
+	}
+	return v
+}
+
 // maxServedModels bounds what ServedModels keeps of a long list (hosted
 // APIs list hundreds).
 const maxServedModels = 8

@@ -84,3 +84,19 @@ func TestRequestParametersAreWhatIsSent(t *testing.T) {
 		}
 	}
 }
+
+func TestServedModelDescribe(t *testing.T) {
+	for _, tc := range []struct {
+		in   ServedModel
+		want string
+	}{
+		{ServedModel{ID: "m"}, "m"},
+		{ServedModel{ID: "m", Root: "org/m"}, "m, root org/m"},
+		{ServedModel{ID: "m", MaxModelLen: ptr.To[int64](8192)}, "m, max_model_len 8192"},
+		{ServedModel{ID: "m", Root: "org/m", MaxModelLen: ptr.To[int64](0)}, "m, root org/m, max_model_len 0"},
+	} {
+		if got := tc.in.Describe(); got != tc.want {
+			t.Errorf("%+v.Describe() = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

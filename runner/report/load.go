@@ -230,14 +230,7 @@ func runProvenance(dir string, sum summary.Summary) ([]ProvenanceEntry, error) {
 		}
 	}
 	for _, m := range p.ServedModels {
-		v := m.ID
-		if m.Root != "" {
-			v += ", root " + m.Root
-		}
-		if m.MaxModelLen != nil {
-			v += fmt.Sprintf(", max_model_len %d", *m.MaxModelLen)
-		}
-		add("served model (/v1/models)", v)
+		add("served model (/v1/models)", m.Describe())
 	}
 	add("server report error", p.ServerError)
 	names := make([]string, 0, len(p.Request))

@@ -34,6 +34,7 @@ type RealNode struct {
 	containerd *component
 	kubelet    *component
 	kubeProxy  *component
+	netpol     *component
 	gpus       *simulatedGPUPlugin
 	sysctls    map[string]string // the values before the kubelet changed them
 	// hadKubeFirewall: the filter table had KUBE-FIREWALL before (kube-proxy
@@ -57,6 +58,10 @@ type RealNodeOptions struct {
 	// KubeProxy is the kube-proxy binary (iptables mode, Service ClusterIPs
 	// for the node's pods); empty: none.
 	KubeProxy string
+	// NetworkPolicy is the kube-network-policies binary
+	// (hack/build-netpol.sh), the node's NetworkPolicy enforcer; empty:
+	// NetworkPolicy is not enforced on the node.
+	NetworkPolicy string
 	// PKI and Server: the node's client certificate is made in PKI; the
 	// kubelet talks to the API server at Server.
 	PKI    PKI
@@ -109,7 +114,7 @@ func RealNodeRequirements() error {
 	if os.Geteuid() != 0 {
 		missing = append(missing, "root (containerd, the kubelet and the CNI plugins need it)")
 	}
-	for _, c := range []string{"containerd", "ctr", "runc", "buildah", "iptables"} {
+	for _, c := range []string{"containerd", "ctr", "runc", "buildah", "iptables", "nft"} {
 		if _, err := exec.LookPath(c); err != nil {
 			missing = append(missing, c)
 		}
@@ -120,7 +125,7 @@ func RealNodeRequirements() error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("a real node needs %s (Debian: apt-get install containerd runc buildah containernetworking-plugins iptables)", strings.Join(missing, ", "))
+		return fmt.Errorf("a real node needs %s (Debian: apt-get install containerd runc buildah containernetworking-plugins iptables nftables)", strings.Join(missing, ", "))
 	}
 	return nil
 }
@@ -210,6 +215,11 @@ func StartRealNode(ctx context.Context, o RealNodeOptions) (n *RealNode, err err
 		n.kubeProxy, err = startComponent("kube-proxy "+o.Name, o.KubeProxy, []string{"--config=" + o.path("kube-proxy.yaml")}, o.path("logs", "kube-proxy.log"))
 		if err != nil {
 			return nil, fmt.Errorf("%w (build it with: hack/build-control-plane.sh node)", err)
+		}
+	}
+	if o.NetworkPolicy != "" {
+		if err := n.startNetworkPolicy(); err != nil {
+			return nil, err
 		}
 	}
 	if o.GPUs > 0 {
@@ -433,7 +443,7 @@ func ensurePauseImage(ctx context.Context, pause string) error {
 
 // Failed returns why a process of the node exited, or nil.
 func (n *RealNode) Failed() error {
-	for _, c := range []*component{n.containerd, n.kubelet, n.kubeProxy} {
+	for _, c := range []*component{n.containerd, n.kubelet, n.kubeProxy, n.netpol} {
 		if c != nil && !c.alive() {
 			return c.failure()
 		}
@@ -467,6 +477,9 @@ func (n *RealNode) Stop() {
 				_ = exec.Command("iptables", append([]string{"-t", "filter"}, args...)...).Run()
 			}
 		}
+	}
+	if n.netpol != nil {
+		report("stopping kube-network-policies", n.stopNetworkPolicy())
 	}
 	n.gpus.stop()
 	if n.containerd != nil && n.containerd.alive() {
