@@ -62,7 +62,7 @@ func newDemoCommand() *cobra.Command {
 	f.IntVar(&o.up.gpus, "gpus", 8, "nvidia.com/gpu per node")
 	f.StringVar(&o.up.gpuProduct, "gpu-product", nodeagent.DefaultGPUProduct, "GPU product label")
 	f.StringSliceVar(&o.up.images, "image", nodeagent.DefaultImagePatterns, "images the nodes run")
-	f.StringVar(&o.samples, "samples", "config/samples", "samples dir (or file); the RepotEvaluations whose models are all simulated are applied")
+	f.StringVar(&o.samples, "samples", "config/samples/demo.yaml", "samples file (or dir); the RepotEvaluations whose models are all simulated are applied")
 	f.StringVar(&o.crds, "crds", "config/crd/bases", "CRD manifests")
 	f.StringVarP(&o.ns, "namespace", "n", "default", "namespace of the evaluations")
 	f.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
