@@ -135,8 +135,8 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 	if o.up.realNodes > 0 || o.kubeconfig != "" {
 		// As users install it: the chart, a Deployment of the image.
 		img := o.up.nodeImages[0]
-		i := strings.LastIndex(img, ":")
-		sets := append([]string{"image.repository=" + img[:i], "image.tag=" + img[i+1:]}, o.chartSets...)
+		repo, tag := splitImage(img)
+		sets := append([]string{"image.repository=" + repo, "image.tag=" + tag}, o.chartSets...)
 		if err := helmInstall(ctx, clientFlags{kubeconfig: kubeconfig, namespace: demoOperatorNamespace}, o.chart, "repot-operator", nil, sets, io.Discard); err != nil {
 			return fmt.Errorf("installing the chart %s: %w", o.chart, err)
 		}
@@ -439,6 +439,16 @@ func writeDemoReport(ctx context.Context, o demoOptions, kubeconfig string, name
 		return "", fmt.Errorf("repot report: %v: %s", err, b)
 	}
 	return path, nil
+}
+
+// splitImage splits an image reference into repository and tag ("latest"
+// when it has none; a registry's port is not a tag).
+func splitImage(ref string) (repo, tag string) {
+	i := strings.LastIndex(ref, ":")
+	if i < 0 || i < strings.LastIndex(ref, "/") {
+		return ref, "latest"
+	}
+	return ref[:i], ref[i+1:]
 }
 
 // operatorPods selects the chart's manager pods.

@@ -75,3 +75,16 @@ func TestDropSimulatedGPUs(t *testing.T) {
 		t.Errorf("models (-want +got):\n%s", diff)
 	}
 }
+
+func TestSplitImage(t *testing.T) {
+	for _, tc := range []struct{ ref, repo, tag string }{
+		{"localhost/repot-operator:dev", "localhost/repot-operator", "dev"},
+		{"registry.example.com:5000/repot-operator:v0.1.0", "registry.example.com:5000/repot-operator", "v0.1.0"},
+		{"registry.example.com:5000/repot-operator", "registry.example.com:5000/repot-operator", "latest"},
+		{"repot-operator", "repot-operator", "latest"},
+	} {
+		if repo, tag := splitImage(tc.ref); repo != tc.repo || tag != tc.tag {
+			t.Errorf("splitImage(%q) = %q, %q; want %q, %q", tc.ref, repo, tag, tc.repo, tc.tag)
+		}
+	}
+}
