@@ -108,6 +108,14 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 		return wl != nil && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) &&
 			!meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) && ptr.Deref(wl.Spec.Active, true)
 	}
+	// reservesQuota: Kueue still holds the Workload's quota, whatever its
+	// spec.active says. Between a deactivation and Kueue's eviction the
+	// quota is still reserved and the children may still run; once Kueue
+	// evicts (Evicted=True) the operator must remove them.
+	reservesQuota := func(wl *kueue.Workload) bool {
+		return wl != nil && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) &&
+			!meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished)
+	}
 	// describe is a Workload's state for a failure message.
 	describe := func(wl *kueue.Workload) string {
 		if wl == nil {
@@ -206,7 +214,7 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 					withServers = append(withServers, fmt.Sprintf("%s %+v", m, *k))
 				}
 				k := kids[m]
-				if k != nil && k.deployments+k.jobs > 0 && wls[m] != nil && !holdsQuota(wls[m]) && !finished(wls[m]) &&
+				if k != nil && k.deployments+k.jobs > 0 && wls[m] != nil && !reservesQuota(wls[m]) && !finished(wls[m]) &&
 					!meta.IsStatusConditionTrue(wls[m].Status.Conditions, kueue.WorkloadEvicted) {
 					mu.Lock()
 					violations = append(violations, fmt.Sprintf("%s: model %s has children %+v while its Workload holds no quota: %s", time.Now().Format(time.TimeOnly), m, *k, describe(wls[m])))
