@@ -42,7 +42,7 @@ var _ = Describe("a derail-550 evaluation on the local cluster", Ordered, Label(
 		for i := 0; i < len(lines) && len(sub) < derailCases; i += 16 {
 			sub = append(sub, lines[i])
 		}
-		tc = startRealCluster("derail", nil)
+		tc = startRealCluster("derail")
 		DeferCleanup(func() { tc.stop() })
 		ctx, cancel := ctxTimeout(30 * time.Second)
 		defer cancel()

@@ -364,7 +364,7 @@ const e2eHold = "e2e.repot.dev/hold"
 var _ = Describe("an evaluation deleted and applied again under the same name", Ordered, Label("recreate"), func() {
 	var tc *testCluster
 	BeforeAll(func() {
-		tc = startRealCluster("recreate", nil)
+		tc = startRealCluster("recreate")
 		DeferCleanup(func() { tc.stop() })
 	})
 	get := func(g Gomega) *repotv1.RepotEvaluation {

@@ -170,11 +170,10 @@ const operatorNamespace = "repot-system"
 // startRealCluster starts a local cluster whose pods all run on a real node
 // (localcluster up --nodes 0 --real-nodes 1: a kubelet with containerd, runc,
 // the bridge CNI, CoreDNS and kube-network-policies; SIMULATED GPUs through
-// a device plugin) with state dir stateDir-name and further `up` flags, and
-// installs the operator from the chart as a Deployment of the image built
-// from the Dockerfile, as users install it, with the further --set values
-// sets. Without root the spec is skipped: a real node needs it.
-func startRealCluster(name string, clusterArgs []string, sets ...string) *testCluster {
+// a device plugin) with state dir realDir(name), and installs the operator
+// from the chart as a Deployment of the image built from the Dockerfile, as
+// users install it. Without root the spec is skipped: a real node needs it.
+func startRealCluster(name string) *testCluster {
 	if os.Geteuid() != 0 {
 		Skip("a real node needs root (containerd, the kubelet, the CNI plugins): run make e2e as root")
 	}
@@ -182,9 +181,9 @@ func startRealCluster(name string, clusterArgs []string, sets ...string) *testCl
 		_, err := os.Stat(filepath.Join(binDir, b))
 		Expect(err).NotTo(HaveOccurred(), "make e2e builds bin/%s (make realnode-bins)", b)
 	}
-	dir := realDir(name)
-	args := append([]string{"--nodes", "0", "--real-nodes", "1", "--pause", filepath.Join(binDir, "pause")}, clusterArgs...)
-	return startTestClusterWithChart(dir, args, append([]string{"image.repository=localhost/repot-operator", "image.tag=dev"}, sets...)...)
+	return startTestClusterWithChart(realDir(name),
+		[]string{"--nodes", "0", "--real-nodes", "1", "--pause", filepath.Join(binDir, "pause")},
+		"image.repository=localhost/repot-operator", "image.tag=dev")
 }
 
 // smallRunner is what the real-node specs' runners request: a quarter of a

@@ -32,8 +32,8 @@ import (
 // The real node: a kubelet built from the module proxy with containerd,
 // runc and the CNI plugins (localcluster up --real-nodes 1), running the
 // image built from the Dockerfile (make docker-build). Its GPUs are
-// SIMULATED, through a device plugin. It carries a taint, so only the pods
-// of these specs land there.
+// SIMULATED, through a device plugin. It is the cluster's only node
+// (--nodes 0), so every pod lands there, without a taint.
 const (
 	realNode       = "localcluster-real-0"
 	realNodeLabel  = "repot.dev/real-node"
@@ -41,12 +41,6 @@ const (
 	projectImage   = "localhost/repot-operator:dev"
 	unpullableVLLM = "127.0.0.1:1/no-such/vllm-openai:v0"
 )
-
-// onRealNode places a pod spec on the real node.
-func onRealNode(spec *corev1.PodSpec) {
-	spec.NodeSelector = map[string]string{realNodeLabel: "true"}
-	spec.Tolerations = []corev1.Toleration{{Key: realNodeLabel, Operator: corev1.TolerationOpExists}}
-}
 
 // restrictedPod is a pod of the project's image with the security contexts
 // the operator gives its own pods (controllers/build: the restricted Pod
@@ -69,7 +63,6 @@ func restrictedPod(name, script string) *corev1.Pod {
 			}},
 		},
 	}
-	onRealNode(&p.Spec)
 	return p
 }
 
@@ -94,7 +87,7 @@ var _ = Describe("a real node: kubelet, containerd, CNI and the image we ship", 
 		// The operator from the chart, as users install it: a Deployment
 		// of the project's image (the image as the node has it, which the
 		// chart also gives the runners and sidecars).
-		tc = startRealCluster("realnode", nil)
+		tc = startRealCluster("realnode")
 		DeferCleanup(func() { tc.stop() })
 		ctx, cancel := ctxTimeout(30 * time.Second)
 		defer cancel()

@@ -46,7 +46,7 @@ var _ = Describe("RepotSchedule on the local cluster", Ordered, Label("schedule"
 	var tc *testCluster
 
 	BeforeAll(func() {
-		tc = startRealCluster("schedule", nil)
+		tc = startRealCluster("schedule")
 		DeferCleanup(func() { tc.stop() })
 		s := &repotv1.RepotSchedule{}
 		Expect(yaml.Unmarshal([]byte(everyMinuteYAML), s)).To(Succeed())
