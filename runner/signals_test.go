@@ -6,8 +6,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,11 +13,10 @@ import (
 )
 
 // TestSignalsReadThroughTheModelTransport: the server's /metrics page is
-// read through the model client's transport, so a Service name that only
-// that transport resolves (the local cluster's hosts file) reaches the
-// page as the calls reach the server. With Go's default transport the
-// name does not resolve, the controller never gets a reading, and the
-// limit never leaves its start.
+// read through the model client's HTTP client, so it reaches the server
+// however the calls reach it (a name only that client's dialer resolves
+// here). With another client the name would not resolve, the controller
+// would never get a reading, and the limit would never leave its start.
 func TestSignalsReadThroughTheModelTransport(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/metrics" {
@@ -34,18 +31,16 @@ func TestSignalsReadThroughTheModelTransport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hosts := filepath.Join(t.TempDir(), "hosts")
-	if err := os.WriteFile(hosts, []byte(host+" m.evals.svc.cluster.local\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// The name exists only in this transport's dialer, as a Service name
+	// exists only in the pod's cluster DNS.
 	tr := model.NewTransport()
 	d := &net.Dialer{Timeout: 5 * time.Second}
-	tr.DialContext = model.HostsDialer(d.DialContext, func(k string) string {
-		if k == model.HostsFileEnv {
-			return hosts
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if h, _, err := net.SplitHostPort(addr); err == nil && h == "m.evals.svc.cluster.local" {
+			addr = net.JoinHostPort(host, port)
 		}
-		return ""
-	})
+		return d.DialContext(ctx, network, addr)
+	}
 	client, err := model.New(model.Config{
 		BaseURL:    "http://m.evals.svc.cluster.local:" + port + "/v1",
 		Model:      "m",

@@ -42,7 +42,12 @@ spec:
   models:
   - name: sim-strong
     simulated: {profile: strong, seed: 1, faultPermille: 100}
-  runner: {shardsPerModel: 2, inFlightPerShard: 16}
+  runner:
+    shardsPerModel: 2
+    inFlightPerShard: 16
+    resources:
+      requests: {cpu: 250m, memory: 512Mi}
+      limits: {memory: 2Gi}
 `
 
 // againYAML is a small evaluation that is deleted and applied again under
@@ -58,18 +63,6 @@ spec:
   - name: sim-strong
     simulated: {profile: strong, seed: 1}
   runner: {shardsPerModel: 1}
-`
-
-// vllmYAML asks for a vLLM server: its image cannot run on a process node.
-const vllmYAML = `apiVersion: repot.dev/v1alpha1
-kind: RepotEvaluation
-metadata:
-  name: vllm
-spec:
-  suite: open-source-120
-  models:
-  - name: qwen3-0-6b
-    vllm: {model: Qwen/Qwen3-0.6B, gpus: 1}
 `
 
 var _ = Describe("the operator on the local cluster", Ordered, func() {
@@ -94,24 +87,20 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 		}
 		return e.Status.Progress.RunsDone, e.Status.Progress.RunsTotal
 	}
-	operatorAlive := func() {
-		if !tc.operator.alive() {
-			StopTrying("the operator exited:\n" + tailFile(tc.operator.log, 30)).Now()
-		}
-	}
+	operatorAlive := func() { tc.operatorAlive() }
 
 	BeforeAll(func() {
-		tc = startTestCluster()
+		// Three SIMULATED GPUs: one for each of the demo's two models and
+		// one for faults'.
+		tc = startRealCluster("main", "--gpus", "3")
 		DeferCleanup(func() { tc.stop() })
 		tc.localcluster("apply", "-f", filepath.Join(rootDir, "config/samples/demo.yaml"))
-		for _, y := range []string{faultsYAML, vllmYAML} {
-			u := &repotv1.RepotEvaluation{}
-			Expect(yaml.Unmarshal([]byte(y), u)).To(Succeed())
-			u.Namespace = ns
-			ctx, cancel := ctxTimeout(30 * time.Second)
-			Expect(tc.c.Create(ctx, u)).To(Succeed())
-			cancel()
-		}
+		u := &repotv1.RepotEvaluation{}
+		Expect(yaml.Unmarshal([]byte(faultsYAML), u)).To(Succeed())
+		u.Namespace = ns
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		Expect(tc.c.Create(ctx, u)).To(Succeed())
+		cancel()
 	})
 
 	It("starts a server and an Indexed runner Job per simulated model", func() {
@@ -135,20 +124,6 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 			ip := fmt.Sprintf("127.250.0.%d", len(refs)+1) // outside the pod IP blocks of local clusters
 			refs[m.Name] = startReference(m.Name, args, m.Simulated.Profile, ptr.Deref(m.Simulated.Seed, 0), m.Name, ip)
 		}
-	})
-
-	It("keeps a vLLM model Stalled with a reason that says its image cannot run here", func() {
-		Eventually(func(g Gomega) {
-			operatorAlive()
-			e := get(g, "vllm")
-			c := meta.FindStatusCondition(e.Status.Conditions, repotv1.ConditionStalled)
-			g.Expect(c).NotTo(BeNil())
-			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(c.Message).To(ContainSubstring("ImageNotRunnableOnProcessNode"))
-			g.Expect(e.Status.Models).To(HaveLen(1))
-			g.Expect(e.Status.Models[0].Server.State).To(Equal(repotv1.ServerStalled))
-			g.Expect(e.Status.Models[0].Server.Reason).To(Equal(repotv1.ReasonImagePullFailed))
-		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 	})
 
 	It("resumes a shard from its ledger when its runner pod is deleted mid-shard", func() {
@@ -198,7 +173,7 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 				if p.UID == victim.UID || p.Annotations[batchv1.JobCompletionIndexAnnotation] != idx {
 					continue
 				}
-				restored = podLog(ns, p.Name, "ledger-restore")
+				restored = tc.podLog(ns, p.Name, "ledger-restore")
 				found = restored != ""
 			}
 			g.Expect(found).To(BeTrue(), "no replacement pod of shard %s has run ledger-restore yet", idx)
@@ -218,11 +193,11 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 			g.Expect(done).To(BeNumerically("<", total), "the evaluation finished before the operator could be killed")
 			before = done
 		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
-		By(fmt.Sprintf("killing the operator at %d runs done", before))
-		tc.operator.kill()
-		time.Sleep(15 * time.Second) // runners keep writing their ledgers meanwhile
-		By("restarting the operator")
-		tc.startOperator()
+		// SIGKILL through containerd: no graceful shutdown and no released
+		// leader lease; the kubelet restarts the container after its
+		// back-off while the runners keep writing their ledgers.
+		By(fmt.Sprintf("killing the operator's container at %d runs done", before))
+		tc.killOperator()
 		Eventually(func(g Gomega) int32 {
 			operatorAlive()
 			done, _ := progress(g, "demo")
@@ -271,11 +246,10 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 	})
 
 	It("runs the whole evaluation in restricted runner pods with the seccomp filter in force, and says so in status", func() {
-		// The runner pods ask for seccompProfile RuntimeDefault; the process
-		// nodes then run them under no_new_privs and a RuntimeDefault-like
-		// filter that refuses user namespaces (repot sandbox restrict-pod),
-		// the weakest setting a real runner pod gives. The runners must
-		// still have installed their own filter, and report it.
+		// The runner pods run as 65532 with containerd's RuntimeDefault
+		// seccomp profile, no capabilities and a read-only root: no user
+		// namespaces, the weakest setting a real runner pod gives. The
+		// runners must still have installed their own filter, and report it.
 		e := get(Default, "demo")
 		Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeTrue())
 		Expect(e.Status.Progress.RunsDone).To(Equal(e.Status.Progress.RunsTotal))
@@ -285,10 +259,9 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 	})
 
 	It("records per model the image digests of the pods that ran, the server's arguments and self-report, the sampling and the runner's build", func() {
-		// The process nodes report the sha256 of the host's repot binary as
-		// every container's imageID; the status keeps it after the pods
-		// are gone.
-		digest := MatchRegexp(`^process://.+@sha256:[0-9a-f]{64}$`)
+		// containerd reports each container's image by digest; the status
+		// keeps it after the pods are gone.
+		digest := MatchRegexp(`^(.+@)?sha256:[0-9a-f]{64}$`)
 		Eventually(func(g Gomega) {
 			e := get(g, "demo")
 			g.Expect(e.Status.Models).To(HaveLen(len(e.Spec.Models)))
@@ -341,7 +314,7 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 	})
 
 	It("removes every child when an evaluation is deleted", func() {
-		for _, name := range []string{"demo", "faults", "vllm"} {
+		for _, name := range []string{"demo", "faults"} {
 			e := get(Default, name)
 			ctx, cancel := ctxTimeout(30 * time.Second)
 			Expect(tc.c.Delete(ctx, e)).To(Succeed())

@@ -92,47 +92,42 @@ func tailFile(path string, n int) string {
 
 // testCluster is the local cluster and the operator under test.
 type testCluster struct {
+	dir        string
 	cluster    *child
-	operator   *child
 	kubeconfig string
 	c          client.Client
 	cs         kubernetes.Interface
 	logs       string
-	// operatorArgs are further flags of `repot manager`.
-	operatorArgs []string
-	// chartSets, when set, install the operator with the Helm chart (these
-	// --set values) into the cluster instead of running it here.
-	chartSets []string
+	// operatorKills is how many times the spec killed the operator's
+	// container on purpose (killOperator): the restarts operatorAlive
+	// expects.
+	operatorKills int32
 }
 
-func startTestCluster() *testCluster { return startTestClusterIn(stateDir) }
+// operatorNamespace is where the chart installs the operator.
+const operatorNamespace = "repot-system"
 
-// startTestClusterIn starts a local cluster with state dir dir and extra
-// `localcluster up` flags, and the operator.
-func startTestClusterIn(dir string, extra ...string) *testCluster {
-	return startTestClusterWith(dir, extra, nil)
-}
-
-// startTestClusterWithChart starts a local cluster with state dir dir and
-// clusterArgs, and installs the operator from charts/repot-operator with
-// the --set values sets: a Deployment from the project's image, as users
-// install it.
-func startTestClusterWithChart(dir string, clusterArgs []string, sets ...string) *testCluster {
-	return startTestClusterOpts(dir, clusterArgs, nil, sets)
-}
-
-// startTestClusterWith starts a local cluster with state dir dir and
-// clusterArgs, and the operator with operatorArgs.
-func startTestClusterWith(dir string, clusterArgs, operatorArgs []string) *testCluster {
-	return startTestClusterOpts(dir, clusterArgs, operatorArgs, nil)
-}
-
-func startTestClusterOpts(dir string, clusterArgs, operatorArgs, chartSets []string) *testCluster {
-	extra := clusterArgs
-	tc := &testCluster{logs: filepath.Join(dir, "test-logs"), operatorArgs: operatorArgs, chartSets: chartSets}
+// startRealCluster starts a local cluster whose pods all run on a real node
+// (localcluster up --nodes 1: a kubelet with containerd, runc, the bridge
+// CNI, CoreDNS and kube-network-policies; SIMULATED GPUs through a device
+// plugin) with state dir realDir(name) and the further `localcluster up`
+// flags clusterArgs, and installs the operator from the chart as a
+// Deployment of the image built from the Dockerfile, as users install it.
+// Without root the spec is skipped: a real node needs it.
+func startRealCluster(name string, clusterArgs ...string) *testCluster {
+	if os.Geteuid() != 0 {
+		Skip("a real node needs root (containerd, the kubelet, the CNI plugins): run make e2e as root")
+	}
+	for _, b := range []string{"kubelet", "kube-proxy", "coredns", "kube-network-policies", "pause"} {
+		_, err := os.Stat(filepath.Join(binDir, b))
+		Expect(err).NotTo(HaveOccurred(), "make e2e builds bin/%s (make realnode-bins)", b)
+	}
+	dir := realDir(name)
+	tc := &testCluster{dir: dir, logs: filepath.Join(dir, "test-logs")}
 	Expect(os.MkdirAll(tc.logs, 0o755)).To(Succeed())
 	tc.cluster = startChild("localcluster", filepath.Join(tc.logs, "localcluster.log"), nil,
-		append([]string{filepath.Join(binDir, "localcluster"), "up", "--dir", dir, "--bin-dir", binDir, "--repot", filepath.Join(binDir, "repot")}, extra...)...)
+		append([]string{filepath.Join(binDir, "localcluster"), "up", "--dir", dir, "--bin-dir", binDir,
+			"--nodes", "1", "--pause", filepath.Join(binDir, "pause")}, clusterArgs...)...)
 	ready := filepath.Join(dir, "ready")
 	Eventually(func() error {
 		if !tc.cluster.alive() {
@@ -151,39 +146,9 @@ func startTestClusterOpts(dir string, clusterArgs, operatorArgs, chartSets []str
 	Expect(err).NotTo(HaveOccurred())
 	tc.cs, err = kubernetes.NewForConfig(cfg)
 	Expect(err).NotTo(HaveOccurred())
-	if chartSets != nil {
-		args := []string{"helm-install", filepath.Join(rootDir, "charts/repot-operator"), "--namespace", operatorNamespace}
-		for _, s := range chartSets {
-			args = append(args, "--set-string", s)
-		}
-		tc.localcluster(args...)
-		return tc
-	}
-	tc.localcluster("apply", "-f", filepath.Join(rootDir, "config/crd/bases"))
-	tc.startOperator()
+	tc.localcluster("helm-install", filepath.Join(rootDir, "charts/repot-operator"), "--namespace", operatorNamespace,
+		"--set-string", "image.repository=localhost/repot-operator", "--set-string", "image.tag=dev")
 	return tc
-}
-
-// operatorNamespace is where the chart installs the operator.
-const operatorNamespace = "repot-system"
-
-// startRealCluster starts a local cluster whose pods all run on a real node
-// (localcluster up --nodes 0 --real-nodes 1: a kubelet with containerd, runc,
-// the bridge CNI, CoreDNS and kube-network-policies; SIMULATED GPUs through
-// a device plugin) with state dir realDir(name), and installs the operator
-// from the chart as a Deployment of the image built from the Dockerfile, as
-// users install it. Without root the spec is skipped: a real node needs it.
-func startRealCluster(name string) *testCluster {
-	if os.Geteuid() != 0 {
-		Skip("a real node needs root (containerd, the kubelet, the CNI plugins): run make e2e as root")
-	}
-	for _, b := range []string{"kubelet", "kube-proxy", "coredns", "kube-network-policies", "pause"} {
-		_, err := os.Stat(filepath.Join(binDir, b))
-		Expect(err).NotTo(HaveOccurred(), "make e2e builds bin/%s (make realnode-bins)", b)
-	}
-	return startTestClusterWithChart(realDir(name),
-		[]string{"--nodes", "0", "--real-nodes", "1", "--pause", filepath.Join(binDir, "pause")},
-		"image.repository=localhost/repot-operator", "image.tag=dev")
 }
 
 // smallRunner is what the real-node specs' runners request: a quarter of a
@@ -201,28 +166,56 @@ func realDir(name string) string {
 	return filepath.Join(filepath.Dir(stateDir), filepath.Base(stateDir)+"-"+name)
 }
 
-// operatorAlive fails the spec at once when the operator has exited: the
-// local process, or the chart's Deployment (its pod restarted).
-func (tc *testCluster) operatorAlive() {
-	if tc.chartSets == nil {
-		if !tc.operator.alive() {
-			StopTrying("the operator exited:\n" + tailFile(tc.operator.log, 30)).Now()
-		}
-		return
-	}
+// operatorFailure says how the operator's pod failed, or "": a container
+// restarted more often than the spec killed it (killOperator). A slow API
+// server is no failure.
+func (tc *testCluster) operatorFailure() string {
 	ctx, cancel := ctxTimeout(30 * time.Second)
 	defer cancel()
 	pods, err := tc.cs.CoreV1().Pods(operatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=repot-operator"})
 	if err != nil {
-		return // a slow API server: try again
+		return ""
 	}
 	for _, p := range pods.Items {
 		for _, c := range p.Status.ContainerStatuses {
-			if c.RestartCount > 0 {
-				StopTrying(fmt.Sprintf("the operator's pod %s restarted: %+v", p.Name, c.LastTerminationState)).Now()
+			if c.RestartCount > tc.operatorKills {
+				return fmt.Sprintf("the operator's pod %s restarted %d times (killed %d times by the spec): %+v", p.Name, c.RestartCount, tc.operatorKills, c.LastTerminationState)
 			}
 		}
 	}
+	return ""
+}
+
+// operatorAlive fails the spec at once, inside Eventually too, when the
+// operator's pod restarted on its own.
+func (tc *testCluster) operatorAlive() {
+	if f := tc.operatorFailure(); f != "" {
+		StopTrying(f).Now()
+	}
+}
+
+// killOperator sends SIGKILL to the operator's running container through
+// containerd (ctr task kill), as the kernel's OOM killer or a node failure
+// would: no graceful shutdown, no lease released. The kubelet restarts it.
+func (tc *testCluster) killOperator() {
+	ctx, cancel := ctxTimeout(30 * time.Second)
+	defer cancel()
+	pods, err := tc.cs.CoreV1().Pods(operatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=repot-operator"})
+	Expect(err).NotTo(HaveOccurred())
+	var id string
+	for _, p := range pods.Items {
+		for _, c := range p.Status.ContainerStatuses {
+			if c.State.Running != nil && p.DeletionTimestamp == nil {
+				id = strings.TrimPrefix(c.ContainerID, "containerd://")
+			}
+		}
+	}
+	Expect(id).NotTo(BeEmpty(), "no running operator container: %+v", pods.Items)
+	socks, _ := filepath.Glob(filepath.Join(tc.dir, "real", "*", "containerd.sock"))
+	Expect(socks).To(HaveLen(1), "the real node's containerd socket under %s", tc.dir)
+	out, err := exec.Command("ctr", "-a", socks[0], "-n", "k8s.io", "task", "kill", "--signal", "SIGKILL", id).CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "ctr task kill: %s", out)
+	tc.operatorKills++
 }
 
 // localcluster runs a bin/localcluster subcommand against the cluster.
@@ -234,32 +227,22 @@ func (tc *testCluster) localcluster(args ...string) string {
 	return out.String()
 }
 
-func (tc *testCluster) startOperator() {
-	tc.operator = startChild("operator", filepath.Join(tc.logs, "operator.log"), []string{"KUBECONFIG=" + tc.kubeconfig},
-		append([]string{filepath.Join(binDir, "repot"), "manager", "--metrics-bind-address=0", "--health-probe-bind-address=0"}, tc.operatorArgs...)...)
-}
-
 func (tc *testCluster) stop() {
-	if tc == nil {
-		return
-	}
-	if tc.operator != nil {
-		tc.operator.stop(10 * time.Second)
-	}
-	if tc.cluster != nil {
+	if tc != nil && tc.cluster != nil {
 		tc.cluster.stop(60 * time.Second)
 	}
 }
 
-// podLog returns the log of a container of a pod that ran on a process
-// node.
-func podLog(ns, pod, container string) string {
-	matches, _ := filepath.Glob(filepath.Join(stateDir, "pods", ns, pod+"-*", "logs", container+".log"))
-	if len(matches) == 0 {
+// podLog returns the log of a container of a pod, read through the API
+// server from the kubelet, or "" while there is none.
+func (tc *testCluster) podLog(namespace, pod, container string) string {
+	ctx, cancel := ctxTimeout(30 * time.Second)
+	defer cancel()
+	out, err := tc.cs.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container}).Do(ctx).Raw()
+	if err != nil {
 		return ""
 	}
-	data, _ := os.ReadFile(matches[len(matches)-1])
-	return string(data)
+	return string(out)
 }
 
 func ctxTimeout(d time.Duration) (context.Context, context.CancelFunc) {

@@ -4,8 +4,7 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -44,7 +43,12 @@ spec:
   - {name: sim-b, simulated: {profile: weak, seed: 2, gpus: 1}}
   - {name: sim-c, simulated: {profile: strong, seed: 3, gpus: 1}}
   - {name: sim-d, simulated: {profile: weak, seed: 4, gpus: 1}}
-  runner: {shardsPerModel: 2, inFlightPerShard: 16}
+  runner:
+    shardsPerModel: 2
+    inFlightPerShard: 16
+    resources:
+      requests: {cpu: 250m, memory: 512Mi}
+      limits: {memory: 2Gi}
 `
 
 // kueueObjects are what a platform team sets up: a flavor for the GPU
@@ -81,10 +85,7 @@ func kueueObjects() []client.Object {
 }
 
 var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
-	var (
-		tc  *testCluster
-		dir = stateDir + "-kueue"
-	)
+	var tc *testCluster
 	models := []string{"sim-a", "sim-b", "sim-c", "sim-d"}
 
 	workloads := func(g Gomega) map[string]*kueue.Workload {
@@ -234,9 +235,9 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 	}
 
 	BeforeAll(func() {
-		// Two nodes with one GPU each: the ClusterQueue's 2 GPUs are also
-		// all the cluster has.
-		tc = startTestClusterIn(dir, "--kueue", "--gpus", "1")
+		// A node with two SIMULATED GPUs: the ClusterQueue's 2 GPUs are
+		// also all the cluster has.
+		tc = startRealCluster("kueue", "--kueue", "--gpus", "2")
 		DeferCleanup(func() { tc.stop() })
 		ctx, cancel := ctxTimeout(time.Minute)
 		defer cancel()
@@ -255,11 +256,7 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 		go watch()
 	})
 
-	operatorAlive := func() {
-		if !tc.operator.alive() {
-			StopTrying("the operator exited:\n" + tailFile(tc.operator.log, 30)).Now()
-		}
-	}
+	operatorAlive := func() { tc.operatorAlive() }
 
 	It("creates one Workload per model, admits two, and creates nothing of the others", func() {
 		Eventually(func(g Gomega) {
@@ -361,8 +358,10 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 		evictedAt := time.Now()
 		setActive(true)
 		e := &repotv1.RepotEvaluation{}
+		resumed := map[string]resumedShard{} // shard index -> what its newest pod found at its start
 		Eventually(func(g Gomega) {
 			operatorAlive()
+			readResumed(tc, victim, evictedAt, resumed)
 			ctx, cancel := ctxTimeout(30 * time.Second)
 			defer cancel()
 			g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sweep"}, e)).To(Succeed())
@@ -395,7 +394,9 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 		// skipped it.
 		for shard := range 2 {
 			name := build.LedgerName("sweep", victim, shard)
-			already := lastResumeCount(dir, victim, shard)
+			r, ok := resumed[strconv.Itoa(shard)]
+			Expect(ok).To(BeTrue(), "no log of a re-admitted runner pod of shard %d of %s said how many finished runs it found", shard, victim)
+			already := r.finished
 			Expect(already).To(BeNumerically(">=", ledgered[name]),
 				"shard %d of %s resumed with %d finished runs, but %d were recorded before the eviction", shard, victim, already, ledgered[name])
 		}
@@ -406,27 +407,44 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 	})
 })
 
-// lastResumeCount reads, from the log of the last runner pod of a shard,
-// how many finished runs `repot run` found in its output at the start.
-func lastResumeCount(dir, model string, shard int) int {
-	matches, _ := filepath.Glob(filepath.Join(dir, "pods", ns, build.RunnerJobName("sweep", model)+"-*", "logs", "run.log"))
-	best, bestTime := -1, time.Time{}
-	for _, m := range matches {
-		data, err := os.ReadFile(m)
-		if err != nil || !strings.Contains(string(data), fmt.Sprintf("(shard %d of 2)", shard)) {
+// resumedShard is what the newest runner pod of a shard logged at its
+// start: how many finished runs `repot run` found in its output.
+type resumedShard struct {
+	created  time.Time
+	finished int
+}
+
+// readResumed reads, through the API server, the logs of the model's
+// runner pods created since `since`, and keeps per shard what the newest
+// one found at its start. It runs while the pods exist: the kubelet's logs
+// go with them.
+func readResumed(tc *testCluster, model string, since time.Time, resumed map[string]resumedShard) {
+	ctx, cancel := ctxTimeout(30 * time.Second)
+	defer cancel()
+	var pods corev1.PodList
+	if tc.c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{
+		build.LabelEvaluation: "sweep", build.LabelModel: model, build.LabelComponent: build.ComponentRunner}) != nil {
+		return // a slow API server: look again
+	}
+	for _, p := range pods.Items {
+		created := p.CreationTimestamp.Time
+		shard := p.Annotations[batchv1.JobCompletionIndexAnnotation]
+		if created.Before(since.Truncate(time.Second)) || shard == "" || created.Before(resumed[shard].created) {
 			continue
 		}
-		st, _ := os.Stat(m)
-		line := string(data)
-		i := strings.Index(line, " finished runs already in ")
-		if i < 0 || !st.ModTime().After(bestTime) {
-			continue
-		}
-		j := strings.LastIndex(line[:i], " ")
-		var n int
-		if _, err := fmt.Sscanf(line[j+1:i], "%d", &n); err == nil {
-			best, bestTime = n, st.ModTime()
+		if n, ok := resumeCount(tc.podLog(ns, p.Name, "run")); ok {
+			resumed[shard] = resumedShard{created: created, finished: n}
 		}
 	}
-	return best
+}
+
+// resumeCount parses `repot run`'s "N finished runs already in DIR" line.
+func resumeCount(log string) (int, bool) {
+	i := strings.Index(log, " finished runs already in ")
+	if i < 0 {
+		return 0, false
+	}
+	j := strings.LastIndex(log[:i], " ")
+	n, err := strconv.Atoi(log[j+1 : i])
+	return n, err == nil
 }

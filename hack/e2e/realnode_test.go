@@ -30,10 +30,10 @@ import (
 )
 
 // The real node: a kubelet built from the module proxy with containerd,
-// runc and the CNI plugins (localcluster up --real-nodes 1), running the
-// image built from the Dockerfile (make docker-build). Its GPUs are
-// SIMULATED, through a device plugin. It is the cluster's only node
-// (--nodes 0), so every pod lands there, without a taint.
+// runc and the CNI plugins (localcluster up --nodes 1), running the image
+// built from the Dockerfile (make docker-build). Its GPUs are SIMULATED,
+// through a device plugin. It is the cluster's only node, so every pod
+// lands there.
 const (
 	realNode       = "localcluster-real-0"
 	realNodeLabel  = "repot.dev/real-node"
@@ -265,6 +265,54 @@ for i in range(60):
 		Expect(p.Status.Phase).To(Equal(corev1.PodSucceeded), log)
 		Expect(log).To(MatchRegexp(`(?m)^NVIDIA_VISIBLE_DEVICES=SIMULATED-GPU-` + realNode + `-[01]$`))
 		Expect(log).To(ContainSubstring("REPOT_SIMULATED_GPUS=true"))
+	})
+
+	It("runs the gpu-telemetry wrapper as a container's entrypoint: the child's exit code, and the kubelet's SIGTERM through containerd, pass through it", func() {
+		// What the operator runs in a vLLM container, with a shell in
+		// place of vLLM. The wrapper is PID 1 of the container: a signal it
+		// did not forward would be ignored (or end in SIGKILL after the
+		// grace period), and the exit codes below could not come out.
+		wrapped := func(name, script string) *corev1.Pod {
+			p := restrictedPod(name, "")
+			p.Spec.Containers[0].Command = []string{"/usr/local/bin/repot", "gpu-telemetry", "--exec", "--listen=:9400", "--", "sh", "-c", script}
+			return p
+		}
+		create(wrapped("telemetry-exit", `echo child running; exit 7`))
+		// activeDeadlineSeconds: the kubelet stops the container as it
+		// stops any (SIGTERM through containerd, then SIGKILL after the
+		// grace period of 30 s), and keeps the pod to read.
+		term := wrapped("telemetry-term", `trap 'echo child got SIGTERM; exit 42' TERM; echo child running; while :; do sleep 1; done`)
+		term.Spec.ActiveDeadlineSeconds = ptr.To[int64](15)
+		create(term)
+
+		p, log := finished("telemetry-exit")
+		Expect(p.Status.ContainerStatuses[0].ContainerID).To(HavePrefix("containerd://"))
+		Expect(log).To(ContainSubstring("child running"))
+		Expect(p.Status.ContainerStatuses[0].State.Terminated).NotTo(BeNil())
+		Expect(p.Status.ContainerStatuses[0].State.Terminated.ExitCode).To(BeEquivalentTo(7), "the child's exit code, through the wrapper and containerd")
+
+		var (
+			tp      corev1.Pod
+			started time.Time
+		)
+		Eventually(func(g Gomega) {
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: realNS, Name: "telemetry-term"}, &tp)).To(Succeed())
+			g.Expect(tp.Status.ContainerStatuses).NotTo(BeEmpty())
+			st := tp.Status.ContainerStatuses[0].State
+			g.Expect(st.Terminated).NotTo(BeNil(), "container state %+v", st)
+			started = st.Terminated.StartedAt.Time
+		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		out, err := tc.cs.CoreV1().Pods(realNS).GetLogs("telemetry-term", &corev1.PodLogOptions{Container: "c"}).Do(ctx).Raw()
+		Expect(err).NotTo(HaveOccurred())
+		t := tp.Status.ContainerStatuses[0].State.Terminated
+		GinkgoWriter.Printf("telemetry-term: exit %d after %v (%s); log:\n%s\n", t.ExitCode, t.FinishedAt.Sub(started), t.Reason, out)
+		Expect(string(out)).To(ContainSubstring("child got SIGTERM"), "the kubelet's SIGTERM reached the child through the wrapper")
+		Expect(t.ExitCode).To(BeEquivalentTo(42), "the child's exit code on SIGTERM, not a SIGKILL's 137")
+		Expect(t.FinishedAt.Sub(started)).To(BeNumerically("<", 40*time.Second), "ended by the forwarded SIGTERM, not the grace period's SIGKILL")
 	})
 
 	// ready waits for a pod to be Ready and returns its address.

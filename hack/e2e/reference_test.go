@@ -55,6 +55,9 @@ func runReference(name string, jobArgs []string, profile string, seed int64, ser
 	if err != nil {
 		return sum, err
 	}
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return sum, err
+	}
 	dir := filepath.Join(stateDir, "reference", name)
 	if err := os.RemoveAll(dir); err != nil {
 		return sum, err
@@ -86,7 +89,6 @@ func runReference(name string, jobArgs []string, profile string, seed int64, ser
 	}
 	args := referenceArgs(jobArgs, "http://"+listen+"/v1", dir)
 	run := exec.Command(filepath.Join(binDir, "repot"), args...)
-	run.Env = append(os.Environ(), "REPOT_HOSTS_FILE=")
 	run.Stdout, run.Stderr = logf, logf
 	fmt.Fprintf(logf, "reference: repot %s\n", strings.Join(args, " "))
 	// In its own process group and killed with the test binary, like

@@ -1,13 +1,12 @@
 //go:build e2e
 
 // Package e2e runs end-to-end tests on the local cluster (hack/localcluster):
-// a real control plane, and evaluations with simulated models. The suites
-// of realnode_test.go, derail_test.go, schedule_test.go and the re-creation
-// spec run everything on a real node (kubelet, containerd, CNI, CoreDNS,
-// kube-network-policies) from the image built from the Dockerfile, with the
-// operator installed from the chart (startRealCluster; root). The others
-// still run on process nodes with the operator as a local process. Run with
-// `make e2e` (which builds bin/ first).
+// a real control plane and a real node (kubelet, containerd, runc, the CNI
+// bridge, kube-proxy, CoreDNS, kube-network-policies; SIMULATED GPUs through
+// a device plugin), evaluations of simulated models, every pod a container
+// of the image built from the Dockerfile, and the operator installed from
+// the chart (startRealCluster). A real node needs root: without it every
+// spec skips and says why. Run with `make e2e` (which builds bin/ first).
 package e2e
 
 import (

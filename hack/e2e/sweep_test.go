@@ -34,14 +34,21 @@ spec:
   - {name: sim-medium, simulated: {profile: medium, seed: 2, gpus: 1}}
   - {name: sim-strong, simulated: {profile: strong, seed: 3, gpus: 1}}
   - {name: sim-frontier, simulated: {profile: frontier, seed: 4, gpus: 1}}
-  runner: {shardsPerModel: 2, inFlightPerShard: 8}
+  runner:
+    shardsPerModel: 2
+    inFlightPerShard: 8
+    resources:
+      requests: {cpu: 250m, memory: 512Mi}
+      limits: {memory: 2Gi}
 `
 
-var _ = Describe("a sweep of four simulated models with maxParallelModels 2 on two GPU nodes", Ordered, func() {
+var _ = Describe("a sweep of four simulated models with maxParallelModels 2 on a node with four GPUs", Ordered, func() {
 	var tc *testCluster
 
 	BeforeAll(func() {
-		tc = startTestCluster()
+		// More GPUs than maxParallelModels needs: the limit, not the
+		// node, keeps the third server out.
+		tc = startRealCluster("sweep", "--gpus", "4")
 		DeferCleanup(func() { tc.stop() })
 		e := &repotv1.RepotEvaluation{}
 		Expect(yaml.Unmarshal([]byte(sweepYAML), e)).To(Succeed())
@@ -58,8 +65,8 @@ var _ = Describe("a sweep of four simulated models with maxParallelModels 2 on t
 		var final *repotv1.RepotEvaluation
 		deadline := time.Now().Add(12 * time.Minute)
 		for final == nil {
-			if !tc.operator.alive() {
-				Fail("the operator exited:\n" + tailFile(tc.operator.log, 30))
+			if f := tc.operatorFailure(); f != "" {
+				Fail(f)
 			}
 			Expect(time.Now().Before(deadline)).To(BeTrue(), "the sweep did not complete in 12 minutes")
 			ctx, cancel := ctxTimeout(30 * time.Second)

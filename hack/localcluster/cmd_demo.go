@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,21 +21,21 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-	"repot.dev/repot-operator/hack/localcluster/nodeagent"
-	"repot.dev/repot-operator/hack/localcluster/proc"
 )
 
 func init() { register(newDemoCommand) }
 
 type demoOptions struct {
 	up                  upOptions
-	samples, crds, ns   string
+	samples, ns         string
 	timeout, stallAfter time.Duration
 	keep                bool
 	report              string
 	chart               string
 	kubeconfig          string
 	chartSets           []string
+	// repot is the host's repot binary, which writes the report.
+	repot string
 }
 
 // demoOperatorNamespace is where the demo installs the operator's chart
@@ -42,39 +43,30 @@ type demoOptions struct {
 const demoOperatorNamespace = "repot-system"
 
 func newDemoCommand() *cobra.Command {
-	o := demoOptions{up: upOptions{taintedNodes: -1, readyTimeout: 3 * time.Minute}}
+	o := demoOptions{}
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Start the local cluster, install the CRDs, run the operator, apply the simulated samples, show progress and results, stop",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.up.realNodes > 0 && !cmd.Flags().Changed("nodes") {
-				o.up.nodes = 0 // everything on the real nodes
-			}
-			return runDemo(cmd.Context(), o, os.Stdout)
-		},
+		Short: "Start the local cluster, install the operator from the chart, apply the simulated samples, show progress and results, stop",
+		Long: `Starts the local cluster (control plane and a real node: root on Linux), installs
+the operator from its Helm chart as a Deployment of the project's image, applies the
+RepotEvaluations of --samples whose models are all simulated, shows their progress,
+prints the status tables and writes the HTML report; then stops everything.
+With --kubeconfig it runs on that cluster instead (kind, minikube or a real one),
+which must be able to pull the image of --node-image.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runDemo(cmd.Context(), o, os.Stdout) },
 	}
+	addUpFlags(cmd, &o.up)
 	f := cmd.Flags()
-	f.StringVar(&o.up.dir, "dir", defaultDir, "state dir of the local cluster")
-	f.StringVar(&o.up.binDir, "bin-dir", "bin", "dir with the control-plane binaries")
-	f.StringVar(&o.up.repot, "repot", "bin/repot", "the repot binary (operator, runners, simulated servers)")
-	f.IntVar(&o.up.nodes, "nodes", 2, "number of process nodes (default 0 with --real-nodes)")
-	f.IntVar(&o.up.gpus, "gpus", 8, "nvidia.com/gpu per node")
-	f.StringVar(&o.up.gpuProduct, "gpu-product", nodeagent.DefaultGPUProduct, "GPU product label")
-	f.StringSliceVar(&o.up.images, "image", nodeagent.DefaultImagePatterns, "images the nodes run")
+	f.StringVar(&o.repot, "repot", "bin/repot", "the host's repot binary, which writes the report")
 	f.StringVar(&o.samples, "samples", "config/samples/demo.yaml", "samples file (or dir); the RepotEvaluations whose models are all simulated are applied")
-	f.StringVar(&o.crds, "crds", "config/crd/bases", "CRD manifests")
 	f.StringVarP(&o.ns, "namespace", "n", "default", "namespace of the evaluations")
 	f.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
 	f.DurationVar(&o.stallAfter, "stalled-timeout", 3*time.Minute, "give up once an evaluation has been Stalled this long")
 	f.BoolVar(&o.keep, "keep-running", false, "keep the cluster and operator running after the demo (until Ctrl-C)")
-	f.IntVar(&o.up.realNodes, "real-nodes", 0, "run on this many real nodes (0 or 1; root): a kubelet with containerd, runc, the CNI plugins, CoreDNS and a NetworkPolicy enforcer, running the image built from the Dockerfile; the operator is installed from the chart as a Deployment of that image")
-	f.IntVar(&o.up.realNodeGPUs, "real-node-gpus", 2, "SIMULATED nvidia.com/gpu devices of each real node, through a device plugin")
-	f.StringSliceVar(&o.up.nodeImages, "node-image", []string{"localhost/repot-operator:dev"}, "buildah images imported into the real nodes; the first is the operator's (make docker-build)")
-	f.StringVar(&o.up.pause, "pause", "bin/pause", "the static pause binary of the real nodes' sandbox image")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "run the demo on the cluster of this kubeconfig (kind, minikube or a real one) instead of a local cluster: the operator is installed from the chart with the image of --node-image, which that cluster must be able to pull")
-	f.StringVar(&o.chart, "chart", "charts/repot-operator", "the operator's Helm chart (with real nodes)")
-	f.StringArrayVar(&o.chartSets, "set-string", nil, "a value for the chart (with real nodes), as helm's --set-string takes it")
+	f.StringVar(&o.chart, "chart", "charts/repot-operator", "the operator's Helm chart")
+	f.StringArrayVar(&o.chartSets, "set-string", nil, "a value for the chart, as helm's --set-string takes it")
 	f.StringVar(&o.report, "report", "", "HTML report to write at the end (default DIR/demo-report.html; \"-\" for none)")
 	return cmd
 }
@@ -106,14 +98,10 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 	if kubeconfig != "" {
 		step("using the cluster of %s (no local cluster; the operator is installed from the chart)", kubeconfig)
 	} else {
-		nodes := fmt.Sprintf("%d process nodes", o.up.nodes)
-		if o.up.realNodes > 0 {
-			nodes = fmt.Sprintf("%d real node(s) with containerd, CoreDNS and kube-network-policies", o.up.realNodes)
-			if o.up.nodes > 0 {
-				nodes += fmt.Sprintf(", %d process nodes", o.up.nodes)
-			}
+		if o.up.nodes == 0 {
+			return errors.New("the demo runs its pods on a node: --nodes 1 (root), or --kubeconfig for an existing cluster")
 		}
-		step("starting the local cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, %s); log: %s", nodes, clusterLog.Name())
+		step("starting the local cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, a real node with containerd, CoreDNS and kube-network-policies); log: %s", clusterLog.Name())
 		lc, err = startCluster(ctx, o.up, clusterLog)
 		if err != nil {
 			return err
@@ -131,46 +119,24 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var operatorFailed func() error
-	if o.up.realNodes > 0 || o.kubeconfig != "" {
-		// As users install it: the chart, a Deployment of the image.
-		img := o.up.nodeImages[0]
-		repo, tag := splitImage(img)
-		sets := append([]string{"image.repository=" + repo, "image.tag=" + tag}, o.chartSets...)
-		if err := helmInstall(ctx, clientFlags{kubeconfig: kubeconfig, namespace: demoOperatorNamespace}, o.chart, "repot-operator", nil, sets, io.Discard); err != nil {
-			return fmt.Errorf("installing the chart %s: %w", o.chart, err)
-		}
-		step("installed the operator from the chart %s into %s (image %s)", o.chart, demoOperatorNamespace, img)
-		cs, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			return err
-		}
-		pod, err := waitOperatorPod(ctx, cs, o.up.readyTimeout)
-		if err != nil {
-			return err
-		}
-		step("operator running: pod %s/%s on node %s (%s)", pod.Namespace, pod.Name, pod.Spec.NodeName, pod.Status.ContainerStatuses[0].ContainerID)
-		operatorFailed = func() error { return operatorPodFailed(ctx, cs) }
-	} else {
-		crds, err := readManifests([]string{o.crds})
-		if err != nil {
-			return fmt.Errorf("CRDs: %w", err)
-		}
-		if err := applyAll(ctx, dyn, mapper, crds, o.ns, io.Discard); err != nil {
-			return err
-		}
-		step("installed %d CRD(s) from %s", len(crds), o.crds)
-		op, err := startOperator(o.up.repot, kubeconfig, filepath.Join(l.Logs(), "operator.log"))
-		if err != nil {
-			return err
-		}
-		defer func() {
-			step("stopping the operator")
-			op.stop()
-		}()
-		step("operator running: %s manager (pid %d); log: %s", o.up.repot, op.pid, op.log)
-		operatorFailed = op.failed
+	// As users install it: the chart, a Deployment of the image.
+	img := o.up.nodeImages[0]
+	repo, tag := splitImage(img)
+	sets := append([]string{"image.repository=" + repo, "image.tag=" + tag}, o.chartSets...)
+	if err := helmInstall(ctx, clientFlags{kubeconfig: kubeconfig, namespace: demoOperatorNamespace}, o.chart, "repot-operator", nil, sets, io.Discard); err != nil {
+		return fmt.Errorf("installing the chart %s: %w", o.chart, err)
 	}
+	step("installed the operator from the chart %s into %s (image %s)", o.chart, demoOperatorNamespace, img)
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	pod, err := waitOperatorPod(ctx, cs, o.up.readyTimeout)
+	if err != nil {
+		return err
+	}
+	step("operator running: pod %s/%s on node %s (%s)", pod.Namespace, pod.Name, pod.Spec.NodeName, pod.Status.ContainerStatuses[0].ContainerID)
+	operatorFailed := func() error { return operatorPodFailed(ctx, cs) }
 	samples, err := simulatedSamples(o.samples)
 	if err != nil {
 		return err
@@ -179,10 +145,6 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 		return fmt.Errorf("no RepotEvaluation with only simulated models in %s", o.samples)
 	}
 	if o.kubeconfig != "" {
-		cs, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			return err
-		}
 		if gpus, err := clusterGPUs(ctx, cs); err != nil {
 			return err
 		} else if gpus == 0 {
@@ -344,51 +306,6 @@ func simulatedSamples(path string) ([]*unstructured.Unstructured, error) {
 	return out, nil
 }
 
-// operator is the manager running as a local process.
-type operator struct {
-	cmd    *exec.Cmd
-	pid    int
-	log    string
-	exited chan struct{}
-	err    error
-}
-
-func startOperator(repot, kubeconfig, logPath string) (*operator, error) {
-	abs, err := filepath.Abs(repot)
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(abs, "manager", "--metrics-bind-address=0", "--health-probe-bind-address=0")
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := proc.Start(cmd); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("starting the operator: %w", err)
-	}
-	op := &operator{cmd: cmd, pid: cmd.Process.Pid, log: logPath, exited: make(chan struct{})}
-	go func() {
-		op.err = cmd.Wait()
-		f.Close()
-		close(op.exited)
-	}()
-	return op, nil
-}
-
-func (op *operator) failed() error {
-	select {
-	case <-op.exited:
-		return fmt.Errorf("the operator exited (%v); see %s", op.err, op.log)
-	default:
-		return nil
-	}
-}
-
-func (op *operator) stop() { proc.Stop(op.pid, op.exited, 10*time.Second) }
-
 // shownProgress is what the demo last printed about an evaluation: it prints
 // a line when the state or the servers change, at every tenth of the runs,
 // and otherwise at most every 15 seconds.
@@ -426,7 +343,7 @@ func writeDemoReport(ctx context.Context, o demoOptions, kubeconfig string, name
 	if err != nil {
 		return "", err
 	}
-	repot, err := filepath.Abs(o.up.repot)
+	repot, err := filepath.Abs(o.repot)
 	if err != nil {
 		return "", err
 	}

@@ -1,57 +1,84 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 )
 
 func init() { register(newLogsCommand) }
 
+// newLogsCommand prints a pod's container logs as `kubectl logs` does:
+// through the API server, from the node's kubelet.
 func newLogsCommand() *cobra.Command {
-	var dir, container string
+	var (
+		cf        clientFlags
+		container string
+	)
 	cmd := &cobra.Command{
-		Use:   "logs NAMESPACE/POD",
-		Short: "Print a pod's container logs from the process node (DIR/pods/NS/POD-UID/logs)",
+		Use:   "logs [NAMESPACE/]POD",
+		Short: "Print a pod's container logs (every container's, init containers first, without -c), read from the kubelet through the API server",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			l, err := layoutOf(dir)
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ns, pod, ok := strings.Cut(args[0], "/")
+			if !ok {
+				ns, pod = cf.namespace, args[0]
+			}
+			cfg, err := cf.config()
 			if err != nil {
 				return err
 			}
-			ns, pod, ok := strings.Cut(args[0], "/")
-			if !ok {
-				ns, pod = "default", args[0]
+			cs, err := kubernetes.NewForConfig(cfg)
+			if err != nil {
+				return err
 			}
-			dirs, _ := filepath.Glob(filepath.Join(l.Pods(), ns, pod+"-*", "logs"))
-			if len(dirs) == 0 {
-				return fmt.Errorf("no logs of pod %s/%s under %s", ns, pod, l.Pods())
-			}
-			logs := dirs[len(dirs)-1]
-			files, _ := filepath.Glob(filepath.Join(logs, "*.log"))
-			for _, f := range files {
-				name := strings.TrimSuffix(filepath.Base(f), ".log")
-				if container != "" && name != container {
-					continue
-				}
-				if container == "" && len(files) > 1 {
-					fmt.Printf("==> %s <==\n", name)
-				}
-				r, err := os.Open(f)
-				if err != nil {
-					return err
-				}
-				_, _ = io.Copy(os.Stdout, r)
-				r.Close()
-			}
-			return nil
+			return printLogs(cmd.Context(), cs, ns, pod, container, os.Stdout)
 		},
 	}
-	layoutFlag(cmd, &dir)
-	cmd.Flags().StringVarP(&container, "container", "c", "", "container name")
+	cf.add(cmd)
+	cmd.Flags().StringVarP(&container, "container", "c", "", "container name (default: every container)")
 	return cmd
+}
+
+func printLogs(ctx context.Context, cs kubernetes.Interface, ns, pod, container string, out io.Writer) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	containers := []string{container}
+	if container == "" {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		containers = nil
+		for _, c := range append(append([]corev1.Container(nil), p.Spec.InitContainers...), p.Spec.Containers...) {
+			containers = append(containers, c.Name)
+		}
+	}
+	for _, c := range containers {
+		if len(containers) > 1 {
+			fmt.Fprintf(out, "==> %s <==\n", c)
+		}
+		r, err := cs.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: c}).Stream(ctx)
+		if err != nil {
+			if len(containers) > 1 {
+				fmt.Fprintf(out, "(%v)\n", err)
+				continue
+			}
+			return err
+		}
+		_, err = io.Copy(out, r)
+		r.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -15,67 +15,68 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"repot.dev/repot-operator/hack/localcluster/cluster"
-	"repot.dev/repot-operator/hack/localcluster/nodeagent"
 )
 
 func init() { register(newUpCommand) }
 
 type upOptions struct {
-	dir, binDir, repot, gpuProduct string
-	nodes, taintedNodes, gpus      int
-	images                         []string
-	keepData                       bool
-	readyTimeout                   time.Duration
+	dir, binDir, gpuProduct string
+	// nodes is how many nodes to run (0 or 1): a kubelet with containerd,
+	// runc, the CNI plugins, kube-proxy and kube-network-policies each.
+	nodes, gpus  int
+	keepData     bool
+	readyTimeout time.Duration
 	// kueue starts the Kueue manager (bin/kueue) once the cluster is ready.
 	kueue bool
-	// realNodes adds that many real nodes (kubelet, containerd, CNI; 0 or
-	// 1 for now), whose pods run nodeImages.
-	realNodes, realNodeGPUs int
-	nodeImages              []string
-	pause                   string
+	// nodeImages are imported into the nodes and pushed to the local
+	// registry; pause is the static binary of their sandbox image.
+	nodeImages []string
+	pause      string
 }
 
 func newUpCommand() *cobra.Command {
 	o := upOptions{}
 	cmd := &cobra.Command{
 		Use:   "up",
-		Short: "Start the control plane and the process nodes; runs until SIGINT or SIGTERM",
+		Short: "Start the control plane and a real node; runs until SIGINT or SIGTERM",
 		Long: `Starts etcd, kube-apiserver, kube-controller-manager and kube-scheduler on
-127.0.0.1 with certificates generated under DIR/pki (kept for later runs), registers
-the process nodes and runs their pods. Writes DIR/kubeconfig, and DIR/ready once
-the cluster accepts pods. Each start begins with an empty cluster unless --keep-data.
+127.0.0.1 with certificates generated under DIR/pki (kept for later runs), then a
+real node: a kubelet with containerd, runc, the CNI bridge plugin, kube-proxy
+and kube-network-policies (NetworkPolicy enforced), CoreDNS as the cluster DNS,
+and a local registry with the project's image in it. The node's nvidia.com/gpu
+devices are SIMULATED, served by a device plugin; the node carries the H100
+product label. Writes DIR/kubeconfig, and DIR/ready once the cluster accepts
+pods. Each start begins with an empty cluster unless --keep-data.
 
-Process nodes advertise nvidia.com/gpu and the H100 product label. With two or more
-nodes, node 0 also carries the GPU taint nvidia.com/gpu=present:NoSchedule (a
-dedicated GPU node: only pods that tolerate it land there) and the others do not
-(so the operator's runners and simulated servers find a node). Containers whose
-image matches --image run as processes of the repot binary; other images wait
-with reason ErrImagePull (ImageNotRunnableOnProcessNode).`,
+A real node needs root on Linux with containerd, runc, buildah, iptables, nft and
+the CNI plugins (localcluster real-node-check says what is missing). With
+--nodes 0 only the control plane runs (no root needed): manifests are validated
+and stored, but no pod runs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runUp(cmd.Context(), o) },
 	}
+	addUpFlags(cmd, &o)
+	return cmd
+}
+
+// addUpFlags adds the flags of `localcluster up`, which `localcluster demo`
+// shares.
+func addUpFlags(cmd *cobra.Command, o *upOptions) {
 	f := cmd.Flags()
-	f.StringVar(&o.dir, "dir", defaultDir, "state dir (certificates, etcd data, logs, kubeconfig, pod dirs)")
-	f.StringVar(&o.binDir, "bin-dir", "bin", "dir with etcd, kube-apiserver, kube-controller-manager, kube-scheduler (hack/build-control-plane.sh all)")
-	f.StringVar(&o.repot, "repot", "bin/repot", "the repot binary that stands in for the project's image")
-	f.IntVar(&o.nodes, "nodes", 2, "number of process nodes")
-	f.IntVar(&o.taintedNodes, "gpu-tainted-nodes", -1, "how many nodes (from node 0) carry the GPU taint; -1: node 0 when --nodes >= 2")
-	f.IntVar(&o.gpus, "gpus", 8, "nvidia.com/gpu per node")
-	f.StringVar(&o.gpuProduct, "gpu-product", nodeagent.DefaultGPUProduct, "value of the nvidia.com/gpu.product label")
-	f.StringSliceVar(&o.images, "image", nodeagent.DefaultImagePatterns, "images the nodes run (repository name, or a glob over the whole reference)")
+	f.StringVar(&o.dir, "dir", defaultDir, "state dir (certificates, etcd data, logs, kubeconfig, the node's containerd)")
+	f.StringVar(&o.binDir, "bin-dir", "bin", "dir with the control plane, the kubelet, kube-proxy, CoreDNS and kube-network-policies (make localcluster-bins realnode-bins)")
+	f.IntVar(&o.nodes, "nodes", 1, "real nodes to run (0 or 1; root): 0 runs the control plane only")
+	f.IntVar(&o.gpus, "gpus", 2, "SIMULATED nvidia.com/gpu devices of the node, through a device plugin")
+	f.StringVar(&o.gpuProduct, "gpu-product", cluster.DefaultGPUProduct, "value of the node's nvidia.com/gpu.product label")
 	f.BoolVar(&o.keepData, "keep-data", false, "keep etcd data from an earlier run")
 	f.DurationVar(&o.readyTimeout, "ready-timeout", 3*time.Minute, "how long to wait for the cluster to become ready")
-	f.IntVar(&o.realNodes, "real-nodes", 0, "also run this many real nodes (0 or 1): a kubelet (BIN-DIR/kubelet, hack/build-control-plane.sh node) with containerd, runc, the CNI plugins and kube-network-policies (BIN-DIR/kube-network-policies, hack/build-netpol.sh); needs root. Beside process nodes they carry the taint "+cluster.RealNodeTaint+", so only pods that tolerate it land there; with --nodes 0 everything runs on them")
-	f.IntVar(&o.realNodeGPUs, "real-node-gpus", 2, "SIMULATED nvidia.com/gpu devices of each real node, through a device plugin")
-	f.StringSliceVar(&o.nodeImages, "node-image", []string{"localhost/repot-operator:dev"}, "buildah images imported into the real nodes (make docker-build)")
-	f.StringVar(&o.pause, "pause", "bin/pause", "the static pause binary of the real nodes' sandbox image (go build ./hack/localcluster/pause)")
+	f.StringSliceVar(&o.nodeImages, "node-image", []string{"localhost/repot-operator:dev"}, "buildah images imported into the node and pushed to the local registry; the first is the operator's (make docker-build)")
+	f.StringVar(&o.pause, "pause", "bin/pause", "the static pause binary of the node's sandbox image (go build ./hack/localcluster/pause)")
 	f.BoolVar(&o.kueue, "kueue", false, "also install Kueue's CRDs and run the Kueue manager (BIN-DIR/kueue, built by hack/build-kueue.sh)")
-	return cmd
 }
 
 func runUp(parent context.Context, o upOptions) error {
@@ -97,19 +98,17 @@ func runUp(parent context.Context, o upOptions) error {
 	return err
 }
 
-// localCluster is a running control plane with its process nodes.
+// localCluster is a running control plane with its real node.
 type localCluster struct {
 	Layout    cluster.Layout
 	cp        *cluster.ControlPlane
-	stopAgent context.CancelFunc
-	agentDone chan error
 	cleanups  []func()
 	log       io.Writer
 	kueue     *cluster.Kueue
 	realNodes []*cluster.RealNode
 }
 
-// startCluster starts the control plane and the node agent and waits until
+// startCluster starts the control plane and the real node and waits until
 // the cluster accepts pods. On error everything is stopped again.
 func startCluster(ctx context.Context, o upOptions, log io.Writer) (lc *localCluster, err error) {
 	dir, err := filepath.Abs(o.dir)
@@ -120,12 +119,8 @@ func startCluster(ctx context.Context, o upOptions, log io.Writer) (lc *localClu
 	if err != nil {
 		return nil, err
 	}
-	repot, err := filepath.Abs(o.repot)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := os.Stat(repot); err != nil {
-		fmt.Fprintf(log, "warning: %v: pods of the project's image will fail to start (go build -o bin/repot .)\n", err)
+	if o.nodes < 0 || o.nodes > 1 {
+		return nil, fmt.Errorf("--nodes %d: 0 or 1 (one real node per host: two kubelets would share the device-plugin socket, the cgroup root and the node ports)", o.nodes)
 	}
 	l := cluster.Layout{Dir: dir}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -147,16 +142,11 @@ func startCluster(ctx context.Context, o upOptions, log io.Writer) (lc *localClu
 		}
 	}()
 	_ = os.Remove(l.ReadyFile())
-	if !o.keepData {
-		if err := os.RemoveAll(l.Pods()); err != nil {
-			return nil, err
-		}
-	}
 	t0 := time.Now()
 	var advertise net.IP
-	if o.realNodes > 0 {
+	if o.nodes > 0 {
 		if err := cluster.RealNodeRequirements(); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w\n(--nodes 0 runs the control plane alone, without root)", err)
 		}
 		if err := makeRealNodeBridge(); err != nil {
 			return nil, err
@@ -174,48 +164,11 @@ func startCluster(ctx context.Context, o upOptions, log io.Writer) (lc *localClu
 		cp.Stop()
 		fmt.Fprintln(log, "local cluster stopped")
 	})
-	cs, err := kubernetes.NewForConfig(cp.NodeAgent)
+	cs, err := kubernetes.NewForConfig(cp.Admin)
 	if err != nil {
 		return nil, err
 	}
-	nodes := nodeagent.DefaultNodes(o.nodes)
-	for i := range nodes {
-		nodes[i].GPUs = int64(o.gpus)
-		nodes[i].GPUProduct = o.gpuProduct
-		if o.taintedNodes >= 0 {
-			nodes[i].Tainted = i < o.taintedNodes
-		}
-	}
-	block, releaseBlock, err := cluster.AcquireIPBlock()
-	if err != nil {
-		return nil, err
-	}
-	lc.cleanups = append(lc.cleanups, releaseBlock)
-	agent := nodeagent.New(nodeagent.Options{
-		IPBlock: block,
-		Client:  cs, Nodes: nodes, PodsDir: l.Pods(), RepotBinary: repot,
-		Images:    nodeagent.ImageMatcher{Patterns: o.images},
-		APIServer: cp.Server, APIHost: cp.Host, APIPort: cp.Port, CAFile: cp.Layout.PKI().Path(cluster.CACert),
-		KubeletVersion: kubeVersion(binDir), Log: log,
-	})
-	agentCtx, stopAgent := context.WithCancel(context.Background())
-	lc.stopAgent, lc.agentDone = stopAgent, make(chan error, 1)
-	go func() { lc.agentDone <- agent.Run(agentCtx) }()
-	lc.cleanups = append(lc.cleanups, func() {
-		fmt.Fprintln(log, "stopping pods...")
-		stopAgent()
-		err := <-lc.agentDone
-		lc.agentDone <- err
-	})
-	select {
-	case <-agent.Ready():
-	case err := <-lc.agentDone:
-		lc.agentDone <- err
-		return nil, fmt.Errorf("node agent: %w", err)
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	if err := waitClusterReady(ctx, cs, cp, nodes, o.readyTimeout); err != nil {
+	if err := waitClusterReady(ctx, cs, cp, o.readyTimeout); err != nil {
 		return nil, err
 	}
 	if err := lc.startRealNodes(ctx, cs, o, binDir); err != nil {
@@ -233,7 +186,7 @@ func startCluster(ctx context.Context, o upOptions, log io.Writer) (lc *localClu
 		return nil, err
 	}
 	lc.cleanups = append(lc.cleanups, func() { os.Remove(l.ReadyFile()) })
-	fmt.Fprintf(log, "local cluster ready in %v: %d real node(s), %d process nodes (pod IPs 127.%d.0.0/16), API server %s\n", time.Since(t0).Round(100*time.Millisecond), len(lc.realNodes), len(nodes), block, cp.Server)
+	fmt.Fprintf(log, "local cluster ready in %v: %d real node(s), API server %s\n", time.Since(t0).Round(100*time.Millisecond), len(lc.realNodes), cp.Server)
 	return lc, nil
 }
 
@@ -245,9 +198,6 @@ func (lc *localCluster) Wait(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case err := <-lc.agentDone:
-			lc.agentDone <- err
-			return fmt.Errorf("node agent stopped: %v", err)
 		case <-tick.C:
 			if err := lc.cp.Failed(); err != nil {
 				return err
@@ -264,7 +214,7 @@ func (lc *localCluster) Wait(ctx context.Context) error {
 	}
 }
 
-// Stop stops the pods, then the control plane.
+// Stop stops the node (its pods with it), then the control plane.
 func (lc *localCluster) Stop() {
 	for i := len(lc.cleanups) - 1; i >= 0; i-- {
 		lc.cleanups[i]()
@@ -272,14 +222,14 @@ func (lc *localCluster) Stop() {
 	lc.cleanups = nil
 }
 
-// waitClusterReady waits until every node is Ready without the not-ready
-// taint, and kube-controller-manager has created the default service account
-// and published kube-root-ca.crt (so pods can be admitted and get tokens).
-func waitClusterReady(ctx context.Context, cs kubernetes.Interface, cp *cluster.ControlPlane, nodes []nodeagent.NodeSpec, timeout time.Duration) error {
+// waitClusterReady waits until kube-controller-manager has created the
+// default service account and published kube-root-ca.crt (so pods can be
+// admitted and get tokens).
+func waitClusterReady(ctx context.Context, cs kubernetes.Interface, cp *cluster.ControlPlane, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	var why string
 	for {
-		why = clusterNotReady(ctx, cs, nodes)
+		why = clusterNotReady(ctx, cs)
 		if why == "" {
 			return nil
 		}
@@ -297,18 +247,7 @@ func waitClusterReady(ctx context.Context, cs kubernetes.Interface, cp *cluster.
 	}
 }
 
-func clusterNotReady(ctx context.Context, cs kubernetes.Interface, nodes []nodeagent.NodeSpec) string {
-	for _, n := range nodes {
-		node, err := cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
-		if err != nil {
-			return err.Error()
-		}
-		for _, t := range node.Spec.Taints {
-			if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
-				return "node " + n.Name + " still has taint " + t.Key
-			}
-		}
-	}
+func clusterNotReady(ctx context.Context, cs kubernetes.Interface) string {
 	if _, err := cs.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{}); err != nil {
 		return "service account default/default: " + err.Error()
 	}
@@ -316,18 +255,4 @@ func clusterNotReady(ctx context.Context, cs kubernetes.Interface, nodes []nodea
 		return "configmap default/kube-root-ca.crt: " + err.Error()
 	}
 	return ""
-}
-
-// kubeVersion reads the version hack/build-control-plane.sh recorded.
-func kubeVersion(binDir string) string {
-	data, err := os.ReadFile(filepath.Join(binDir, ".versions"))
-	if err == nil {
-		var name, v string
-		for _, line := range splitLines(string(data)) {
-			if _, err := fmt.Sscan(line, &name, &v); err == nil && name == "kube-apiserver" {
-				return v
-			}
-		}
-	}
-	return "v0.0.0-localcluster"
 }

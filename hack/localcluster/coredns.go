@@ -116,7 +116,6 @@ func startClusterDNS(ctx context.Context, cs kubernetes.Interface, timeout time.
 							// Upstream queries go to the node's resolver.
 							DNSPolicy:    corev1.DNSDefault,
 							NodeSelector: map[string]string{cluster.RealNodeLabel: "true"},
-							Tolerations:  []corev1.Toleration{{Key: cluster.RealNodeLabel, Operator: corev1.TolerationOpExists}},
 							SecurityContext: &corev1.PodSecurityContext{
 								RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532),
 								SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},

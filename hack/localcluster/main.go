@@ -1,9 +1,10 @@
-// Command localcluster runs a real Kubernetes control plane on loopback with
-// process nodes that run the project's pods as local processes: what
-// `make demo` and `make e2e` use on a machine without a cluster, Docker or a
-// GPU.
+// Command localcluster runs a real Kubernetes control plane on loopback and
+// a real node (kubelet, containerd, runc, the CNI plugins, kube-proxy,
+// CoreDNS, kube-network-policies; SIMULATED GPUs through a device plugin):
+// what `make demo` and `make e2e` use on a Linux machine (as root) without
+// a cluster, Docker or a GPU.
 //
-//	localcluster up [--nodes 2] [--dir bin/localcluster-state]  # foreground until SIGINT/SIGTERM
+//	localcluster up [--nodes 1] [--gpus 2] [--dir bin/localcluster-state]  # foreground until SIGINT/SIGTERM
 //	localcluster wait|down|env [--dir D]
 //	localcluster apply -f FILE|DIR ...                      # server-side apply, no kubectl needed
 //	localcluster get RESOURCE [NAME] [-n NS|-A]              # the table kubectl would print
@@ -27,7 +28,7 @@ func register(f func() *cobra.Command) { constructors = append(constructors, f) 
 func main() {
 	root := &cobra.Command{
 		Use:           "localcluster",
-		Short:         "A local Kubernetes control plane with process nodes for repot-operator",
+		Short:         "A local Kubernetes cluster (control plane and a real node) for repot-operator",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -40,14 +40,12 @@ func newRealNodeCheckCommand() *cobra.Command {
 	}
 }
 
-// startRealNodes starts o.realNodes real nodes and waits until each is
-// Ready; they are stopped (and cleaned up) with the cluster.
+// startRealNodes starts o.nodes real nodes (0 or 1, which startCluster
+// checked) and waits until each is Ready; they are stopped (and cleaned up)
+// with the cluster.
 func (lc *localCluster) startRealNodes(ctx context.Context, cs kubernetes.Interface, o upOptions, binDir string) error {
-	if o.realNodes == 0 {
+	if o.nodes == 0 {
 		return nil
-	}
-	if o.realNodes > 1 {
-		return fmt.Errorf("--real-nodes %d: one real node per host for now (two kubelets would share the cgroup root and the node port)", o.realNodes)
 	}
 	pause, err := filepath.Abs(o.pause)
 	if err != nil {
@@ -87,14 +85,8 @@ func (lc *localCluster) startRealNodes(ctx context.Context, cs kubernetes.Interf
 	if err := grantNetworkPolicyEnforcer(ctx, cs); err != nil {
 		return err
 	}
-	// Real nodes beside process nodes carry a taint, so that only the pods
-	// that tolerate it land there.
-	var taints []string
-	if o.nodes > 0 {
-		taints = []string{cluster.RealNodeTaint}
-	}
 	images := append(append([]string(nil), o.nodeImages...), corednsImage)
-	for i := range o.realNodes {
+	for i := range o.nodes {
 		name := fmt.Sprintf("%s%d", cluster.RealNodePrefix, i)
 		t0 := time.Now()
 		fmt.Fprintf(lc.log, "real node %s: starting containerd, importing %v, starting the kubelet...\n", name, o.nodeImages)
@@ -103,9 +95,8 @@ func (lc *localCluster) startRealNodes(ctx context.Context, cs kubernetes.Interf
 			Kubelet: filepath.Join(binDir, "kubelet"), KubeProxy: filepath.Join(binDir, "kube-proxy"), PKI: lc.Layout.PKI(), Server: lc.cp.Server,
 			PodCIDR: realNodePodCIDR(i), Bridge: realNodeBridge(i),
 			Pause: pause, Images: images, ClusterDNS: clusterDNSIP, PlainHTTPRegistries: []string{reg.Host},
-			GPUs:          o.realNodeGPUs,
+			GPUs:          o.gpus,
 			Labels:        []string{cluster.RealNodeLabel + "=true", "nvidia.com/gpu.product=" + o.gpuProduct},
-			Taints:        taints,
 			NetworkPolicy: netpol,
 			Log:           lc.log,
 		})

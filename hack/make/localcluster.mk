@@ -1,8 +1,8 @@
 # Local cluster, demo and end-to-end tests (hack/localcluster, hack/e2e).
 # Included by the top-level Makefile. Nothing here needs Docker, kind or a
-# GPU; the real node needs root (without it the demo runs on process nodes
-# and the real-node specs skip); kubectl is used for printing when
-# installed, never required.
+# GPU; the local cluster's real node needs root on Linux (without it the
+# e2e specs skip and say so, and `make demo` needs KUBECONFIG=); kubectl is
+# used for printing when installed, never required.
 
 LOCALCLUSTER_STATE ?= bin/localcluster-state
 E2E_STATE ?= bin/e2e-state
@@ -11,36 +11,34 @@ E2E_FLAGS ?=
 
 .PHONY: demo e2e localcluster-bins realnode-bins localcluster-up localcluster-down
 
-# What the demo and the e2e tests run: the control plane (built once per
-# Kubernetes version; 20+ minutes cold on two cores, cached in bin/), the repot
-# binary (operator, runners, simulated servers) and the local cluster.
+# What the demo and the e2e tests run on the host: the control plane (built
+# once per Kubernetes version; 20+ minutes cold on two cores, cached in bin/),
+# the repot binary (the report, the e2e tests' reference runs) and the local
+# cluster.
 localcluster-bins: ## Build the control plane (cached), bin/repot and bin/localcluster.
 	@hack/build-control-plane.sh all
 	go build -o bin/repot .
 	go build -o bin/localcluster ./hack/localcluster
 
 # Start the local cluster, install the operator, apply the simulated samples
-# of config/samples/, show progress, print `kubectl get reval` and the status
-# tables, write the HTML report, stop everything. Where this host can run a
-# real node (root on Linux with containerd, runc, buildah, iptables, nft and
-# the CNI plugins: `bin/localcluster real-node-check`), everything runs
-# there: the image built from the Dockerfile, the operator installed from the
-# chart as a Deployment, servers and runners as containers under
-# containerd. Elsewhere the demo says what is missing and runs on the
-# process nodes (the host's repot binary as local processes). Certificates
-# are cached in $(LOCALCLUSTER_STATE), so a second run starts in seconds.
+# of config/samples/demo.yaml, show progress, print `kubectl get reval` and
+# the status tables, write the HTML report, stop everything. Everything runs
+# on the local cluster's real node (root on Linux; the Debian packages it
+# needs are installed when missing): the image built from the Dockerfile,
+# the operator installed from the chart as a Deployment, servers and runners
+# as containers under containerd. Certificates are cached in
+# $(LOCALCLUSTER_STATE), so a second run starts in seconds.
 # `make demo KUBECONFIG=PATH IMG=REF` (KUBECONFIG on make's command line, not
 # from the environment) runs it on that cluster instead: kind, minikube or
 # a real one, which must be able to pull IMG.
-demo: localcluster-bins ## Run the simulated sample evaluation end to end on a local cluster (a real node as root; no Docker or GPU).
+demo: localcluster-bins ## Run the simulated sample evaluation end to end on a local cluster (a real node: root on Linux; no Docker or GPU).
 	@if [ "$(origin KUBECONFIG)" = "command line" ]; then \
 		bin/localcluster demo --dir $(LOCALCLUSTER_STATE) --kubeconfig "$(KUBECONFIG)" --node-image "$(IMG)"; \
-	elif bin/localcluster real-node-check; then \
-		$(MAKE) --no-print-directory realnode-bins && bin/localcluster demo --dir $(LOCALCLUSTER_STATE) --real-nodes 1; \
-	else echo "demo: no real node here (see above): running on the process nodes"; \
-		bin/localcluster demo --dir $(LOCALCLUSTER_STATE); fi
+	elif hack/install-node-packages.sh && bin/localcluster real-node-check; then \
+		$(MAKE) --no-print-directory realnode-bins && bin/localcluster demo --dir $(LOCALCLUSTER_STATE); \
+	else echo "make demo: the local cluster's real node cannot run here (see above); run it as root on Linux, or on an existing cluster: make demo KUBECONFIG=PATH IMG=REF" >&2; exit 1; fi
 
-# What a real node runs (localcluster up --real-nodes 1): the kubelet and
+# What the real node runs (localcluster up): the kubelet and
 # kube-proxy (built once per Kubernetes version, like the control plane),
 # CoreDNS and the NetworkPolicy enforcer kube-network-policies (once per
 # version), the pause binary of its sandbox image, and the project's image built from the Dockerfile. The
@@ -61,7 +59,7 @@ e2e: localcluster-bins kueue-bin realnode-bins ## End-to-end tests on the local 
 
 # A cluster to explore by hand: `make localcluster-up` (foreground; Ctrl-C
 # stops it), then in another shell `eval $$(bin/localcluster env)`.
-localcluster-up: localcluster-bins ## Run the local cluster in the foreground (Ctrl-C stops it).
+localcluster-up: localcluster-bins realnode-bins ## Run the local cluster (control plane and a real node; root) in the foreground (Ctrl-C stops it).
 	bin/localcluster up --dir $(LOCALCLUSTER_STATE)
 
 localcluster-down: ## Stop a local cluster started with localcluster-up.

@@ -20,13 +20,7 @@ func newSandboxCommand() *cobra.Command {
 		Use:   "sandbox",
 		Short: "Run model programs in the sandbox the runner uses",
 	}
-	cmd.AddCommand(newSandboxRunCommand(), &cobra.Command{
-		Use:    "restrict-pod -- COMMAND [ARG...]",
-		Short:  "Exec COMMAND under no_new_privs and a RuntimeDefault-like seccomp filter (the local cluster's process nodes use it)",
-		Hidden: true,
-		Args:   cobra.MinimumNArgs(1),
-		RunE:   func(_ *cobra.Command, argv []string) error { return sandbox.ExecRestricted(argv) },
-	})
+	cmd.AddCommand(newSandboxRunCommand())
 	return cmd
 }
 

@@ -45,8 +45,7 @@ type Config struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Rand returns numbers in [0,1) for backoff jitter; nil means math/rand.
 	Rand func() float64
-	// HTTPClient overrides the HTTP client; nil builds one whose dialer
-	// honours REPOT_HOSTS_FILE (see NewTransport).
+	// HTTPClient overrides the HTTP client; nil builds one on NewTransport.
 	HTTPClient *http.Client
 }
 

@@ -63,8 +63,4 @@ func TestFilterProgramAssembles(t *testing.T) {
 	if len(b) == 0 || len(b)%8 != 0 || len(b)/8 > 4096 {
 		t.Errorf("filter is %d bytes, want a non-empty multiple of 8 within the kernel's 4096 instructions", len(b))
 	}
-	rd, err := RuntimeDefaultProgram()
-	if err != nil || len(rd)%8 != 0 {
-		t.Errorf("RuntimeDefaultProgram: %d bytes, %v", len(rd), err)
-	}
 }

@@ -20,7 +20,6 @@ func (l Layout) Kubeconfig() string     { return l.Dir + "/kubeconfig" }
 func (l Layout) ComponentKubeconfig(user string) string {
 	return l.Dir + "/kubeconfigs/" + strings.ReplaceAll(user, ":", "-") + ".kubeconfig"
 }
-func (l Layout) Pods() string      { return l.Dir + "/pods" }
 func (l Layout) PIDFile() string   { return l.Dir + "/localcluster.pid" }
 func (l Layout) ReadyFile() string { return l.Dir + "/ready" }
 
@@ -30,14 +29,13 @@ type Ports struct {
 }
 
 // DefaultServiceCIDR is the service IP range. The API server allocates
-// ClusterIPs from it, but nothing on the local cluster ever dials them: the
-// process nodes hand pods the loopback API server and the pod IPs behind each
-// Service instead.
+// ClusterIPs from it; the real node's kube-proxy routes them.
 const DefaultServiceCIDR = "10.0.0.0/24"
 
-// DisabledControllers are turned off in kube-controller-manager. The endpoint
-// controllers would try to publish pod IPs on 127.0.0.0/8, which Endpoints and
-// EndpointSlice validation rejects; the node agent resolves Services itself.
+// DisabledControllers are turned off in kube-controller-manager when the
+// control plane runs alone (--nodes 0, everything on loopback): with no node
+// there are no pod addresses to publish. With a real node the EndpointSlice
+// controller runs (controllerManagerArgs).
 var DisabledControllers = []string{
 	"endpoints-controller",
 	"endpointslice-controller",
@@ -96,9 +94,10 @@ func apiserverArgs(l Layout, p Ports, serviceCIDR string, advertise net.IP) []st
 		"--kubelet-client-key=" + pki.Path(AdminKey),
 		"--kubelet-preferred-address-types=InternalIP,Hostname",
 		"--allow-privileged=true",
-		// The default "lease" reconciler publishes the advertise address
-		// (loopback) as the kubernetes Service's endpoints, which validation
-		// rejects; pods get the loopback address through env instead.
+		// The default "lease" reconciler would publish the advertise address
+		// as the kubernetes Service's endpoints, and validation rejects
+		// loopback: with a real node (advertise != nil) it is the node
+		// bridge's gateway, and the reconciler runs.
 		"--endpoint-reconciler-type=none",
 		"--enable-priority-and-fairness=false",
 		"--profiling=false",
@@ -109,9 +108,7 @@ func apiserverArgs(l Layout, p Ports, serviceCIDR string, advertise net.IP) []st
 func controllerManagerArgs(l Layout, serviceCIDR string, realNodes bool) []string {
 	if realNodes {
 		// Real nodes' pods have real addresses, and kube-proxy needs their
-		// Services' EndpointSlices: the EndpointSlice controller runs (the
-		// process nodes' Services then fail validation, with an error in
-		// its log and nothing else; the node agent resolves them itself).
+		// Services' EndpointSlices: the EndpointSlice controller runs.
 		args := controllerManagerArgs(l, serviceCIDR, false)
 		for i, a := range args {
 			if strings.HasPrefix(a, "--controllers=") {

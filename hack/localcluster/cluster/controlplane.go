@@ -52,8 +52,6 @@ type ControlPlane struct {
 	Port int
 	// Admin is a client config with cluster-admin rights.
 	Admin *rest.Config
-	// NodeAgent is the client config of the process nodes.
-	NodeAgent *rest.Config
 
 	components []*component
 }
@@ -128,10 +126,7 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 	if cp.Admin, err = clientcmd.BuildConfigFromFlags("", l.Kubeconfig()); err != nil {
 		return nil, err
 	}
-	if cp.NodeAgent, err = clientcmd.BuildConfigFromFlags("", l.ComponentKubeconfig("localcluster:node-agent")); err != nil {
-		return nil, err
-	}
-	cp.NodeAgent.QPS, cp.NodeAgent.Burst = 100, 200
+	cp.Admin.QPS, cp.Admin.Burst = 100, 200
 	if err := waitReady(ctx, cp.Admin, api, 3*time.Minute); err != nil {
 		return nil, err
 	}

@@ -35,22 +35,3 @@ func (p PKI) WriteKubeconfig(path, server string, id ClientIdentity) error {
 	}
 	return writeAtomic(path, data, 0o600)
 }
-
-// WriteTokenKubeconfig writes a kubeconfig that authenticates with the bearer
-// token in tokenFile (re-read by client-go when it changes) and trusts caFile.
-// The node agent gives one to containers that mount a service-account token,
-// because the in-cluster paths under /var/run/secrets do not exist on a
-// process node.
-func WriteTokenKubeconfig(path, server, caFile, tokenFile, namespace string) error {
-	const name = "in-cluster"
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: caFile}
-	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{TokenFile: tokenFile}
-	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name, Namespace: namespace}
-	cfg.CurrentContext = name
-	data, err := clientcmd.Write(*cfg)
-	if err != nil {
-		return err
-	}
-	return writeAtomic(path, data, 0o600)
-}

@@ -39,8 +39,6 @@ const (
 	KCMKey          = "kube-controller-manager.key"
 	SchedulerCert   = "kube-scheduler.crt"
 	SchedulerKey    = "kube-scheduler.key"
-	NodeAgentCert   = "node-agent.crt"
-	NodeAgentKey    = "node-agent.key"
 	certLifetime    = 10 * 365 * 24 * time.Hour
 	certRenewBefore = 30 * 24 * time.Hour
 )
@@ -53,15 +51,14 @@ type ClientIdentity struct {
 	Groups    []string
 }
 
-// ClientIdentities are the client certificates of the local cluster. The node
-// agent acts for the whole cluster (it lists pods and services of every
-// namespace and requests tokens for any service account), so it is a member
-// of system:masters rather than a restricted system:node.
+// ClientIdentities are the client certificates of the control plane: the
+// admin's (the kubeconfig's), the controller manager's and the scheduler's.
+// The real nodes' kubelet, kube-proxy and NetworkPolicy enforcer get their
+// own (RealNode).
 var ClientIdentities = []ClientIdentity{
 	{AdminCert, AdminKey, "kubernetes-admin", []string{"system:masters"}},
 	{KCMCert, KCMKey, "system:kube-controller-manager", nil},
 	{SchedulerCert, SchedulerKey, "system:kube-scheduler", nil},
-	{NodeAgentCert, NodeAgentKey, "localcluster:node-agent", []string{"system:masters"}},
 }
 
 // ServingNames are the DNS names in the API server's serving certificate.
@@ -150,7 +147,7 @@ func (p PKI) ensureCA(now time.Time) (*x509.Certificate, crypto.Signer, error) {
 		return nil, nil, err
 	}
 	// A new CA invalidates every leaf: remove them so they are regenerated.
-	for _, name := range []string{ServingCert, AdminCert, KCMCert, SchedulerCert, NodeAgentCert} {
+	for _, name := range []string{ServingCert, AdminCert, KCMCert, SchedulerCert} {
 		_ = os.Remove(p.Path(name))
 	}
 	cert, err := x509.ParseCertificate(der)

@@ -85,9 +85,8 @@ type RealNodeOptions struct {
 	// GPUs is the number of SIMULATED nvidia.com/gpu devices the node's
 	// device plugin advertises (0: no plugin).
 	GPUs int
-	// Labels and Taints are registered with the node.
+	// Labels are registered with the node.
 	Labels []string // key=value
-	Taints []string // key=value:Effect
 	Log    io.Writer
 }
 
@@ -344,9 +343,6 @@ func (n *RealNode) kubeletArgs() []string {
 	if len(o.Labels) > 0 {
 		args = append(args, "--node-labels="+strings.Join(o.Labels, ","))
 	}
-	if len(o.Taints) > 0 {
-		args = append(args, "--register-with-taints="+strings.Join(o.Taints, ","))
-	}
 	return args
 }
 
@@ -555,14 +551,16 @@ func unmountUnder(dir string) error {
 	return errors.Join(errs...)
 }
 
-// RealNodePrefix, RealNodeLabel and RealNodeTaint name the local cluster's
-// real nodes: only pods that tolerate the taint (and select the label, to
-// be sure) run there, so the process nodes keep every other pod.
+// RealNodePrefix and RealNodeLabel name the local cluster's real nodes.
 const (
 	RealNodePrefix = "localcluster-real-"
 	RealNodeLabel  = "repot.dev/real-node"
-	RealNodeTaint  = RealNodeLabel + "=true:NoSchedule"
 )
+
+// DefaultGPUProduct is the nvidia.com/gpu.product label of the real nodes,
+// whose GPUs are SIMULATED: what NVIDIA's GPU feature discovery puts on an
+// H100 SXM node.
+const DefaultGPUProduct = "NVIDIA-H100-80GB-HBM3"
 
 func clusterDNS(ip string) string {
 	if ip == "" {

@@ -1,8 +1,0 @@
-//go:build !linux
-
-package sandbox
-
-import "errors"
-
-// ExecRestricted is Linux only.
-func ExecRestricted(argv []string) error { return errors.New("restrict: Linux only") }
