@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,6 +28,7 @@ func newManagerCommand() *cobra.Command {
 		operatorNS, scraperNS, scraperPods                 string
 		leaderElect, devLog                                bool
 		concurrency                                        int
+		leaseDuration, renewDeadline, retryPeriod          time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "manager",
@@ -55,6 +57,9 @@ func newManagerCommand() *cobra.Command {
 				HealthProbeBindAddress: probeAddr,
 				LeaderElection:         leaderElect,
 				LeaderElectionID:       "repot-operator.repot.dev",
+				LeaseDuration:          &leaseDuration,
+				RenewDeadline:          &renewDeadline,
+				RetryPeriod:            &retryPeriod,
 				Cache:                  controllers.CacheOptions(namespace, withKueue),
 			})
 			if err != nil {
@@ -101,6 +106,13 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
 	f.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	f.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
+	// More tolerant than client-go's 15s/10s/2s: a leader that cannot renew
+	// in time exits (and restarts), and on a busy control plane (a small
+	// cluster's API server under a burst of runners) a renewal can take
+	// more than 10 s. The price is a slower take-over after a crash.
+	f.DurationVar(&leaseDuration, "leader-elect-lease-duration", 60*time.Second, "how long a non-leader waits before taking over an unrenewed lease")
+	f.DurationVar(&renewDeadline, "leader-elect-renew-deadline", 40*time.Second, "how long the leader keeps retrying to renew before it gives up leadership and exits")
+	f.DurationVar(&retryPeriod, "leader-elect-retry-period", 5*time.Second, "time between attempts to acquire or renew the lease")
 	f.StringVar(&image, "runner-image", build.DefaultImage, "the project's image for runner pods, simulated servers and readiness sidecars")
 	f.StringVar(&namespace, "namespace", "", "watch only this namespace (default: all namespaces)")
 	f.StringVar(&apiCIDRs, "apiserver-cidrs", "", "comma-separated CIDRs of the API server that runner NetworkPolicies allow the ledger sidecar to reach (default: the addresses of the kubernetes EndpointSlice in default; when those cannot be read, any address but link-local on 443 and 6443, with a Warning event)")
