@@ -45,10 +45,7 @@ spec:
   runner:
     shardsPerModel: 2
     inFlightPerShard: 16
-    resources:
-      requests: {cpu: 250m, memory: 512Mi}
-      limits: {memory: 2Gi}
-`
+` + smallRunnerYAML
 
 // againYAML is a small evaluation that is deleted and applied again under
 // the same name.
@@ -87,7 +84,6 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 		}
 		return e.Status.Progress.RunsDone, e.Status.Progress.RunsTotal
 	}
-	operatorAlive := func() { tc.operatorAlive() }
 
 	BeforeAll(func() {
 		// Three SIMULATED GPUs: one for each of the demo's two models and
@@ -108,7 +104,7 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 		for _, m := range demo.Spec.Models {
 			var job batchv1.Job
 			Eventually(func() error {
-				operatorAlive()
+				tc.operatorAlive()
 				ctx, cancel := ctxTimeout(30 * time.Second)
 				defer cancel()
 				return tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: build.RunnerJobName("demo", m.Name)}, &job)
@@ -131,7 +127,7 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 		var victim corev1.Pod
 		var recorded int
 		Eventually(func(g Gomega) {
-			operatorAlive()
+			tc.operatorAlive()
 			ctx, cancel := ctxTimeout(30 * time.Second)
 			defer cancel()
 			var pods corev1.PodList
@@ -162,7 +158,7 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 		cancel()
 		var restored string
 		Eventually(func(g Gomega) {
-			operatorAlive()
+			tc.operatorAlive()
 			ctx, cancel := ctxTimeout(30 * time.Second)
 			defer cancel()
 			var pods corev1.PodList
@@ -187,7 +183,7 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 	It("loses and double-counts nothing when the operator is killed mid-run", func() {
 		var before int32
 		Eventually(func(g Gomega) {
-			operatorAlive()
+			tc.operatorAlive()
 			done, total := progress(g, "demo")
 			g.Expect(total).To(BeNumerically(">", 0))
 			g.Expect(done).To(BeNumerically("<", total), "the evaluation finished before the operator could be killed")
@@ -199,7 +195,7 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 		By(fmt.Sprintf("killing the operator's container at %d runs done", before))
 		tc.killOperator()
 		Eventually(func(g Gomega) int32 {
-			operatorAlive()
+			tc.operatorAlive()
 			done, _ := progress(g, "demo")
 			return done
 		}).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(BeNumerically(">", before))
@@ -207,7 +203,7 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 
 	It("reports the same numbers as `repot run` on the same suite, profile and seed", func() {
 		Eventually(func(g Gomega) {
-			operatorAlive()
+			tc.operatorAlive()
 			e := get(g, "demo")
 			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeTrue(), "progress %v", e.Status.Progress)
 		}).WithTimeout(30 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
@@ -288,7 +284,7 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 
 	It("exports the demo's records with the status's numbers, and reports it in a page chromium renders", func() {
 		Eventually(func(g Gomega) {
-			operatorAlive()
+			tc.operatorAlive()
 			e := get(g, "demo")
 			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeTrue(), "progress %v", e.Status.Progress)
 		}).WithTimeout(30 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
@@ -297,7 +293,7 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 
 	It("solves the same problems when the server fails 10% of requests, and reports the infra errors", func() {
 		Eventually(func(g Gomega) {
-			operatorAlive()
+			tc.operatorAlive()
 			e := get(g, "faults")
 			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeTrue(), "progress %v", e.Status.Progress)
 		}).WithTimeout(30 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())

@@ -161,6 +161,13 @@ func smallRunner() *repotv1.ResourceRequirements {
 	}
 }
 
+// smallRunnerYAML is smallRunner() as a RepotEvaluation's spec.runner
+// resources, for the YAML manifests of the specs.
+const smallRunnerYAML = `    resources:
+      requests: {cpu: 250m, memory: 512Mi}
+      limits: {memory: 2Gi}
+`
+
 // realDir is the state dir of startRealCluster(name).
 func realDir(name string) string {
 	return filepath.Join(filepath.Dir(stateDir), filepath.Base(stateDir)+"-"+name)

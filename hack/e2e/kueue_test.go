@@ -46,10 +46,7 @@ spec:
   runner:
     shardsPerModel: 2
     inFlightPerShard: 16
-    resources:
-      requests: {cpu: 250m, memory: 512Mi}
-      limits: {memory: 2Gi}
-`
+` + smallRunnerYAML
 
 // kueueObjects are what a platform team sets up: a flavor for the GPU
 // nodes (their product label and GPU taint), a ClusterQueue with 2 GPUs and
@@ -256,11 +253,9 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 		go watch()
 	})
 
-	operatorAlive := func() { tc.operatorAlive() }
-
 	It("creates one Workload per model, admits two, and creates nothing of the others", func() {
 		Eventually(func(g Gomega) {
-			operatorAlive()
+			tc.operatorAlive()
 			wls := workloads(g)
 			g.Expect(wls).To(HaveLen(4))
 			held := 0
@@ -276,7 +271,7 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 		}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
 		// The admitted flavor's placement is on the children.
 		Eventually(func(g Gomega) {
-			operatorAlive()
+			tc.operatorAlive()
 			ctx, cancel := ctxTimeout(30 * time.Second)
 			defer cancel()
 			var ds appsv1.DeploymentList
@@ -295,7 +290,7 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 		var victim string
 		ledgered := map[string]int{} // ledger ConfigMap -> records at the eviction
 		Eventually(func(g Gomega) {
-			operatorAlive()
+			tc.operatorAlive()
 			wls := workloads(g)
 			ctx, cancel := ctxTimeout(30 * time.Second)
 			defer cancel()
@@ -336,7 +331,7 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 		// Its children go; its ledgers stay; once they are gone the operator
 		// hands the reservation back, as Kueue's job integrations do.
 		Eventually(func(g Gomega) {
-			operatorAlive()
+			tc.operatorAlive()
 			k := children(g)[victim]
 			g.Expect(k == nil || k.deployments+k.jobs+k.serverPods == 0).To(BeTrue(), "children of %s left: %+v", victim, k)
 			wl := workloads(g)[victim]
@@ -360,7 +355,7 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
 		e := &repotv1.RepotEvaluation{}
 		resumed := map[string]resumedShard{} // shard index -> what its newest pod found at its start
 		Eventually(func(g Gomega) {
-			operatorAlive()
+			tc.operatorAlive()
 			readResumed(tc, victim, evictedAt, resumed)
 			ctx, cancel := ctxTimeout(30 * time.Second)
 			defer cancel()

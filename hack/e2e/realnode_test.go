@@ -304,13 +304,10 @@ for i in range(60):
 			g.Expect(st.Terminated).NotTo(BeNil(), "container state %+v", st)
 			started = st.Terminated.StartedAt.Time
 		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
-		ctx, cancel := ctxTimeout(30 * time.Second)
-		defer cancel()
-		out, err := tc.cs.CoreV1().Pods(realNS).GetLogs("telemetry-term", &corev1.PodLogOptions{Container: "c"}).Do(ctx).Raw()
-		Expect(err).NotTo(HaveOccurred())
+		out := tc.podLog(realNS, "telemetry-term", "c")
 		t := tp.Status.ContainerStatuses[0].State.Terminated
 		GinkgoWriter.Printf("telemetry-term: exit %d after %v (%s); log:\n%s\n", t.ExitCode, t.FinishedAt.Sub(started), t.Reason, out)
-		Expect(string(out)).To(ContainSubstring("child got SIGTERM"), "the kubelet's SIGTERM reached the child through the wrapper")
+		Expect(out).To(ContainSubstring("child got SIGTERM"), "the kubelet's SIGTERM reached the child through the wrapper")
 		Expect(t.ExitCode).To(BeEquivalentTo(42), "the child's exit code on SIGTERM, not a SIGKILL's 137")
 		Expect(t.FinishedAt.Sub(started)).To(BeNumerically("<", 40*time.Second), "ended by the forwarded SIGTERM, not the grace period's SIGKILL")
 	})

@@ -37,10 +37,7 @@ spec:
   runner:
     shardsPerModel: 2
     inFlightPerShard: 8
-    resources:
-      requests: {cpu: 250m, memory: 512Mi}
-      limits: {memory: 2Gi}
-`
+` + smallRunnerYAML
 
 var _ = Describe("a sweep of four simulated models with maxParallelModels 2 on a node with four GPUs", Ordered, func() {
 	var tc *testCluster
