@@ -5,9 +5,17 @@
 # --- build ------------------------------------------------------------------
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
+# GOCACHE and GOMODCACHE: empty, the cache mounts below. hack/build-image.sh
+# mounts the host's Go caches (buildah --volume) and points these at them, so
+# that this build reuses the modules the host downloaded and the packages it
+# compiled with the same toolchain and flags (make builds with -trimpath, as
+# here) instead of compiling every dependency again.
+ARG GOCACHE=""
+ARG GOMODCACHE=""
 # Modules first, so source edits do not invalidate the download layer.
 COPY go.mod go.sum ./
-RUN --mount=type=cache,target=/go/pkg/mod go mod download
+RUN --mount=type=cache,target=/go/pkg/mod \
+    GOMODCACHE=${GOMODCACHE:-/go/pkg/mod} go mod download
 COPY . .
 # cgo stays on: go-nvml binds libnvidia-ml through dlopen (found at run time
 # on GPU nodes only; everything else works without it). VERSION and REVISION
@@ -16,6 +24,7 @@ COPY . .
 ARG VERSION=""
 ARG REVISION=""
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+    GOCACHE=${GOCACHE:-/root/.cache/go-build} GOMODCACHE=${GOMODCACHE:-/go/pkg/mod} \
     CGO_CFLAGS="-O2 -g -Wno-deprecated-declarations" \
     go build -trimpath -ldflags "-s -w -X repot.dev/repot-operator/runner.linkedVersion=${VERSION} -X repot.dev/repot-operator/runner.linkedRevision=${REVISION}" -o /out/repot .
 # The operator copies this binary into vLLM containers (Ubuntu 22.04 and 24.04

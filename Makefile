@@ -14,6 +14,12 @@ FUZZTIME ?= 10s
 
 # go-nvml's cgo bindings name NVML functions the header marks deprecated.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
+# Every build and test compiles with -trimpath and the CGO_CFLAGS above, as
+# the Dockerfile's build stage does: hack/build-image.sh mounts the host's Go
+# build cache into that stage, which then reuses every package compiled here.
+ifeq (,$(filter -trimpath,$(GOFLAGS)))
+export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
+endif
 
 .PHONY: all
 all: build
@@ -24,11 +30,11 @@ build: ## Build the repot binary into bin/.
 
 .PHONY: envtest-bin
 envtest-bin: ## Build etcd and kube-apiserver into bin/ when missing.
-	hack/build-control-plane.sh envtest
+	hack/build-cluster-bins.sh envtest
 
 .PHONY: control-plane
 control-plane: ## Build etcd, kube-apiserver, kube-controller-manager and kube-scheduler into bin/ when missing.
-	hack/build-control-plane.sh all
+	hack/build-cluster-bins.sh control-plane
 
 .PHONY: test
 test: envtest-bin ## Run the tests (envtest uses bin/etcd and bin/kube-apiserver).

@@ -21,7 +21,9 @@
 //     by the runner pod's ledger containers and by the readers);
 //   - controllers/schedule: the RepotSchedule controller (provenance.go: in
 //     what, other than time, a run differed from the one it is compared
-//     with);
+//     with); controllers/schedule/cronspec: spec.schedule and spec.timeZone
+//     read with robfig/cron and the due times, nothing of Kubernetes (so its
+//     fuzz target compiles only that);
 //   - controllers/integration: the controller-level tests with a real API
 //     server (envtest); controllers/exporttest: export fixtures for tests.
 //

@@ -47,6 +47,8 @@ var importRules = []struct {
 	{"controllers", []string{module + "/controllers/results", module + "/controllers/cli", module + "/controllers/schedule"},
 		"the controller does not depend on its readers or commands"},
 	{"controllers/results", []string{module + "/controllers/cli"}, "the results readers sit below the commands"},
+	{"controllers/schedule/cronspec", []string{module + "/...", "k8s.io/...", "sigs.k8s.io/..."},
+		"cron parsing knows nothing of Kubernetes, so that `make fuzz` instruments only it and robfig/cron"},
 	{"controllers/ledger", []string{
 		module + "/controllers", module + "/controllers/build", module + "/controllers/kueueadapter",
 		module + "/controllers/planning", module + "/controllers/results", module + "/controllers/cli", module + "/controllers/schedule",

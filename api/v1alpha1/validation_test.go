@@ -24,7 +24,7 @@ import (
 
 // These tests run the CRD's OpenAPI and CEL validation in a real
 // kube-apiserver (bin/kube-apiserver and bin/etcd, built by
-// hack/build-control-plane.sh envtest).
+// hack/build-cluster-bins.sh envtest).
 
 var k8sClient client.Client
 
@@ -52,7 +52,7 @@ func runWithAPIServer(m *testing.M) int {
 	}
 	bin := filepath.Join(root, "bin")
 	if _, err := os.Stat(filepath.Join(bin, "kube-apiserver")); err != nil {
-		apiServerMissing = "skipping: bin/kube-apiserver is missing; run `make envtest-bin` (hack/build-control-plane.sh envtest)"
+		apiServerMissing = "skipping: bin/kube-apiserver is missing; run `make envtest-bin` (hack/build-cluster-bins.sh envtest)"
 		return m.Run()
 	}
 	env := &envtest.Environment{

@@ -47,11 +47,11 @@ func repoRoot() (string, error) {
 
 // controlPlaneMissing says why envtest cannot run, or "" when it can: the
 // real kube-apiserver and etcd must have been built into bin/ by
-// hack/build-control-plane.sh.
+// hack/build-cluster-bins.sh.
 func controlPlaneMissing(root string) string {
 	for _, b := range []string{"kube-apiserver", "etcd"} {
 		if _, err := os.Stat(filepath.Join(root, "bin", b)); err != nil {
-			return fmt.Sprintf("bin/%s is missing: run `hack/build-control-plane.sh envtest` (or `make envtest-bin`) to build the control plane for the controller tests", b)
+			return fmt.Sprintf("bin/%s is missing: run `hack/build-cluster-bins.sh envtest` (or `make envtest-bin`) to build the control plane for the controller tests", b)
 		}
 	}
 	return ""

@@ -28,7 +28,7 @@ import (
 	"repot.dev/repot-operator/runner/summary"
 )
 
-// The real Kueue manager (bin/kueue, hack/build-kueue.sh) against the test
+// The real Kueue manager (bin/kueue, hack/build-cluster-bins.sh kueue) against the test
 // API server: Kueue's scheduler reserves the quota and evicts; the test
 // plays only the Deployment and Job controllers (envtest has none).
 var _ = Describe("Kueue admission by the real Kueue manager", Ordered, func() {
@@ -43,7 +43,7 @@ var _ = Describe("Kueue admission by the real Kueue manager", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		bin := filepath.Join(root, "bin", "kueue")
 		if _, err := os.Stat(bin); err != nil {
-			Skip("bin/kueue is missing (build it with hack/build-kueue.sh or make kueue-bin): " + err.Error())
+			Skip("bin/kueue is missing (build it with hack/build-cluster-bins.sh kueue or make kueue-bin): " + err.Error())
 		}
 		user, err := testEnv.AddUser(envtest.User{Name: "kueue-manager", Groups: []string{"system:masters"}}, nil)
 		Expect(err).NotTo(HaveOccurred())

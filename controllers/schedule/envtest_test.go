@@ -67,7 +67,7 @@ func run(m *testing.M) int {
 	}
 	root, _ := filepath.Abs("../..")
 	if _, err := os.Stat(filepath.Join(root, "bin", "kube-apiserver")); err != nil {
-		skipWhy = "bin/kube-apiserver is missing: run `make envtest-bin` (hack/build-control-plane.sh envtest) for the schedule controller tests"
+		skipWhy = "bin/kube-apiserver is missing: run `make envtest-bin` (hack/build-cluster-bins.sh envtest) for the schedule controller tests"
 		return m.Run()
 	}
 	env := &envtest.Environment{

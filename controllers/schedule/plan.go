@@ -6,8 +6,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/controllers/schedule/cronspec"
 )
 
 // historySize is how many finished runs status.history keeps.
@@ -179,7 +181,7 @@ func (p *plan) prune(s *repotv1.RepotSchedule, runs []run) map[string]bool {
 // scheduleNext creates (or skips) the run that is due and sets the next
 // schedule time; it returns the schedule's parse error, if any.
 func (p *plan) scheduleNext(s *repotv1.RepotSchedule, runs []run, active *[]run, now time.Time) error {
-	sched, err := parseSchedule(&s.Spec)
+	sched, err := cronspec.Parse(s.Spec.Schedule, ptr.Deref(s.Spec.TimeZone, ""))
 	if err != nil {
 		return err
 	}
@@ -197,7 +199,7 @@ func (p *plan) scheduleNext(s *repotv1.RepotSchedule, runs []run, active *[]run,
 	if s.Status.LastScheduleTime != nil {
 		earliest = s.Status.LastScheduleTime.Time
 	}
-	t, earlier := dueTimes(sched, earliest, now)
+	t, earlier := cronspec.DueTimes(sched, earliest, now)
 	if t.IsZero() {
 		return nil
 	}

@@ -76,7 +76,7 @@ func addUpFlags(cmd *cobra.Command, o *upOptions) {
 	f.DurationVar(&o.readyTimeout, "ready-timeout", 3*time.Minute, "how long to wait for the cluster to become ready")
 	f.StringSliceVar(&o.nodeImages, "node-image", []string{"localhost/repot-operator:dev"}, "buildah images imported into the node and pushed to the local registry; the first is the operator's (make docker-build)")
 	f.StringVar(&o.pause, "pause", "bin/pause", "the static pause binary of the node's sandbox image (go build ./hack/localcluster/pause)")
-	f.BoolVar(&o.kueue, "kueue", false, "also install Kueue's CRDs and run the Kueue manager (BIN-DIR/kueue, built by hack/build-kueue.sh)")
+	f.BoolVar(&o.kueue, "kueue", false, "also install Kueue's CRDs and run the Kueue manager (BIN-DIR/kueue, built by hack/build-cluster-bins.sh kueue)")
 }
 
 func runUp(parent context.Context, o upOptions) error {

@@ -18,7 +18,7 @@ import (
 	"repot.dev/repot-operator/hack/localcluster/cluster"
 )
 
-// The cluster DNS of the real nodes: CoreDNS (built by hack/build-coredns.sh
+// The cluster DNS of the real nodes: CoreDNS (built by hack/build-cluster-bins.sh coredns
 // into bin/), run as clusters run it: a Deployment in kube-system behind the
 // Service kube-dns at clusterDNSIP, from an image imported into the node,
 // with the kubernetes plugin for cluster.local and the node's resolv.conf
@@ -51,8 +51,8 @@ const corefile = `.:1053 {
 func ensureCorednsImage(ctx context.Context, bin string) error {
 	return cluster.BinaryImage{
 		Ref: corednsImage, Bin: bin, Path: "/coredns", User: "65532:65532",
-		Description: "CoreDNS " + corednsVersion + " built from the Go module proxy (hack/build-coredns.sh)",
-		BuildHint:   "build it with: hack/build-coredns.sh",
+		Description: "CoreDNS " + corednsVersion + " built from the Go module proxy (hack/build-cluster-bins.sh coredns)",
+		BuildHint:   "build it with: hack/build-cluster-bins.sh coredns",
 	}.Ensure(ctx)
 }
 

@@ -80,7 +80,7 @@ func (lc *localCluster) startRealNodes(ctx context.Context, cs kubernetes.Interf
 	fmt.Fprintf(lc.log, "local registry at %s (htpasswd; credentials in %s): %v\n", reg.Host, filepath.Join(lc.Layout.Dir, "registry.json"), pushed)
 	netpol := filepath.Join(binDir, "kube-network-policies")
 	if _, err := os.Stat(netpol); err != nil {
-		return fmt.Errorf("the real nodes' NetworkPolicy enforcer: %w (build it with: hack/build-netpol.sh)", err)
+		return fmt.Errorf("the real nodes' NetworkPolicy enforcer: %w (build it with: hack/build-cluster-bins.sh kube-network-policies)", err)
 	}
 	if err := grantNetworkPolicyEnforcer(ctx, cs); err != nil {
 		return err

@@ -16,7 +16,7 @@ E2E_FLAGS ?=
 # the repot binary (the report, the e2e tests' reference runs) and the local
 # cluster.
 localcluster-bins: ## Build the control plane (cached), bin/repot and bin/localcluster.
-	@hack/build-control-plane.sh all
+	@hack/build-cluster-bins.sh control-plane
 	go build -o bin/repot .
 	go build -o bin/localcluster ./hack/localcluster
 
@@ -38,15 +38,13 @@ demo: localcluster-bins ## Run the simulated sample evaluation end to end on a l
 		$(MAKE) --no-print-directory realnode-bins && bin/localcluster demo --dir $(LOCALCLUSTER_STATE); \
 	else echo "make demo: the local cluster's real node cannot run here (see above); run it as root on Linux, or on an existing cluster: make demo KUBECONFIG=PATH IMG=REF" >&2; exit 1; fi
 
-# What the real node runs (localcluster up): the kubelet and
-# kube-proxy (built once per Kubernetes version, like the control plane),
-# CoreDNS and the NetworkPolicy enforcer kube-network-policies (once per
-# version), the pause binary of its sandbox image, and the project's image built from the Dockerfile. The
+# What the real node runs (localcluster up): the kubelet, kube-proxy, CoreDNS
+# and the NetworkPolicy enforcer kube-network-policies (built once, in the
+# control plane's module: hack/build-cluster-bins.sh), the pause binary of
+# its sandbox image, and the project's image built from the Dockerfile. The
 # image needs root and buildah; without them the real-node specs skip.
 realnode-bins: ## Build the kubelet, kube-proxy, CoreDNS and kube-network-policies (cached), bin/pause and, as root with buildah, the project image.
-	@hack/build-control-plane.sh node
-	@hack/build-coredns.sh
-	@hack/build-netpol.sh
+	@hack/build-cluster-bins.sh node
 	CGO_ENABLED=0 go build -o bin/pause ./hack/localcluster/pause
 	@if [ "$$(id -u)" = 0 ] && command -v buildah >/dev/null 2>&1; then \
 		IMG=$(IMG) hack/build-image.sh image; \

@@ -24,7 +24,7 @@ type component struct {
 // startComponent starts bin with args, its output appended to logPath.
 func startComponent(name, bin string, args []string, logPath string) (*component, error) {
 	if _, err := os.Stat(bin); err != nil {
-		return nil, fmt.Errorf("%s: %w (build it with: hack/build-control-plane.sh all)", name, err)
+		return nil, fmt.Errorf("%s: %w (build it with: hack/build-cluster-bins.sh control-plane)", name, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return nil, err

@@ -28,7 +28,7 @@ import (
 )
 
 // KueueModule is the Go module of Kueue; its version is the one go.mod pins
-// (the operator uses its API types, hack/build-kueue.sh builds its manager).
+// (the operator uses its API types, hack/build-cluster-bins.sh kueue builds its manager).
 const KueueModule = "sigs.k8s.io/kueue"
 
 // KueueNamespace is where the Kueue manager keeps its certificate secret.
@@ -44,7 +44,7 @@ var kueueConversionCRDs = []string{"localqueues", "clusterqueues", "workloads", 
 
 // KueueOptions configures the Kueue manager of the local cluster.
 type KueueOptions struct {
-	// Bin is the manager binary (hack/build-kueue.sh builds bin/kueue).
+	// Bin is the manager binary (hack/build-cluster-bins.sh kueue builds bin/kueue).
 	Bin string
 	// Version of sigs.k8s.io/kueue whose CRDs are installed; empty means
 	// the version this program was built with.
@@ -99,7 +99,7 @@ func (cp *ControlPlane) StartKueue(ctx context.Context, o KueueOptions) (*Kueue,
 // controller tests run it against envtest's).
 func StartKueue(ctx context.Context, o KueueOptions, t KueueTarget) (*Kueue, error) {
 	if _, err := os.Stat(o.Bin); err != nil {
-		return nil, fmt.Errorf("kueue: %w (build it with: hack/build-kueue.sh)", err)
+		return nil, fmt.Errorf("kueue: %w (build it with: hack/build-cluster-bins.sh kueue)", err)
 	}
 	if o.Version == "" {
 		o.Version = KueueVersion()

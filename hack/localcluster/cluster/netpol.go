@@ -10,7 +10,7 @@ import (
 
 // The real node's NetworkPolicy enforcer is kube-network-policies
 // (sigs.k8s.io/kube-network-policies, Kubernetes SIG Network), built by
-// hack/build-netpol.sh. It runs on the node as root, beside kube-proxy: an
+// hack/build-cluster-bins.sh kube-network-policies. It runs on the node as root, beside kube-proxy: an
 // nftables table (NetworkPolicyTable) sends the first packet of each
 // connection from or to a pod that a NetworkPolicy selects to an nfqueue,
 // and the enforcer accepts or drops it by the policies. It fails closed:
@@ -43,7 +43,7 @@ func (n *RealNode) startNetworkPolicy() (err error) {
 		"--metrics-bind-address=127.0.0.1:0",
 	}, o.path("logs", "kube-network-policies.log"))
 	if err != nil {
-		return fmt.Errorf("%w (build it with: hack/build-netpol.sh)", err)
+		return fmt.Errorf("%w (build it with: hack/build-cluster-bins.sh kube-network-policies)", err)
 	}
 	return nil
 }

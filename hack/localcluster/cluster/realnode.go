@@ -22,7 +22,7 @@ import (
 // RealNode is a real Kubernetes node on this host: containerd and runc
 // (Debian's packages) with the standard CNI plugins (bridge, host-local,
 // portmap, loopback), and a kubelet built from the module proxy at the
-// Kubernetes version go.mod pins (hack/build-control-plane.sh node). Its pods
+// Kubernetes version go.mod pins (hack/build-cluster-bins.sh node). Its pods
 // are containers of images imported from buildah's store (the project's
 // image, built from the Dockerfile by hack/build-image.sh); nothing is pulled
 // from a registry. Everything it starts lives under Dir and is removed by
@@ -59,7 +59,7 @@ type RealNodeOptions struct {
 	// for the node's pods); empty: none.
 	KubeProxy string
 	// NetworkPolicy is the kube-network-policies binary
-	// (hack/build-netpol.sh), the node's NetworkPolicy enforcer; empty:
+	// (hack/build-cluster-bins.sh kube-network-policies), the node's NetworkPolicy enforcer; empty:
 	// NetworkPolicy is not enforced on the node.
 	NetworkPolicy string
 	// PKI and Server: the node's client certificate is made in PKI; the
@@ -201,7 +201,7 @@ func StartRealNode(ctx context.Context, o RealNodeOptions) (n *RealNode, err err
 	_ = os.Remove(filepath.Join(devicePluginDir, "kubelet.sock"))
 	n.kubelet, err = startComponent("kubelet "+o.Name, o.Kubelet, n.kubeletArgs(), o.path("logs", "kubelet.log"))
 	if err != nil {
-		return nil, fmt.Errorf("%w (build it with: hack/build-control-plane.sh node)", err)
+		return nil, fmt.Errorf("%w (build it with: hack/build-cluster-bins.sh node)", err)
 	}
 	if o.KubeProxy != "" {
 		pid := ClientIdentity{Cert: "kube-proxy-" + o.Name + ".crt", Key: "kube-proxy-" + o.Name + ".key", User: "system:kube-proxy"}
@@ -213,7 +213,7 @@ func StartRealNode(ctx context.Context, o RealNodeOptions) (n *RealNode, err err
 		}
 		n.kubeProxy, err = startComponent("kube-proxy "+o.Name, o.KubeProxy, []string{"--config=" + o.path("kube-proxy.yaml")}, o.path("logs", "kube-proxy.log"))
 		if err != nil {
-			return nil, fmt.Errorf("%w (build it with: hack/build-control-plane.sh node)", err)
+			return nil, fmt.Errorf("%w (build it with: hack/build-cluster-bins.sh node)", err)
 		}
 	}
 	if o.NetworkPolicy != "" {

@@ -1,10 +1,8 @@
-package schedule
+package cronspec
 
 import (
 	"testing"
 	"time"
-
-	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 )
 
 // FuzzSchedule: any schedule and time zone a user writes either fails to
@@ -15,8 +13,7 @@ func FuzzSchedule(f *testing.F) {
 		f.Add(s, "Europe/Paris", int64(3*3600))
 	}
 	f.Fuzz(func(t *testing.T, schedule, tz string, span int64) {
-		spec := &repotv1.RepotScheduleSpec{Schedule: schedule, TimeZone: &tz}
-		s, err := parseSchedule(spec)
+		s, err := Parse(schedule, tz)
 		if err != nil {
 			return
 		}
@@ -26,8 +23,8 @@ func FuzzSchedule(f *testing.F) {
 			span = -span
 		}
 		to := from.Add(time.Duration(span) * time.Second)
-		last, earlier := dueTimes(s, from, to)
-		if earlier < 0 || earlier > maxMissedCount {
+		last, earlier := DueTimes(s, from, to)
+		if earlier < 0 || earlier > MaxMissedCount {
 			t.Fatalf("earlier = %d", earlier)
 		}
 		if !last.IsZero() && (!last.After(from) || last.After(to)) {

@@ -1,13 +1,10 @@
-package schedule
+package cronspec
 
 import (
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/utils/ptr"
-
-	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 )
 
 func mustTime(t *testing.T, s string) time.Time {
@@ -19,7 +16,7 @@ func mustTime(t *testing.T, s string) time.Time {
 	return v
 }
 
-func TestParseSchedule(t *testing.T) {
+func TestParse(t *testing.T) {
 	cases := []struct {
 		schedule, tz string
 		wantErr      bool
@@ -33,27 +30,23 @@ func TestParseSchedule(t *testing.T) {
 		{"*/5 * * * *", "Local", true},
 	}
 	for _, tc := range cases {
-		spec := &repotv1.RepotScheduleSpec{Schedule: tc.schedule}
-		if tc.tz != "" {
-			spec.TimeZone = ptr.To(tc.tz)
-		}
-		_, err := parseSchedule(spec)
+		_, err := Parse(tc.schedule, tc.tz)
 		if (err != nil) != tc.wantErr {
-			t.Errorf("parseSchedule(%q, %q) error = %v, want error %v", tc.schedule, tc.tz, err, tc.wantErr)
+			t.Errorf("Parse(%q, %q) error = %v, want error %v", tc.schedule, tc.tz, err, tc.wantErr)
 		}
 	}
 }
 
 func TestDueTimes(t *testing.T) {
-	every5, err := parseSchedule(&repotv1.RepotScheduleSpec{Schedule: "*/5 * * * *"})
+	every5, err := Parse("*/5 * * * *", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	paris3am, err := parseSchedule(&repotv1.RepotScheduleSpec{Schedule: "0 3 * * *", TimeZone: ptr.To("Europe/Paris")})
+	paris3am, err := Parse("0 3 * * *", "Europe/Paris")
 	if err != nil {
 		t.Fatal(err)
 	}
-	never, err := parseSchedule(&repotv1.RepotScheduleSpec{Schedule: "0 0 30 2 *"})
+	never, err := Parse("0 0 30 2 *", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,25 +63,18 @@ func TestDueTimes(t *testing.T) {
 		{"three missed after an outage", every5, "2026-12-01T00:05:00Z", "2026-12-01T00:21:00Z", "2026-12-01T00:20:00Z", 2},
 		{"time zone: 03:00 in Paris is 02:00 UTC in winter", paris3am, "2026-12-01T00:00:00Z", "2026-12-01T02:00:00Z", "2026-12-01T02:00:00Z", 0},
 		{"a schedule that never fires is never due", never, "2026-12-01T00:00:00Z", "2027-12-01T00:00:00Z", "", 0},
-		{"a year of outage saturates the count", every5, "2025-12-01T00:00:00Z", "2026-12-01T00:00:00Z", "2026-12-01T00:00:00Z", maxMissedCount},
+		{"a year of outage saturates the count", every5, "2025-12-01T00:00:00Z", "2026-12-01T00:00:00Z", "2026-12-01T00:00:00Z", MaxMissedCount},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			last, n := dueTimes(tc.sched, mustTime(t, tc.earliest), mustTime(t, tc.now))
+			last, n := DueTimes(tc.sched, mustTime(t, tc.earliest), mustTime(t, tc.now))
 			got := ""
 			if !last.IsZero() {
 				got = last.UTC().Format(time.RFC3339)
 			}
 			if diff := cmp.Diff([]any{tc.wantLast, tc.wantEarlier}, []any{got, n}); diff != "" {
-				t.Errorf("dueTimes (-want +got):\n%s", diff)
+				t.Errorf("DueTimes (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestRunName(t *testing.T) {
-	got := runName("nightly", mustTime(t, "2026-12-01T00:05:00Z"))
-	if want := "nightly-29934725"; got != want {
-		t.Errorf("runName = %q, want %q", got, want)
 	}
 }
