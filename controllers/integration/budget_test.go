@@ -53,7 +53,7 @@ func expectStoppedByBudget(ns string, runsDone int32, limit string) {
 		g.Expect(e.Status.Budget.RunsNotStarted).To(Equal(e.Status.Progress.RunsTotal - runsDone))
 		g.Expect(e.Status.Budget.Models).To(HaveLen(1))
 		g.Expect(e.Status.Budget.Models[0].Stopped).To(BeTrue())
-		g.Expect(e.Status.Models[0].Server.State).To(Equal(repotv1.ServerStopped))
+		g.Expect(model(g, e, 0).Server.State).To(Equal(repotv1.ServerStopped))
 	})
 	ExpectWithOffset(1, exists(&corev1.ConfigMap{}, ns, build.LedgerName("ev", "m", 0))()).To(BeTrue(), "the ledger stays")
 }
@@ -116,7 +116,7 @@ var _ = Describe("budgets", func() {
 		Eventually(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", "m"))).Should(BeTrue())
 		writeLedger(ns, build.LedgerName("ev", "m", 0), rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1))
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
-			g.Expect(e.Status.Models[0].ServerCreatedTime).NotTo(BeNil())
+			g.Expect(model(g, e, 0).ServerCreatedTime).NotTo(BeNil())
 			g.Expect(e.Status.Progress.RunsDone).To(Equal(int32(1)))
 		})
 

@@ -42,7 +42,7 @@ var _ = Describe("children of each model kind", func() {
 		Expect(exists(&corev1.ConfigMap{}, ns, build.LedgerName("ev", "strong", 0))()).To(BeFalse())
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(condition(e, repotv1.ConditionServersReady).Reason).To(Equal(repotv1.ReasonServersStarting))
-			g.Expect(e.Status.Models[0].Server.State).To(Equal(repotv1.ServerStarting))
+			g.Expect(model(g, e, 0).Server.State).To(Equal(repotv1.ServerStarting))
 		})
 		setServerReady(ns, "ev", "strong", true)
 
@@ -138,7 +138,7 @@ var _ = Describe("children of each model kind", func() {
 		Expect(apiTo).To(ConsistOf(apiAddrs), "the API server rule names the kubernetes EndpointSlice's addresses")
 		Expect(exists(&networkingv1.NetworkPolicy{}, ns, build.ServerPolicyName("ev"))()).To(BeFalse(), "no servers, no servers' policy")
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
-			g.Expect(e.Status.Models[0].Server.State).To(Equal(repotv1.ServerExternal))
+			g.Expect(model(g, e, 0).Server.State).To(Equal(repotv1.ServerExternal))
 		})
 	})
 

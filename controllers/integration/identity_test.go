@@ -103,7 +103,7 @@ var _ = Describe("the identity of children", func() {
 		Consistently(func(g Gomega) {
 			e := getEval(ns, "ev")
 			g.Expect(e.Status.Models).To(HaveLen(1))
-			g.Expect(e.Status.Models[0].Server.Reason).NotTo(Equal(repotv1.ReasonImagePullFailed), "the earlier evaluation's pod is diagnosed")
+			g.Expect(model(g, e, 0).Server.Reason).NotTo(Equal(repotv1.ReasonImagePullFailed), "the earlier evaluation's pod is diagnosed")
 		}, "1s").Should(Succeed())
 	})
 

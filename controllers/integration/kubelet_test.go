@@ -52,6 +52,14 @@ func eventuallyEval(ns, name string, f func(g Gomega, e *repotv1.RepotEvaluation
 	}).Should(Succeed())
 }
 
+// model is status.models[i] inside an Eventually: until the controller has
+// written that entry the poll fails and is retried (indexing it would
+// panic, and Gomega does not retry a panic).
+func model(g Gomega, e *repotv1.RepotEvaluation, i int) *repotv1.ModelStatus {
+	g.ExpectWithOffset(1, len(e.Status.Models)).To(BeNumerically(">", i), "status.models[%d] is not written yet", i)
+	return &e.Status.Models[i]
+}
+
 func condition(e *repotv1.RepotEvaluation, t string) metav1.Condition {
 	for _, c := range e.Status.Conditions {
 		if c.Type == t {

@@ -123,8 +123,8 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 		Expect(k8s.Create(ctx, missing)).To(Succeed())
 		eventuallyEval(ns3, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(e.Status.Models).To(HaveLen(1))
-			g.Expect(e.Status.Models[0].Admission).To(ContainSubstring(`WorkloadPriorityClass "no-such-class"`))
-			g.Expect(e.Status.Models[0].Admission).To(ContainSubstring("does not exist"))
+			g.Expect(model(g, e, 0).Admission).To(ContainSubstring(`WorkloadPriorityClass "no-such-class"`))
+			g.Expect(model(g, e, 0).Admission).To(ContainSubstring("does not exist"))
 		})
 		var wls kueue.WorkloadList
 		Expect(k8s.List(ctx, &wls, client.InNamespace(ns3))).To(Succeed())
@@ -159,7 +159,7 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 		Consistently(modelChildren(ns, "a")).Should(BeEmpty())
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(e.Status.Models).To(HaveLen(2))
-			g.Expect(e.Status.Models[0].Admission).To(HavePrefix("Pending"))
+			g.Expect(model(g, e, 0).Admission).To(HavePrefix("Pending"))
 		})
 
 		By("admitting model a: its children appear, placed by the flavor; b still has none")
@@ -201,8 +201,8 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 		setServerReady(ns, "ev", "a", true)
 		Eventually(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", "a"))).Should(BeTrue())
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
-			g.Expect(e.Status.Models[0].RunsDone).To(BeEquivalentTo(2))
-			g.Expect(e.Status.Models[0].Admission).To(HavePrefix("Admitted"))
+			g.Expect(model(g, e, 0).RunsDone).To(BeEquivalentTo(2))
+			g.Expect(model(g, e, 0).Admission).To(HavePrefix("Admitted"))
 		})
 
 		By("model a done: once its children are gone, its Workload is finished")

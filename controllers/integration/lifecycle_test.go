@@ -65,7 +65,7 @@ var _ = Describe("lifecycle", func() {
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(e.Status.Summary.State).To(Equal(repotv1.StateSuspended))
 			g.Expect(condition(e, repotv1.ConditionRunning).Reason).To(Equal(repotv1.ReasonSuspended))
-			g.Expect(e.Status.Models[0].Server.State).To(Equal(repotv1.ServerStopped))
+			g.Expect(model(g, e, 0).Server.State).To(Equal(repotv1.ServerStopped))
 			g.Expect(e.Status.Progress.RunsDone).To(Equal(int32(1)))
 		})
 
@@ -192,7 +192,7 @@ var _ = Describe("lifecycle", func() {
 			g.Expect(condition(e, repotv1.ConditionReconciling).Reason).To(Equal(repotv1.ReasonWaitingForCapacity))
 			g.Expect(condition(e, repotv1.ConditionReconciling).Message).To(ContainSubstring("Insufficient nvidia.com/gpu"))
 			g.Expect(condition(e, repotv1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(e.Status.Models[0].Server.Reason).To(Equal(repotv1.ReasonWaitingForCapacity))
+			g.Expect(model(g, e, 0).Server.Reason).To(Equal(repotv1.ReasonWaitingForCapacity))
 		})
 		clk.Step(599 * time.Second)
 		poke(ns, "ev")
@@ -206,8 +206,8 @@ var _ = Describe("lifecycle", func() {
 			g.Expect(condition(e, repotv1.ConditionStalled).Reason).To(Equal(repotv1.ReasonServerStalled))
 			g.Expect(condition(e, repotv1.ConditionServersReady).Reason).To(Equal(repotv1.ReasonUnschedulable))
 			g.Expect(condition(e, repotv1.ConditionServersReady).Message).To(ContainSubstring("Insufficient nvidia.com/gpu"))
-			g.Expect(e.Status.Models[0].Server.State).To(Equal(repotv1.ServerStalled))
-			g.Expect(e.Status.Models[0].Server.Reason).To(Equal(repotv1.ReasonUnschedulable))
+			g.Expect(model(g, e, 0).Server.State).To(Equal(repotv1.ServerStalled))
+			g.Expect(model(g, e, 0).Server.Reason).To(Equal(repotv1.ReasonUnschedulable))
 			g.Expect(e.Status.Summary.State).To(Equal(repotv1.StateStalled))
 		})
 
@@ -216,7 +216,7 @@ var _ = Describe("lifecycle", func() {
 			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image"}},
 		}}})
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
-			g.Expect(e.Status.Models[1].Server.Reason).To(Equal(repotv1.ReasonImagePullFailed))
+			g.Expect(model(g, e, 1).Server.Reason).To(Equal(repotv1.ReasonImagePullFailed))
 		})
 	})
 })

@@ -70,7 +70,7 @@ var _ = Describe("status from the ledgers", func() {
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(e.Status.Progress).NotTo(BeNil())
 			g.Expect(e.Status.Progress.RunsDone).To(Equal(int32(6)), "3 pot + 3 repot; duplicates once; the infra error is not finished")
-			g.Expect(e.Status.Models[0].InfraErrorRuns).To(Equal(int32(1)))
+			g.Expect(model(g, e, 0).InfraErrorRuns).To(Equal(int32(1)))
 			g.Expect(e.Status.Progress.RunsTotal).To(Equal(int32(120 * 2)))
 			g.Expect(e.Status.Progress.Text).To(Equal("6/240"))
 			pot := methodResult(e, "m", repotv1.MethodPoT)
@@ -126,8 +126,8 @@ var _ = Describe("status from the ledgers", func() {
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(e.Status.Scaling).NotTo(BeNil())
 			g.Expect(e.Status.Scaling.Cells).To(HaveLen(2))
-			g.Expect(e.Status.Models[0].RepotMinusPotRetryPoints).To(Equal("+100.0"))
-			g.Expect(e.Status.Models[1].RepotMinusPotRetryPoints).To(Equal("-100.0"))
+			g.Expect(model(g, e, 0).RepotMinusPotRetryPoints).To(Equal("+100.0"))
+			g.Expect(model(g, e, 1).RepotMinusPotRetryPoints).To(Equal("-100.0"))
 		})
 	})
 })

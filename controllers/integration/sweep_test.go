@@ -32,26 +32,26 @@ var _ = Describe("a sweep with spec.maxParallelModels", func() {
 		Eventually(servers).Should(Equal([]string{build.ServerName("ev", "a")}))
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(e.Status.Models).To(HaveLen(2))
-			g.Expect(e.Status.Models[0].Phase).To(Equal(repotv1.ModelStarting))
-			g.Expect(e.Status.Models[1].Phase).To(Equal(repotv1.ModelQueued))
+			g.Expect(model(g, e, 0).Phase).To(Equal(repotv1.ModelStarting))
+			g.Expect(model(g, e, 1).Phase).To(Equal(repotv1.ModelQueued))
 		})
 		Consistently(servers).Should(Equal([]string{build.ServerName("ev", "a")}), "b waits for a's slot")
 
 		setServerReady(ns, "ev", "a", true)
 		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "a"))).Should(BeTrue())
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
-			g.Expect(e.Status.Models[0].Phase).To(Equal(repotv1.ModelRunning))
-			g.Expect(e.Status.Models[0].RunningTime).NotTo(BeNil())
+			g.Expect(model(g, e, 0).Phase).To(Equal(repotv1.ModelRunning))
+			g.Expect(model(g, e, 0).RunningTime).NotTo(BeNil())
 		})
 		finishJob(ns, build.RunnerJobName("ev", "a"))
 		Eventually(servers).Should(Equal([]string{build.ServerName("ev", "b")}), "a's server goes and b starts")
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
-			a := e.Status.Models[0]
+			a := model(g, e, 0)
 			g.Expect(a.Phase).To(Equal(repotv1.ModelDone))
 			g.Expect(a.CompletionTime).NotTo(BeNil())
 			g.Expect(a.ServerDeletedTime).NotTo(BeNil())
 			g.Expect(a.Server.State).To(Equal(repotv1.ServerStopped))
-			g.Expect(e.Status.Models[1].Phase).To(Equal(repotv1.ModelStarting))
+			g.Expect(model(g, e, 1).Phase).To(Equal(repotv1.ModelStarting))
 		})
 	})
 })
