@@ -140,19 +140,32 @@ pins=(
 )
 recipe=v1
 modkey=$(printf '%s\n' "$recipe" "${pins[@]}" "$kube_version" "$etcd_version" "$coredns_version" "$netpol_version" \
-  "$(sha256sum "$netpol_patch")" "$coredns_main" "$tools_go" | sha256sum | cut -c1-12)
+  "$(sha256sum <"$netpol_patch")" "$coredns_main" "$tools_go" | sha256sum | cut -c1-12)
 key_of() { if [ "$1" = kueue ]; then echo "${version[$1]}"; else echo "${version[$1]}+m$modkey"; fi; }
 
-# All cached: done, without waiting for the lock (CI builds everything in
-# the background while `make test` asks for etcd and kube-apiserver only).
-all_built() { for n in "${names[@]}"; do is_built "$n" "$(key_of "$n")" || return 1; done; }
-if ! all_built; then build_lock cluster-bins; fi
+# missing_of NAME...: those of NAMES not built in bin/ as their key (the
+# others are reported cached).
+missing_of() {
+  local n out=()
+  for n in "$@"; do
+    if is_built "$n" "$(key_of "$n")"; then echo "$n ${version[$n]}: cached in bin/" >&2
+    elif [[ " ${out[*]} " != *" $n "* ]]; then out+=("$n"); fi
+  done
+  echo "${out[*]}"
+}
+# Two builds, each under its own lock (bin/.cluster-bins.lock,
+# bin/.kueue.lock), so that CI can build Kueue beside the others; a build
+# waits only when what it needs is missing, then finds it cached if another
+# process built it meanwhile (CI builds everything in the background while
+# `make test` asks for etcd and kube-apiserver only).
+shared_names=() want_kueue=
+for n in "${names[@]}"; do if [ "$n" = kueue ]; then want_kueue=1; else shared_names+=("$n"); fi; done
 missing=()
-for n in "${names[@]}"; do
-  if is_built "$n" "$(key_of "$n")"; then echo "$n ${version[$n]}: cached in bin/"
-  elif [[ " ${missing[*]} " != *" $n "* ]]; then missing+=("$n"); fi
-done
-[ ${#missing[@]} -gt 0 ] || exit 0
+if [ ${#shared_names[@]} -gt 0 ]; then
+  read -ra missing <<<"$(missing_of "${shared_names[@]}" 2>/dev/null)"
+  if [ ${#missing[@]} -gt 0 ]; then build_lock cluster-bins; fi
+  read -ra missing <<<"$(missing_of "${shared_names[@]}")"
+fi
 
 work="$bin/.cluster-build"
 module() {
@@ -197,7 +210,7 @@ major=${kube_version#v}; major=${major%%.*}
 minor=${kube_version#v*.}; minor=${minor%%.*}
 vpkg=k8s.io/component-base/version
 pkgs=() shared=()
-for n in "${missing[@]}"; do [ "$n" = kueue ] || { shared+=("$n"); pkgs+=("${pkg[$n]}"); }; done
+for n in "${missing[@]}"; do shared+=("$n"); pkgs+=("${pkg[$n]}"); done
 if [ ${#shared[@]} -gt 0 ]; then
   module
   echo "building ${shared[*]} in one go build (cold: about 20 minutes on two cores; progress is quiet)..."
@@ -219,7 +232,11 @@ if [ ${#shared[@]} -gt 0 ]; then
   echo "${shared[*]}: built in $(( $(date +%s) - start ))s"
 fi
 
-if [[ " ${missing[*]} " == *" kueue "* ]]; then
+if [ -n "$want_kueue" ] && [ -n "$(missing_of kueue 2>/dev/null)" ]; then
+  exec 9>&-
+  build_lock kueue
+fi
+if [ -n "$want_kueue" ] && [ -n "$(missing_of kueue)" ]; then
   start=$(date +%s)
   dir=$(go mod download -json "sigs.k8s.io/kueue@$kueue_version" | awk -F'"' '$2=="Dir"{print $4}')
   [ -d "$dir" ] || { echo "build-cluster-bins: module sigs.k8s.io/kueue@$kueue_version not found" >&2; exit 1; }

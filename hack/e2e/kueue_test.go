@@ -81,7 +81,7 @@ func kueueObjects() []client.Object {
 	}
 }
 
-var _ = Describe("Kueue admission on the local cluster", Ordered, func() {
+var _ = Describe("Kueue admission on the local cluster", Ordered, Label("kueue"), func() {
 	var tc *testCluster
 	models := []string{"sim-a", "sim-b", "sim-c", "sim-d"}
 
