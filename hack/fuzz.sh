@@ -1,28 +1,42 @@
 #!/usr/bin/env bash
 # Runs every Go fuzz target in the module for a short time each (default 10s).
+# Each package's coverage-instrumented test binary is built once
+# (`go test -c -fuzz=.`) and run per target from the package's directory, as
+# `go test -fuzz` does (which would relink it for every target): seed corpus
+# from testdata/fuzz, generated corpus in $GOCACHE/fuzz/PACKAGE, a failing
+# input written to testdata/fuzz/TARGET.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t=${1:-10s}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fuzzcache="$(go env GOCACHE)/fuzz"
 for pkg in $(go list ./...); do
   dir=$(go list -f '{{.Dir}}' "$pkg")
+  names=()
   for f in $(grep -lE '^func Fuzz[A-Za-z0-9_]*\(f \*testing\.F\)' "$dir"/*_test.go 2>/dev/null || true); do
-    for name in $(grep -oE '^func Fuzz[A-Za-z0-9_]*' "$f" | sed 's/^func //'); do
-      echo "fuzz $pkg $name ($t)"
-      # Go's fuzzer sometimes ends a short run with a bare "context deadline
-      # exceeded" when a worker misses the deadline; no input failed then
-      # (none is written to testdata/fuzz). Such a run is tried once more; a
-      # real finding, or a second failure, fails the script.
-      if ! out=$(go test "$pkg" -run '^$' -fuzz "^${name}\$" -fuzztime "$t" 2>&1); then
-        echo "$out"
-        if grep -q 'context deadline exceeded' <<<"$out" && ! grep -q 'Failing input written' <<<"$out"; then
-          echo "fuzz $pkg $name: the fuzzer missed its own deadline (no failing input); trying once more"
-          go test "$pkg" -run '^$' -fuzz "^${name}\$" -fuzztime "$t"
-        else
-          exit 1
-        fi
+    for name in $(grep -oE '^func Fuzz[A-Za-z0-9_]*' "$f" | sed 's/^func //'); do names+=("$name"); done
+  done
+  [ ${#names[@]} -gt 0 ] || continue
+  bin="$tmp/$(echo "$pkg" | tr / _).test"
+  go test -c -fuzz=. -o "$bin" "$pkg"
+  for name in "${names[@]}"; do
+    echo "fuzz $pkg $name ($t)"
+    run() { (cd "$dir" && "$bin" -test.run='^$' -test.fuzz="^${name}\$" -test.fuzztime="$t" -test.timeout=10m -test.paniconexit0 -test.fuzzcachedir="$fuzzcache/$pkg" 2>&1); }
+    # Go's fuzzer sometimes ends a short run with a bare "context deadline
+    # exceeded" when a worker misses the deadline; no input failed then
+    # (none is written to testdata/fuzz). Such a run is tried once more; a
+    # real finding, or a second failure, fails the script.
+    if ! out=$(run); then
+      echo "$out"
+      if grep -q 'context deadline exceeded' <<<"$out" && ! grep -q 'Failing input written' <<<"$out"; then
+        echo "fuzz $pkg $name: the fuzzer missed its own deadline (no failing input); trying once more"
+        run
       else
-        echo "$out" | tail -n 3
+        exit 1
       fi
-    done
+    else
+      echo "$out" | tail -n 3
+    fi
   done
 done
