@@ -209,18 +209,18 @@ start=$(date +%s)
 major=${kube_version#v}; major=${major%%.*}
 minor=${kube_version#v*.}; minor=${minor%%.*}
 vpkg=k8s.io/component-base/version
-pkgs=() shared=()
-for n in "${missing[@]}"; do shared+=("$n"); pkgs+=("${pkg[$n]}"); done
-if [ ${#shared[@]} -gt 0 ]; then
+pkgs=()
+for n in "${missing[@]}"; do pkgs+=("${pkg[$n]}"); done
+if [ ${#missing[@]} -gt 0 ]; then
   module
-  echo "building ${shared[*]} in one go build (cold: about 20 minutes on two cores; progress is quiet)..."
+  echo "building ${missing[*]} in one go build (cold: about 20 minutes on two cores; progress is quiet)..."
   out="$work/out"; rm -rf "$out"; mkdir -p "$out"
   # -X sets the Kubernetes components' version (linked into the others too,
   # where nothing reads it).
   (cd "$work" && CGO_ENABLED=0 go build -trimpath \
     -ldflags "-s -w -X $vpkg.gitVersion=$kube_version -X $vpkg.gitMajor=$major -X $vpkg.gitMinor=$minor -X $vpkg.gitTreeState=clean" \
     -o "$out/" "${pkgs[@]}")
-  for n in "${shared[@]}"; do
+  for n in "${missing[@]}"; do
     # go build names each binary after the package's last element (without a
     # major-version suffix).
     src=$out/$(basename "${pkg[$n]}")
@@ -229,7 +229,7 @@ if [ ${#shared[@]} -gt 0 ]; then
     mv "$src" "$bin/$n"
     record "$n" "$(key_of "$n")"
   done
-  echo "${shared[*]}: built in $(( $(date +%s) - start ))s"
+  echo "${missing[*]}: built in $(( $(date +%s) - start ))s"
 fi
 
 if [ -n "$want_kueue" ] && [ -n "$(missing_of kueue 2>/dev/null)" ]; then
