@@ -11,6 +11,8 @@ t=${1:-10s}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fuzzcache="$(go env GOCACHE)/fuzz"
+# run: the target $name of $pkg, with the test binary $bin, from $dir.
+run() { (cd "$dir" && "$bin" -test.run='^$' -test.fuzz="^${name}\$" -test.fuzztime="$t" -test.timeout=10m -test.paniconexit0 -test.fuzzcachedir="$fuzzcache/$pkg" 2>&1); }
 for pkg in $(go list ./...); do
   dir=$(go list -f '{{.Dir}}' "$pkg")
   names=()
@@ -22,7 +24,6 @@ for pkg in $(go list ./...); do
   go test -c -fuzz=. -o "$bin" "$pkg"
   for name in "${names[@]}"; do
     echo "fuzz $pkg $name ($t)"
-    run() { (cd "$dir" && "$bin" -test.run='^$' -test.fuzz="^${name}\$" -test.fuzztime="$t" -test.timeout=10m -test.paniconexit0 -test.fuzzcachedir="$fuzzcache/$pkg" 2>&1); }
     # Go's fuzzer sometimes ends a short run with a bare "context deadline
     # exceeded" when a worker misses the deadline; no input failed then
     # (none is written to testdata/fuzz). Such a run is tried once more; a
