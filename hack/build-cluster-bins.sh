@@ -3,8 +3,8 @@
 # bin/, all but Kueue in ONE Go module (bin/.cluster-build) with one `go build`:
 #
 #   etcd                     go.etcd.io/etcd/server/v3       $ETCD_VERSION
-#   kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy
-#                            k8s.io/kubernetes/cmd/...       the Kubernetes version go.mod pins
+#   kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy,
+#   kubectl                  k8s.io/kubernetes/cmd/...       the Kubernetes version go.mod pins
 #                                                            (k8s.io/api v0.X.Y -> v1.X.Y)
 #   coredns                  CoreDNS's coremain with only the plugins the
 #                            cluster's Corefile uses         $COREDNS_VERSION
@@ -30,6 +30,7 @@
 #   control-plane  envtest + kube-controller-manager kube-scheduler
 #   node           kubelet kube-proxy coredns kube-network-policies (a real node)
 #   kueue          kueue
+#   tools          kubectl (what the demo, the e2e specs and the docs run)
 #   all            all of the above
 #
 # A binary is rebuilt only when missing or built with another recipe:
@@ -61,13 +62,14 @@ declare -A pkg=(
   [kube-scheduler]=k8s.io/kubernetes/cmd/kube-scheduler
   [kubelet]=k8s.io/kubernetes/cmd/kubelet
   [kube-proxy]=k8s.io/kubernetes/cmd/kube-proxy
+  [kubectl]=k8s.io/kubernetes/cmd/kubectl
   [coredns]=repot.dev/build/cluster/coredns
   [kube-network-policies]=sigs.k8s.io/kube-network-policies/cmd
   [kueue]=./cmd/kueue
 )
 declare -A version=(
   [etcd]=$etcd_version [kube-apiserver]=$kube_version [kube-controller-manager]=$kube_version
-  [kube-scheduler]=$kube_version [kubelet]=$kube_version [kube-proxy]=$kube_version
+  [kube-scheduler]=$kube_version [kubelet]=$kube_version [kube-proxy]=$kube_version [kubectl]=$kube_version
   [coredns]=$coredns_version [kube-network-policies]=$netpol_version [kueue]=$kueue_version
 )
 
@@ -77,7 +79,8 @@ for arg in "${@:-all}"; do
     envtest) names+=(etcd kube-apiserver) ;;
     control-plane) names+=(etcd kube-apiserver kube-controller-manager kube-scheduler) ;;
     node) names+=(kubelet kube-proxy coredns kube-network-policies) ;;
-    all) names+=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy coredns kube-network-policies kueue) ;;
+    tools) names+=(kubectl) ;;
+    all) names+=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl coredns kube-network-policies kueue) ;;
     *) [ -n "${pkg[$arg]:-}" ] || { echo "build-cluster-bins: unknown binary or group $arg" >&2; exit 2; }
        names+=("$arg") ;;
   esac
@@ -127,6 +130,7 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 	_ "k8s.io/kubernetes/cmd/kubelet"
 	_ "k8s.io/kubernetes/cmd/kube-proxy"
+	_ "k8s.io/kubernetes/cmd/kubectl"
 	_ "sigs.k8s.io/kube-network-policies/cmd"
 )
 '
