@@ -10,12 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	"repot.dev/repot-operator/envs"
+	"repot.dev/repot-operator/programs/simserver"
 	"repot.dev/repot-operator/runner/concurrency"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/program"
 	"repot.dev/repot-operator/runner/prompt"
-	"repot.dev/repot-operator/runner/simserver"
 )
 
 // BenchmarkPerCallWork measures the work a model call costs outside the
@@ -241,7 +243,7 @@ func capacityShare(b *testing.B, scale float64, m benchModel, shards, conc int, 
 		ropts := DefaultOptions()
 		ropts.Model = "sim-strong"
 		cfg := Config{
-			Problems: problems, Methods: DefaultMethods, Options: ropts, Order: OrderLongestFirst,
+			Problems: problems, Methods: contract.DefaultMethods, Options: ropts, Order: OrderLongestFirst,
 			ShardIndex: i, ShardCount: shards,
 			Deps: Deps{Client: simClient(b, hs, 3), Sandbox: sb, Clock: model.SystemClock},
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/program"
 )
@@ -31,8 +33,8 @@ var ErrAborted = errors.New("run aborted")
 type plan struct {
 	moves []json.RawMessage
 	// failure is the stop reason when the reply gave no usable plan
-	// (StopNoPlan, StopProgramError, StopSandboxRejected, StopTruncated,
-	// StopFormatError); "" when moves were parsed (possibly none).
+	// (contract.StopNoPlan, contract.StopProgramError, contract.StopSandboxRejected, contract.StopTruncated,
+	// contract.StopFormatError); "" when moves were parsed (possibly none).
 	failure string
 	// message explains failure to the model in a repair prompt.
 	message string
@@ -43,7 +45,7 @@ type plan struct {
 // program, run it in the sandbox, parse the printed moves. It appends the
 // call's trace to r.trace.Calls and adds its usage to the run's totals. The
 // returned error is an *infraError, or ErrAborted when ctx ended.
-func (r *run) call(ctx context.Context, purpose string, msgs []model.Message) (plan, int, error) {
+func (r *run) call(ctx context.Context, purpose string, msgs []contract.Message) (plan, int, error) {
 	ct, resp, err := r.complete(ctx, purpose, msgs)
 	if err != nil {
 		return plan{}, -1, err
@@ -60,9 +62,9 @@ func (r *run) call(ctx context.Context, purpose string, msgs []model.Message) (p
 // to the run's totals. On failure the call's trace is appended and the
 // error is an *infraError or ErrAborted; on success the caller appends ct
 // once it has done its work with the reply.
-func (r *run) complete(ctx context.Context, purpose string, msgs []model.Message) (*CallTrace, model.Response, error) {
-	ct := &CallTrace{Index: len(r.trace.Calls), Purpose: purpose, Prompt: msgs}
-	if err := r.deps.Gate.Acquire(ctx, purpose != PurposeInitial); err != nil {
+func (r *run) complete(ctx context.Context, purpose string, msgs []contract.Message) (*contract.CallTrace, model.Response, error) {
+	ct := &contract.CallTrace{Index: len(r.trace.Calls), Purpose: purpose, Prompt: msgs}
+	if err := r.deps.Gate.Acquire(ctx, purpose != contract.PurposeInitial); err != nil {
 		return nil, model.Response{}, ErrAborted
 	}
 	r.markStart()
@@ -94,18 +96,18 @@ func (r *run) complete(ctx context.Context, purpose string, msgs []model.Message
 }
 
 // execute runs the reply's program and parses its moves.
-func (r *run) execute(ctx context.Context, ct *CallTrace, resp model.Response) (plan, error) {
+func (r *run) execute(ctx context.Context, ct *contract.CallTrace, resp model.Response) (plan, error) {
 	truncated := resp.FinishReason == "length"
 	fail := func(reason, msg string) plan {
 		if truncated {
-			reason, msg = StopTruncated, "The reply was cut off at the token limit before a complete program; "+msg
+			reason, msg = contract.StopTruncated, "The reply was cut off at the token limit before a complete program; "+msg
 		}
 		ct.Outcome = reason
 		return plan{failure: reason, message: msg}
 	}
 	ct.Code = program.Extract(resp.Content)
 	if strings.TrimSpace(ct.Code) == "" {
-		return fail(StopNoPlan, "The reply contained no program."), nil
+		return fail(contract.StopNoPlan, "The reply contained no program."), nil
 	}
 	res, err := r.runProgram(ctx, ct.Code)
 	if err != nil {
@@ -119,21 +121,21 @@ func (r *run) execute(ctx context.Context, ct *CallTrace, resp model.Response) (
 	ct.SandboxFailure, ct.SandboxMS = res.Failure, res.Duration.Milliseconds()
 	if res.Failure != "" {
 		if strings.HasPrefix(res.Failure, "rejected") {
-			return fail(StopSandboxRejected, "The program was rejected before running: "+res.Failure+"."), nil
+			return fail(contract.StopSandboxRejected, "The program was rejected before running: "+res.Failure+"."), nil
 		}
 		msg := "The program failed (" + res.Failure + ")."
 		if tail := lastLine(res.Stderr); tail != "" {
 			msg += " Last error line: " + tail
 		}
-		return fail(StopProgramError, msg), nil
+		return fail(contract.StopProgramError, msg), nil
 	}
 	moves, err := program.ParseMoves(res.Stdout, ct.Code)
 	if err != nil {
 		ct.ParseError = err.Error()
 		if errors.Is(err, program.ErrNoMoves) {
-			return fail(StopNoPlan, "The program printed no `moves = [...]` line."), nil
+			return fail(contract.StopNoPlan, "The program printed no `moves = [...]` line."), nil
 		}
-		return fail(StopFormatError, fmt.Sprintf("The printed moves could not be parsed: %v", err)), nil
+		return fail(contract.StopFormatError, fmt.Sprintf("The printed moves could not be parsed: %v", err)), nil
 	}
 	ct.Plan = moves
 	return plan{moves: moves}, nil

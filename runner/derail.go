@@ -5,22 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
+
+	"repot.dev/repot-operator/contract"
 
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/prompt"
-	"repot.dev/repot-operator/runner/summary"
 )
-
-// DerailConditions are the conditions a Derail-550 case can be run with
-// (REPOT.md section 7), in summary order.
-var DerailConditions = summary.DerailConditions
-
-// ValidCondition reports whether name is a Derail-550 condition.
-func ValidCondition(name string) bool { return slices.Contains(DerailConditions, name) }
-
-// PurposeRecovery is the trace purpose of a prompted condition's one call.
-const PurposeRecovery = "recovery"
 
 // DerailTask is one Derail-550 recovery case with the PuzzleZoo problem it
 // derails.
@@ -46,29 +36,15 @@ func DerailTasks(cases []envs.DerailCase, problems []envs.Problem) ([]DerailTask
 	return out, nil
 }
 
-// DerailInfo is what a Derail run's trace records about the case.
-type DerailInfo struct {
-	CaseID              string `json:"case_id"`
-	ProblemID           string `json:"problem_id"`
-	InjectionStep       int    `json:"injection_step"`
-	InjectionType       string `json:"injection_type"`
-	Condition           string `json:"condition"`
-	CheckpointStatement string `json:"checkpoint_statement"`
-	// Candidates are the judged candidates of a prompted run; Chosen
-	// indexes them (-1: none).
-	Candidates []JudgedCandidate `json:"candidates,omitempty"`
-	Chosen     *int              `json:"chosen,omitempty"`
-}
-
 // checkStatement returns the statement or its default.
 func checkStatement(s string) (string, error) {
 	switch s {
 	case "":
-		return summary.StatementPaper, nil
-	case summary.StatementPaper, summary.StatementFull:
+		return contract.StatementPaper, nil
+	case contract.StatementPaper, contract.StatementFull:
 		return s, nil
 	}
-	return "", fmt.Errorf("checkpoint statement %q: use %q (the paper's one sentence) or %q", s, summary.StatementPaper, summary.StatementFull)
+	return "", fmt.Errorf("checkpoint statement %q: use %q (the paper's one sentence) or %q", s, contract.StatementPaper, contract.StatementFull)
 }
 
 // derailPrefix checks a case against its problem: the first InjectionStep
@@ -151,7 +127,7 @@ func CheckpointProblem(t DerailTask, statement string) (*envs.Problem, error) {
 		Metadata:       src.Metadata,
 	}
 	switch statement {
-	case summary.StatementPaper:
+	case contract.StatementPaper:
 		cp.NaturalLanguagePrompt = fmt.Sprintf("Continue this %s puzzle from the checkpoint state and reach the goal state %s.", src.Environment, compactRaw(src.GoalState))
 		cp.HideInitialState = true
 	default:
@@ -203,48 +179,48 @@ func sameState(e envs.Env, s envs.State, want json.RawMessage) error {
 //
 // opts.CheckpointStatement selects the checkpoint problem's statement
 // ("paper" by default, or "full"). Errors are as for RunProblem.
-func RunDerail(ctx context.Context, deps Deps, opts Options, t DerailTask, condition string) (summary.Record, Trace, error) {
+func RunDerail(ctx context.Context, deps Deps, opts Options, t DerailTask, condition string) (contract.Record, contract.Trace, error) {
 	statement, err := checkStatement(opts.CheckpointStatement)
 	if err != nil {
-		return summary.Record{}, Trace{}, err
+		return contract.Record{}, contract.Trace{}, err
 	}
-	info := &DerailInfo{CaseID: t.Case.CaseID, ProblemID: t.Problem.ProblemID, InjectionStep: t.Case.InjectionStep,
+	info := &contract.DerailInfo{CaseID: t.Case.CaseID, ProblemID: t.Problem.ProblemID, InjectionStep: t.Case.InjectionStep,
 		InjectionType: t.Case.InjectionType, Condition: condition, CheckpointStatement: statement}
-	var rec summary.Record
-	var tr Trace
+	var rec contract.Record
+	var tr contract.Trace
 	switch condition {
-	case summary.CondRePoTFull, summary.CondRePoTNoPrefix:
+	case contract.CondRePoTFull, contract.CondRePoTNoPrefix:
 		cp, err := CheckpointProblem(t, statement)
 		if err != nil {
-			return summary.Record{}, Trace{}, err
+			return contract.Record{}, contract.Trace{}, err
 		}
-		method := summary.MethodRePoT
-		if condition == summary.CondRePoTNoPrefix {
-			method = summary.MethodRePoTNoPrefix
+		method := contract.MethodRePoT
+		if condition == contract.CondRePoTNoPrefix {
+			method = contract.MethodRePoTNoPrefix
 		}
 		rec, tr, err = RunProblem(ctx, deps, opts, cp, method)
 		if err != nil {
 			return rec, tr, err
 		}
-	case summary.CondRePoTRestart:
-		rec, tr, err = RunProblem(ctx, deps, opts, t.Problem, summary.MethodRePoT)
+	case contract.CondRePoTRestart:
+		rec, tr, err = RunProblem(ctx, deps, opts, t.Problem, contract.MethodRePoT)
 		if err != nil {
 			return rec, tr, err
 		}
-	case summary.CondNoFeedback, summary.CondErrorOnly, summary.CondStateFeedback, summary.CondStateLegal:
+	case contract.CondNoFeedback, contract.CondErrorOnly, contract.CondStateFeedback, contract.CondStateLegal:
 		rec, tr, err = runPrompted(ctx, deps, opts, t, condition, info)
 		if err != nil {
 			return rec, tr, err
 		}
 	default:
-		return summary.Record{}, Trace{}, fmt.Errorf("condition %q is not a Derail-550 condition (use %v)", condition, DerailConditions)
+		return contract.Record{}, contract.Trace{}, fmt.Errorf("condition %q is not a Derail-550 condition (use %v)", condition, contract.DerailConditions)
 	}
 	rec.ProblemID, rec.Method = t.Case.CaseID, condition
 	rec.Environment, rec.Complexity = t.Case.Environment, t.Case.Complexity
 	if rec.Derail == nil {
-		rec.Derail = &summary.DerailRecord{}
+		rec.Derail = &contract.DerailRecord{}
 	}
-	rec.Derail.Schema, rec.Derail.CheckpointStatement, rec.Derail.InjectionType = summary.DerailSchema, statement, t.Case.InjectionType
+	rec.Derail.Schema, rec.Derail.CheckpointStatement, rec.Derail.InjectionType = contract.DerailSchema, statement, t.Case.InjectionType
 	rec.CapTexts()
 	tr.ProblemID, tr.Method = t.Case.CaseID, condition
 	tr.Environment, tr.Complexity = t.Case.Environment, t.Case.Complexity
@@ -268,11 +244,11 @@ func recoveryFor(e envs.Env, t DerailTask, prefix []envs.Action, checkpoint envs
 		r.Next = e.RawMove(a)
 	}
 	switch condition {
-	case summary.CondErrorOnly:
+	case contract.CondErrorOnly:
 		r.Flagged = true
-	case summary.CondStateFeedback, summary.CondStateLegal:
+	case contract.CondStateFeedback, contract.CondStateLegal:
 		r.Flagged, r.Checkpoint = true, compactRaw(t.Case.LastValidState)
-		if condition == summary.CondStateLegal {
+		if condition == contract.CondStateLegal {
 			r.Legal = []json.RawMessage{}
 			for _, a := range e.Legal(checkpoint) {
 				r.Legal = append(r.Legal, e.RawMove(a))
@@ -283,22 +259,25 @@ func recoveryFor(e envs.Env, t DerailTask, prefix []envs.Action, checkpoint envs
 }
 
 // runPrompted makes a prompted condition's one call and judges the reply.
-func runPrompted(ctx context.Context, deps Deps, opts Options, t DerailTask, condition string, info *DerailInfo) (summary.Record, Trace, error) {
+func runPrompted(ctx context.Context, deps Deps, opts Options, t DerailTask, condition string, info *contract.DerailInfo) (contract.Record, contract.Trace, error) {
 	r, err := newRun(deps, opts, t.Problem, condition)
 	if err != nil {
-		return summary.Record{}, Trace{}, err
+		return contract.Record{}, contract.Trace{}, err
 	}
 	prefix, checkpoint, err := derailPrefix(r.env, t)
 	if err != nil {
-		return summary.Record{}, Trace{}, err
+		return contract.Record{}, contract.Trace{}, err
 	}
 	msgs := prompt.RecoveryPrompt(t.Problem, recoveryFor(r.env, t, prefix, checkpoint, condition))
-	ct, resp, err := r.complete(ctx, PurposeRecovery, msgs)
+	ct, resp, err := r.complete(ctx, contract.PurposeRecovery, msgs)
 	if err != nil {
-		return r.finish(condition, summary.RouteNoExtraCall, false, ReplayResult{}, ReplayResult{}, err)
+		return r.finish(condition, contract.RouteNoExtraCall, false, ReplayResult{}, ReplayResult{}, err)
 	}
 	j := JudgeReply(r.env, r.p, checkpoint, r.goal, resp.Content)
-	info.Candidates, info.Chosen = j.Candidates, &j.Chosen
+	info.Candidates, info.Chosen = make([]contract.JudgedCandidate, len(j.Candidates)), &j.Chosen
+	for i, c := range j.Candidates {
+		info.Candidates[i] = c.JudgedCandidate
+	}
 	res := ReplayResult{Prefix: []envs.Action{}, State: checkpoint, K: -1}
 	if j.Chosen >= 0 {
 		c := j.Candidates[j.Chosen]
@@ -307,37 +286,37 @@ func runPrompted(ctx context.Context, deps Deps, opts Options, t DerailTask, con
 		res.Prefix = make([]envs.Action, c.Valid) // only its length is reported
 		res.ReachedGoal, res.StopReason = j.Success, c.StopReason
 	} else {
-		res.StopReason, res.Error = StopNoPlan, "The reply holds no move list."
+		res.StopReason, res.Error = contract.StopNoPlan, "The reply holds no move list."
 		if resp.FinishReason == "length" {
-			res.StopReason = StopTruncated
+			res.StopReason = contract.StopTruncated
 		}
 		ct.ParseError = res.Error
 	}
 	if j.Success {
-		res.StopReason = StopGoal
+		res.StopReason = contract.StopGoal
 	}
 	ct.Replay, ct.Outcome = replayTrace(0, res), res.StopReason
 	r.trace.Calls = append(r.trace.Calls, *ct)
 	// The candidates and the chosen one are in the trace (info); the
 	// record stays small, as the ledgers hold thousands of them.
-	return r.finish(condition, summary.RouteNoExtraCall, false, res, res, nil)
+	return r.finish(condition, contract.RouteNoExtraCall, false, res, res, nil)
 }
 
 // derailKey is the Derail part of the record keys of cfg's runs (nil when
 // cfg runs problems).
-func (cfg Config) derailKey() *summary.DerailRecord {
+func (cfg Config) derailKey() *contract.DerailRecord {
 	if len(cfg.Derail) == 0 {
 		return nil
 	}
 	st, _ := checkStatement(cfg.Options.CheckpointStatement)
-	return &summary.DerailRecord{Schema: summary.DerailSchema, CheckpointStatement: st}
+	return &contract.DerailRecord{Schema: contract.DerailSchema, CheckpointStatement: st}
 }
 
 // refuseLegacyDerail fails a Derail run whose output already holds records
 // of these cases without the current protocol's schema (written by the
 // earlier reading of the experiment): they would share a records file, and
 // a summary, with runs that mean something else.
-func refuseLegacyDerail(cfg Config, existing []summary.Record) error {
+func refuseLegacyDerail(cfg Config, existing []contract.Record) error {
 	if len(cfg.Derail) == 0 {
 		return nil
 	}
@@ -347,12 +326,12 @@ func refuseLegacyDerail(cfg Config, existing []summary.Record) error {
 	}
 	n := 0
 	for _, r := range existing {
-		if cases[r.ProblemID] && (r.Derail == nil || r.Derail.Schema != summary.DerailSchema) {
+		if cases[r.ProblemID] && (r.Derail == nil || r.Derail.Schema != contract.DerailSchema) {
 			n++
 		}
 	}
 	if n > 0 {
-		return fmt.Errorf("the output directory holds %d Derail-550 records of the earlier protocol (before record schema %d: repair from the injected trajectory); they mean something else: write this run to a new --out directory", n, summary.DerailSchema)
+		return fmt.Errorf("the output directory holds %d Derail-550 records of the earlier protocol (before record schema %d: repair from the injected trajectory); they mean something else: write this run to a new --out directory", n, contract.DerailSchema)
 	}
 	return nil
 }

@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"repot.dev/repot-operator/runner/layout"
+	"repot.dev/repot-operator/contract"
+
+	"repot.dev/repot-operator/analysis/summary"
 	"repot.dev/repot-operator/runner/model"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // runDerailSuite runs every published case under every condition against
@@ -55,10 +56,10 @@ func TestDerail550AgainstSimServer(t *testing.T) {
 	tasks := loadDerail(t)
 	rates := map[string]map[string]int{}
 	runs := map[string][]string{
-		summary.StatementPaper: DerailConditions,
-		summary.StatementFull:  {summary.CondRePoTFull, summary.CondRePoTNoPrefix},
+		contract.StatementPaper: contract.DerailConditions,
+		contract.StatementFull:  {contract.CondRePoTFull, contract.CondRePoTNoPrefix},
 	}
-	for _, st := range summary.DerailStatements {
+	for _, st := range contract.DerailStatements {
 		dir := t.TempDir()
 		s := runDerailSuite(t, tasks, runs[st], st, dir)
 		if len(s.Models) != 0 || len(s.Derail) != 1 {
@@ -66,7 +67,7 @@ func TestDerail550AgainstSimServer(t *testing.T) {
 		}
 		d := s.Derail[0]
 		wantCmp := len(runs[st]) - 1
-		if st == summary.StatementFull {
+		if st == contract.StatementFull {
 			wantCmp = 0 // no error_only to compare with
 		}
 		if d.Cases != 550 || d.CheckpointStatement != st || len(d.Conditions) != len(runs[st]) || len(d.VsErrorOnly) != wantCmp {
@@ -84,7 +85,7 @@ func TestDerail550AgainstSimServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("checkpoint statement %s:\n%s", st, table.String())
-		if b, err := os.ReadFile(filepath.Join(dir, layout.SummaryFile)); err != nil || !strings.Contains(string(b), `"checkpoint_statement": "`+st+`"`) {
+		if b, err := os.ReadFile(filepath.Join(dir, contract.SummaryFile)); err != nil || !strings.Contains(string(b), `"checkpoint_statement": "`+st+`"`) {
 			t.Errorf("summary.json lacks the derail section: %v", err)
 		}
 	}
@@ -93,21 +94,21 @@ func TestDerail550AgainstSimServer(t *testing.T) {
 	// complexity), so a deterministic model sees 22 distinct cases: more
 	// information never lowers recovery in the simulation, and the
 	// checkpoint lifts it clearly above the error signal alone.
-	p := rates[summary.StatementPaper]
-	order := []string{summary.CondNoFeedback, summary.CondErrorOnly, summary.CondStateFeedback, summary.CondStateLegal}
+	p := rates[contract.StatementPaper]
+	order := []string{contract.CondNoFeedback, contract.CondErrorOnly, contract.CondStateFeedback, contract.CondStateLegal}
 	for i := 1; i < len(order); i++ {
 		if p[order[i]] < p[order[i-1]] {
 			t.Errorf("%s (%d per mille) should recover at least as often as %s (%d)", order[i], p[order[i]], order[i-1], p[order[i-1]])
 		}
 	}
-	if p[summary.CondStateFeedback] <= p[summary.CondErrorOnly] || p[summary.CondErrorOnly] <= p[summary.CondNoFeedback] && p[summary.CondStateLegal] <= p[summary.CondErrorOnly] {
+	if p[contract.CondStateFeedback] <= p[contract.CondErrorOnly] || p[contract.CondErrorOnly] <= p[contract.CondNoFeedback] && p[contract.CondStateLegal] <= p[contract.CondErrorOnly] {
 		t.Errorf("the checkpoint should lift recovery above error_only: %v", p)
 	}
-	if p[summary.CondRePoTFull] >= p[summary.CondRePoTRestart] {
-		t.Errorf("paper statement: repot-full %d should be below repot-restart %d (its first call sees no state)", p[summary.CondRePoTFull], p[summary.CondRePoTRestart])
+	if p[contract.CondRePoTFull] >= p[contract.CondRePoTRestart] {
+		t.Errorf("paper statement: repot-full %d should be below repot-restart %d (its first call sees no state)", p[contract.CondRePoTFull], p[contract.CondRePoTRestart])
 	}
-	if f := rates[summary.StatementFull]; f[summary.CondRePoTFull] <= p[summary.CondRePoTFull] {
-		t.Errorf("the full statement should lift repot-full: %d vs %d", f[summary.CondRePoTFull], p[summary.CondRePoTFull])
+	if f := rates[contract.StatementFull]; f[contract.CondRePoTFull] <= p[contract.CondRePoTFull] {
+		t.Errorf("the full statement should lift repot-full: %d vs %d", f[contract.CondRePoTFull], p[contract.CondRePoTFull])
 	}
 }
 
@@ -117,7 +118,7 @@ func TestDerailRefusesLegacyRecords(t *testing.T) {
 	tasks := loadDerail(t)[:1]
 	dir := t.TempDir()
 	legacy := `{"model":"sim-strong","problem_id":"` + tasks[0].Case.CaseID + `","method":"repot-restart","success":true,"stopped_reason":"goal","route":"suffix_repair","calls":1}` + "\n"
-	if err := os.WriteFile(filepath.Join(dir, layout.RecordsFile), []byte(legacy), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, contract.RecordsFile), []byte(legacy), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, err := OpenOutput(dir, "", true)
@@ -125,7 +126,7 @@ func TestDerailRefusesLegacyRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	cfg := Config{Derail: tasks, Methods: DerailConditions, Options: DefaultOptions(),
+	cfg := Config{Derail: tasks, Methods: contract.DerailConditions, Options: DefaultOptions(),
 		Deps: Deps{Client: &scriptedClient{}, Sandbox: fakeSandbox}}
 	if _, _, err := Execute(context.Background(), cfg, out); err == nil || !strings.Contains(err.Error(), "earlier protocol") {
 		t.Errorf("err = %v, want a refusal naming the earlier protocol", err)

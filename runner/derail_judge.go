@@ -6,31 +6,16 @@ import (
 	"fmt"
 	"strings"
 
+	"repot.dev/repot-operator/contract"
+
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/program"
 )
 
-// Stop reasons of a prompted Derail-550 run besides the replay's.
-const (
-	// StopPastGoal: every move is legal and the goal was reached, but moves
-	// followed it (a prompted candidate must end at the goal).
-	StopPastGoal = "past_goal"
-)
-
-// JudgedCandidate is one distinct move-list candidate of a prompted reply,
-// replayed from the checkpoint.
+// JudgedCandidate is one judged candidate (contract.JudgedCandidate, as
+// traces record it) with what the run needs of its replay.
 type JudgedCandidate struct {
-	// Start is the offset of its first occurrence; Final reports whether any
-	// occurrence counts as final.
-	Start  int    `json:"start"`
-	Source string `json:"source"`
-	Final  bool   `json:"final"`
-	Moves  int    `json:"moves"`
-	// Valid is how many leading moves are legal.
-	Valid       int    `json:"valid"`
-	ReachedGoal bool   `json:"reached_goal"`
-	StopReason  string `json:"stop_reason"`
-	Error       string `json:"error,omitempty"`
+	contract.JudgedCandidate
 
 	raw   []json.RawMessage
 	state envs.State
@@ -109,7 +94,7 @@ func JudgeReply(e envs.Env, p *envs.Problem, checkpoint, goal envs.State, reply 
 // that action object, extra keys and all; a list or tuple goes through the
 // environment's Normalize in the state reached so far).
 func judgeCandidate(e envs.Env, p *envs.Problem, s, goal envs.State, c program.Candidate) (JudgedCandidate, string) {
-	jc := JudgedCandidate{Start: c.Start, Source: c.Source, Moves: len(c.Moves), raw: c.Moves, k: -1}
+	jc := JudgedCandidate{JudgedCandidate: contract.JudgedCandidate{Start: c.Start, Source: c.Source, Moves: len(c.Moves)}, raw: c.Moves, k: -1}
 	var key strings.Builder
 	failed := false
 	for i, raw := range c.Moves {
@@ -121,14 +106,14 @@ func judgeCandidate(e envs.Env, p *envs.Problem, s, goal envs.State, c program.C
 		}
 		if err != nil {
 			failed = true
-			jc.k, jc.kind, jc.StopReason = i, KindFormatError, StopFormatError
+			jc.k, jc.kind, jc.StopReason = i, contract.KindFormatError, contract.StopFormatError
 			jc.Error = fmt.Sprintf("Move %d (%s) could not be read: %v", i+1, compact(raw), err)
 			continue
 		}
 		st := e.Step(s, a)
 		if !st.Valid {
 			failed = true
-			jc.k, jc.kind, jc.StopReason = i, string(st.Kind), StopInvalidMove
+			jc.k, jc.kind, jc.StopReason = i, string(st.Kind), contract.StopInvalidMove
 			jc.Error = fmt.Sprintf("Move %d (%s) is invalid: %s", i+1, compact(raw), st.Message)
 			continue
 		}
@@ -136,18 +121,18 @@ func judgeCandidate(e envs.Env, p *envs.Problem, s, goal envs.State, c program.C
 		jc.Valid++
 		if e.IsGoal(s, goal) && i < len(c.Moves)-1 && jc.StopReason == "" {
 			// Remember the overshoot; a later move may still be invalid.
-			jc.StopReason = StopPastGoal
+			jc.StopReason = contract.StopPastGoal
 		}
 	}
 	jc.state = s
 	switch {
 	case failed:
 	case e.IsGoal(s, goal):
-		jc.ReachedGoal, jc.StopReason = true, StopGoal
-	case jc.StopReason == StopPastGoal:
+		jc.ReachedGoal, jc.StopReason = true, contract.StopGoal
+	case jc.StopReason == contract.StopPastGoal:
 		jc.Error = fmt.Sprintf("The goal was reached before the last of the %d moves; the moves after it leave the goal.", len(c.Moves))
 	default:
-		jc.StopReason = StopPlanExhausted
+		jc.StopReason = contract.StopPlanExhausted
 		jc.Error = fmt.Sprintf("All %d moves are valid, but the goal is not reached after them.", len(c.Moves))
 	}
 	return jc, key.String()

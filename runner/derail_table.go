@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"repot.dev/repot-operator/runner/summary"
+	"repot.dev/repot-operator/analysis/summary"
 )
 
 // WriteDerailTable prints the Derail-550 figures: per model and checkpoint

@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/envs/shareddata"
 	"repot.dev/repot-operator/runner/prompt"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // hanoi3WithOracle is hanoi3 with its oracle plan as normalized actions.
@@ -59,7 +60,7 @@ func jsonReply(moves ...string) string { return "[" + strings.Join(moves, ", ") 
 
 func TestCheckpointProblem(t *testing.T) {
 	task := derailTask(t, legalWrong, afterWrong, afterTwo)
-	for _, st := range []string{"", summary.StatementPaper, summary.StatementFull} {
+	for _, st := range []string{"", contract.StatementPaper, contract.StatementFull} {
 		cp, err := CheckpointProblem(task, st)
 		if err != nil {
 			t.Fatal(err)
@@ -69,10 +70,10 @@ func TestCheckpointProblem(t *testing.T) {
 		}
 		msgs := prompt.Initial(cp)
 		shows := strings.Contains(msgs[1].Content, afterTwo)
-		if paper := st != summary.StatementFull; paper == shows || cp.HideInitialState != paper {
+		if paper := st != contract.StatementFull; paper == shows || cp.HideInitialState != paper {
 			t.Errorf("%q: the first prompt shows the checkpoint state: %v (hide %v)\n%s", st, shows, cp.HideInitialState, msgs[1].Content)
 		}
-		if st == summary.StatementFull && !strings.Contains(msgs[1].Content, task.Problem.NaturalLanguagePrompt) {
+		if st == contract.StatementFull && !strings.Contains(msgs[1].Content, task.Problem.NaturalLanguagePrompt) {
 			t.Errorf("full statement lacks the source statement")
 		}
 	}
@@ -94,10 +95,10 @@ func TestRecoveryPromptInformation(t *testing.T) {
 		cond                       string
 		flagged, checkpoint, legal bool
 	}{
-		{summary.CondNoFeedback, false, false, false},
-		{summary.CondErrorOnly, true, false, false},
-		{summary.CondStateFeedback, true, true, false},
-		{summary.CondStateLegal, true, true, true},
+		{contract.CondNoFeedback, false, false, false},
+		{contract.CondErrorOnly, true, false, false},
+		{contract.CondStateFeedback, true, true, false},
+		{contract.CondStateLegal, true, true, true},
 	}
 	for _, tc := range tests {
 		msgs := prompt.RecoveryPrompt(task.Problem, recoveryFor(e, task, prefix, cp, tc.cond))
@@ -136,20 +137,20 @@ func TestJudgeReply(t *testing.T) {
 		chosen     int
 		stop       string
 	}{
-		{"one correct list", good, true, 1, 0, StopGoal},
+		{"one correct list", good, true, 1, 0, contract.StopGoal},
 		{"no list", "I cannot tell.", false, 0, -1, ""},
-		{"an invalid list", bad, false, 1, 0, StopInvalidMove},
-		{"dedupe: JSON, span and tuple forms count once", good + "\nFinal answer: " + strings.ReplaceAll(strings.ReplaceAll(good, "[1", "(1"), "]", ")") + "]", true, 1, 0, StopGoal},
-		{"dedupe: pegs as letters normalise alike", good + " or " + `[[1,"C","B"],[3,"A","C"],[1,"B","A"],[2,"B","C"],[1,"A","C"]]`, true, 1, 0, StopGoal},
-		{"object moves keep their extra keys", `[{"disk":1,"from":"C","to":"B","type":"move","why":"x"},{"disk":3,"from":"A","to":"C","type":"move"},{"disk":1,"from":"B","to":"A","type":"move"},{"disk":2,"from":"B","to":"C","type":"move"},{"disk":1,"from":"A","to":"C","type":"move"}]` + " " + good, true, 2, 1, StopGoal},
-		{"any candidate succeeds; the final one is chosen when it fails? no: a goal one", good + " Final answer: " + bad, true, 2, 0, StopGoal},
-		{"the last to start is final: chosen among failures", bad + " and " + jsonReply(rest[:2]...), false, 2, 1, StopPlanExhausted},
-		{"final marker makes a later-starting list final too", "draft " + jsonReply(rest[:2]...) + " Therefore " + bad + " " + jsonReply(rest[:3]...), false, 3, 2, StopPlanExhausted},
-		{"first final goal candidate wins over an earlier goal one", good + " Final: " + jsonReply(append(append([]string{}, rest...), "[1,2,0]", "[1,0,2]")...) + " " + `[[1,"C","B"],[3,"A","C"],[1,"B","A"],[2,"B","C"],[1,"A","C"]]`, true, 2, 0, StopGoal},
-		{"a move past the goal fails", jsonReply(append(append([]string{}, rest...), "[1,2,0]")...), false, 1, 0, StopPastGoal},
-		{"past the goal and back is still a success", jsonReply(append(append([]string{}, rest...), "[1,2,0]", "[1,0,2]")...), true, 1, 0, StopGoal},
-		{"re-emitting the injected move is legal at the checkpoint", jsonReply(append([]string{"[1,2,0]", "[1,0,2]"}, rest...)...), true, 1, 0, StopGoal},
-		{"an unreadable move", `[["x"], [1,2,1]]`, false, 1, 0, StopFormatError},
+		{"an invalid list", bad, false, 1, 0, contract.StopInvalidMove},
+		{"dedupe: JSON, span and tuple forms count once", good + "\nFinal answer: " + strings.ReplaceAll(strings.ReplaceAll(good, "[1", "(1"), "]", ")") + "]", true, 1, 0, contract.StopGoal},
+		{"dedupe: pegs as letters normalise alike", good + " or " + `[[1,"C","B"],[3,"A","C"],[1,"B","A"],[2,"B","C"],[1,"A","C"]]`, true, 1, 0, contract.StopGoal},
+		{"object moves keep their extra keys", `[{"disk":1,"from":"C","to":"B","type":"move","why":"x"},{"disk":3,"from":"A","to":"C","type":"move"},{"disk":1,"from":"B","to":"A","type":"move"},{"disk":2,"from":"B","to":"C","type":"move"},{"disk":1,"from":"A","to":"C","type":"move"}]` + " " + good, true, 2, 1, contract.StopGoal},
+		{"any candidate succeeds; the final one is chosen when it fails? no: a goal one", good + " Final answer: " + bad, true, 2, 0, contract.StopGoal},
+		{"the last to start is final: chosen among failures", bad + " and " + jsonReply(rest[:2]...), false, 2, 1, contract.StopPlanExhausted},
+		{"final marker makes a later-starting list final too", "draft " + jsonReply(rest[:2]...) + " Therefore " + bad + " " + jsonReply(rest[:3]...), false, 3, 2, contract.StopPlanExhausted},
+		{"first final goal candidate wins over an earlier goal one", good + " Final: " + jsonReply(append(append([]string{}, rest...), "[1,2,0]", "[1,0,2]")...) + " " + `[[1,"C","B"],[3,"A","C"],[1,"B","A"],[2,"B","C"],[1,"A","C"]]`, true, 2, 0, contract.StopGoal},
+		{"a move past the goal fails", jsonReply(append(append([]string{}, rest...), "[1,2,0]")...), false, 1, 0, contract.StopPastGoal},
+		{"past the goal and back is still a success", jsonReply(append(append([]string{}, rest...), "[1,2,0]", "[1,0,2]")...), true, 1, 0, contract.StopGoal},
+		{"re-emitting the injected move is legal at the checkpoint", jsonReply(append([]string{"[1,2,0]", "[1,0,2]"}, rest...)...), true, 1, 0, contract.StopGoal},
+		{"an unreadable move", `[["x"], [1,2,1]]`, false, 1, 0, contract.StopFormatError},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -182,16 +183,16 @@ func TestRunDerailConditions(t *testing.T) {
 		firstHas  string
 		firstLack string
 	}{
-		{"prompted, rolled back", legal, summary.CondStateLegal, "", []reply{rawReply(jsonReply(rest...))}, true, StopGoal, 1, "Legal moves from the checkpoint", ""},
-		{"prompted no_feedback, answered from the checkpoint", legal, summary.CondNoFeedback, "", []reply{rawReply(jsonReply(rest...))}, true, StopGoal, 1, "Continue from the trace's current state", "flagged"},
-		{"prompted, invalid injection: current state is the checkpoint", invalid, summary.CondErrorOnly, "", []reply{rawReply(jsonReply(rest...))}, true, StopGoal, 1, "flagged as wrong", "Checkpoint to roll back"},
-		{"prompted, continued from the derailed state without undoing", legal, summary.CondErrorOnly, "", []reply{rawReply(jsonReply("[1,0,2]", "[2,1,2]", "[1,2,1]"))}, false, StopInvalidMove, 1, "flagged as wrong", "Checkpoint to roll back"},
-		{"prompted, no list", legal, summary.CondStateFeedback, "", []reply{rawReply("no idea")}, false, StopNoPlan, 1, "Checkpoint to roll back", "Legal moves from the checkpoint"},
-		{"repot-full, paper: first call sees no state, repair does", legal, summary.CondRePoTFull, "", []reply{{code: movesCode()}, {code: movesCode(rest...)}}, true, StopGoal, 2, "Continue this tower_of_hanoi puzzle", afterTwo},
-		{"repot-full, full statement: first call plans from the checkpoint", legal, summary.CondRePoTFull, summary.StatementFull, []reply{{code: movesCode(rest...)}}, true, StopGoal, 1, afterTwo, ""},
-		{"repot-no-prefix repairs without the tail", legal, summary.CondRePoTNoPrefix, summary.StatementFull, []reply{{code: movesCode(rest[:2]...)}, {code: movesCode(rest[2:]...)}}, true, StopGoal, 2, afterTwo, ""},
-		{"repot-restart plans from the source's initial state, then repairs there", legal, summary.CondRePoTRestart, "", []reply{{code: movesCode(rest...)}, {code: movesCode(sol...)}}, true, StopGoal, 2, `"A":[3,2,1]`, ""},
-		{"repot-restart solved first time", legal, summary.CondRePoTRestart, "", []reply{{code: movesCode(sol...)}}, true, StopGoal, 1, `"A":[3,2,1]`, ""},
+		{"prompted, rolled back", legal, contract.CondStateLegal, "", []reply{rawReply(jsonReply(rest...))}, true, contract.StopGoal, 1, "Legal moves from the checkpoint", ""},
+		{"prompted no_feedback, answered from the checkpoint", legal, contract.CondNoFeedback, "", []reply{rawReply(jsonReply(rest...))}, true, contract.StopGoal, 1, "Continue from the trace's current state", "flagged"},
+		{"prompted, invalid injection: current state is the checkpoint", invalid, contract.CondErrorOnly, "", []reply{rawReply(jsonReply(rest...))}, true, contract.StopGoal, 1, "flagged as wrong", "Checkpoint to roll back"},
+		{"prompted, continued from the derailed state without undoing", legal, contract.CondErrorOnly, "", []reply{rawReply(jsonReply("[1,0,2]", "[2,1,2]", "[1,2,1]"))}, false, contract.StopInvalidMove, 1, "flagged as wrong", "Checkpoint to roll back"},
+		{"prompted, no list", legal, contract.CondStateFeedback, "", []reply{rawReply("no idea")}, false, contract.StopNoPlan, 1, "Checkpoint to roll back", "Legal moves from the checkpoint"},
+		{"repot-full, paper: first call sees no state, repair does", legal, contract.CondRePoTFull, "", []reply{{code: movesCode()}, {code: movesCode(rest...)}}, true, contract.StopGoal, 2, "Continue this tower_of_hanoi puzzle", afterTwo},
+		{"repot-full, full statement: first call plans from the checkpoint", legal, contract.CondRePoTFull, contract.StatementFull, []reply{{code: movesCode(rest...)}}, true, contract.StopGoal, 1, afterTwo, ""},
+		{"repot-no-prefix repairs without the tail", legal, contract.CondRePoTNoPrefix, contract.StatementFull, []reply{{code: movesCode(rest[:2]...)}, {code: movesCode(rest[2:]...)}}, true, contract.StopGoal, 2, afterTwo, ""},
+		{"repot-restart plans from the source's initial state, then repairs there", legal, contract.CondRePoTRestart, "", []reply{{code: movesCode(rest...)}, {code: movesCode(sol...)}}, true, contract.StopGoal, 2, `"A":[3,2,1]`, ""},
+		{"repot-restart solved first time", legal, contract.CondRePoTRestart, "", []reply{{code: movesCode(sol...)}}, true, contract.StopGoal, 1, `"A":[3,2,1]`, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -204,10 +205,10 @@ func TestRunDerailConditions(t *testing.T) {
 			}
 			st := tc.statement
 			if st == "" {
-				st = summary.StatementPaper
+				st = contract.StatementPaper
 			}
 			got := []any{rec.Success, rec.StoppedReason, rec.Calls, rec.ProblemID, rec.Method, rec.Derail.Schema, rec.Derail.CheckpointStatement, rec.Derail.InjectionType}
-			want := []any{tc.success, tc.stop, tc.calls, derailCaseID, tc.cond, summary.DerailSchema, st, tc.task.Case.InjectionType}
+			want := []any{tc.success, tc.stop, tc.calls, derailCaseID, tc.cond, contract.DerailSchema, st, tc.task.Case.InjectionType}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("record (-want +got):\n%s", d)
 			}
@@ -229,10 +230,10 @@ func TestRunDerailRejects(t *testing.T) {
 		method string
 		want   string
 	}{
-		{"pot", derailTask(t, legalWrong, afterWrong, afterTwo), summary.MethodPoT, "not a Derail-550 condition"},
-		{"wrong last valid state", derailTask(t, legalWrong, afterWrong, afterWrong), summary.CondRePoTFull, "does not reach last_valid_state"},
-		{"wrong injected state", derailTask(t, legalWrong, afterTwo, afterTwo), summary.CondStateFeedback, "does not reach injected_state"},
-		{"invalid injection with a moved state", derailTask(t, invalidMove, afterWrong, afterTwo), summary.CondErrorOnly, "injected_state is not last_valid_state"},
+		{"pot", derailTask(t, legalWrong, afterWrong, afterTwo), contract.MethodPoT, "not a Derail-550 condition"},
+		{"wrong last valid state", derailTask(t, legalWrong, afterWrong, afterWrong), contract.CondRePoTFull, "does not reach last_valid_state"},
+		{"wrong injected state", derailTask(t, legalWrong, afterTwo, afterTwo), contract.CondStateFeedback, "does not reach injected_state"},
+		{"invalid injection with a moved state", derailTask(t, invalidMove, afterWrong, afterTwo), contract.CondErrorOnly, "injected_state is not last_valid_state"},
 	}
 	for _, tc := range tests {
 		_, _, err := RunDerail(context.Background(), Deps{Client: &scriptedClient{}, Sandbox: fakeSandbox}, testOptions(), tc.task, tc.method)
@@ -268,7 +269,7 @@ func TestDerailCheckpointsOfPublishedCases(t *testing.T) {
 	if len(tasks) != 550 {
 		t.Fatalf("%d cases, want 550", len(tasks))
 	}
-	for _, st := range summary.DerailStatements {
+	for _, st := range contract.DerailStatements {
 		if err := validateDerail(tasks, st); err != nil {
 			t.Fatal(err)
 		}

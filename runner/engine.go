@@ -9,11 +9,13 @@ import (
 	"slices"
 	"sync"
 
+	"repot.dev/repot-operator/contract"
+
+	"repot.dev/repot-operator/analysis/summary"
+	"repot.dev/repot-operator/analysis/vrr"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/concurrency"
 	"repot.dev/repot-operator/runner/model"
-	"repot.dev/repot-operator/runner/summary"
-	"repot.dev/repot-operator/runner/vrr"
 )
 
 // DefaultConcurrency is the default upper bound on model calls in flight.
@@ -33,7 +35,7 @@ type Config struct {
 	// Derail, when not empty, replaces Problems: the engine runs these
 	// Derail-550 cases (in order, sharded the same way) with RunDerail.
 	Derail []DerailTask
-	// Methods to run on every problem of the shard; with Derail, the
+	// contract.Methods to run on every problem of the shard; with Derail, the
 	// Derail-550 conditions to run on every case.
 	Methods []string
 	Options Options
@@ -58,7 +60,7 @@ type Config struct {
 	// ShardIndex and ShardCount select problem i when i % ShardCount ==
 	// ShardIndex. ShardCount 0 means one shard.
 	ShardIndex, ShardCount int
-	// Done holds the keys (summary.Record.Key) to skip: a resume's finished
+	// Done holds the keys (contract.Record.Key) to skip: a resume's finished
 	// runs.
 	Done map[string]bool
 	// Records receives one JSON line per finished run, written as it
@@ -74,7 +76,7 @@ type Config struct {
 	Order Order
 	// Previous are the records of earlier sessions (a resume's ledger):
 	// repot-vrr takes its calibration runs from them when they are done.
-	Previous []summary.Record
+	Previous []contract.Record
 }
 
 // Progress reports the engine's advance.
@@ -85,7 +87,7 @@ type Progress struct {
 	// Solved and InfraErrors count among Done.
 	Solved, InfraErrors int
 	// Last is the record just written.
-	Last summary.Record
+	Last contract.Record
 	// InFlightLimit is the calls in flight the gate admits now (the
 	// controller's limit, or the fixed bound).
 	InFlightLimit int
@@ -94,7 +96,7 @@ type Progress struct {
 // Result is what an engine run did.
 type Result struct {
 	// Records are the runs finished in this session, in the order written.
-	Records []summary.Record
+	Records []contract.Record
 	// Skipped counts runs the Done set skipped; Planned the runs attempted.
 	Skipped, Planned int
 	// Aborted reports that ctx ended before every run finished; the runs
@@ -125,7 +127,7 @@ type job struct {
 }
 
 // do runs the job.
-func (j job) do(ctx context.Context, deps Deps, opts Options) (summary.Record, Trace, error) {
+func (j job) do(ctx context.Context, deps Deps, opts Options) (contract.Record, contract.Trace, error) {
 	if j.opts != nil {
 		opts = *j.opts
 	}
@@ -155,7 +157,7 @@ func (cfg Config) jobs() ([]job, int) {
 	skipped := 0
 	for _, u := range units {
 		for _, m := range cfg.Methods {
-			key := summary.Record{Model: cfg.Options.Model, ProblemID: u.id, Method: m, Derail: cfg.derailKey()}.Key()
+			key := contract.Record{Model: cfg.Options.Model, ProblemID: u.id, Method: m, Derail: cfg.derailKey()}.Key()
 			if cfg.Done[key] {
 				skipped++
 				continue
@@ -169,8 +171,8 @@ func (cfg Config) jobs() ([]job, int) {
 
 // finished is a run's outcome sent to the writer.
 type finished struct {
-	rec   summary.Record
-	trace Trace
+	rec   contract.Record
+	trace contract.Trace
 }
 
 // ShardProblems returns the problems of one shard: problem i belongs to shard
@@ -244,7 +246,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		o := cfg.Options
 		o.VRREstimates = &est
 		for i := range rest {
-			if rest[i].method == summary.MethodVRR {
+			if rest[i].method == contract.MethodVRR {
 				rest[i].opts = &o
 			}
 		}
@@ -260,14 +262,14 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 // every other run. Without repot-vrr, or with frozen estimates, every job
 // is in the second pass.
 func (cfg Config) vrrPhases(jobs []job) (calib, rest []job) {
-	if cfg.Options.VRREstimates != nil || !slices.Contains(cfg.Methods, summary.MethodVRR) || len(cfg.Derail) > 0 {
+	if cfg.Options.VRREstimates != nil || !slices.Contains(cfg.Methods, contract.MethodVRR) || len(cfg.Derail) > 0 {
 		return nil, jobs
 	}
 	slice := cfg.calibrationSlice()
 	o := cfg.Options
 	o.VRRCalibrate = true
 	for _, j := range jobs {
-		if j.method == summary.MethodVRR && slice[j.id] {
+		if j.method == contract.MethodVRR && slice[j.id] {
 			j.opts = &o
 			calib = append(calib, j)
 			continue
@@ -304,7 +306,7 @@ func (cfg Config) needsEstimates(jobs []job) bool {
 		return false
 	}
 	for _, j := range jobs {
-		if j.method == summary.MethodVRR {
+		if j.method == contract.MethodVRR {
 			return true
 		}
 	}
@@ -313,11 +315,11 @@ func (cfg Config) needsEstimates(jobs []job) bool {
 
 // calibrationRecords are repot-vrr's calibration runs of this model: those
 // of this session and of earlier ones, each key once.
-func (cfg Config) calibrationRecords(session []summary.Record) []summary.Record {
+func (cfg Config) calibrationRecords(session []contract.Record) []contract.Record {
 	slice := cfg.calibrationSlice()
-	var out []summary.Record
-	for _, r := range append(append([]summary.Record{}, cfg.Previous...), session...) {
-		if r.Method == summary.MethodVRR && r.Model == cfg.Options.Model && r.VRRCalibration && slice[r.ProblemID] {
+	var out []contract.Record
+	for _, r := range append(append([]contract.Record{}, cfg.Previous...), session...) {
+		if r.Method == contract.MethodVRR && r.Model == cfg.Options.Model && r.VRRCalibration && slice[r.ProblemID] {
 			out = append(out, r)
 		}
 	}
@@ -467,13 +469,13 @@ func validate(cfg Config) error {
 	}
 	for _, m := range cfg.Methods {
 		if len(cfg.Derail) > 0 {
-			if !ValidCondition(m) {
-				return fmt.Errorf("engine: %q is not a Derail-550 condition (use %v)", m, DerailConditions)
+			if !contract.ValidCondition(m) {
+				return fmt.Errorf("engine: %q is not a Derail-550 condition (use %v)", m, contract.DerailConditions)
 			}
 			continue
 		}
-		if !ValidMethod(m) {
-			return fmt.Errorf("engine: unknown method %q (known: %v)", m, Methods)
+		if !contract.ValidMethod(m) {
+			return fmt.Errorf("engine: unknown method %q (known: %v)", m, contract.Methods)
 		}
 	}
 	if cfg.ShardCount > 0 && (cfg.ShardIndex < 0 || cfg.ShardIndex >= cfg.ShardCount) {

@@ -12,13 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 
+	"repot.dev/repot-operator/analysis/summary"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/concurrency"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/prompt"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // suite returns n copies of hanoi3 with ids h000, h001, ...; the id is the
@@ -91,7 +93,7 @@ func (c *oracleClient) Complete(ctx context.Context, req model.Request) (model.R
 			code = movesCode(sol...)
 		}
 	}
-	return model.Response{Content: "```python\n" + code + "\n```", FinishReason: "stop", Usage: model.Usage{Prompt: len(text) / 4, Completion: len(code) / 4}}, nil
+	return model.Response{Content: "```python\n" + code + "\n```", FinishReason: "stop", Usage: contract.Usage{Prompt: len(text) / 4, Completion: len(code) / 4}}, nil
 }
 
 type lockedBuffer struct {
@@ -108,13 +110,13 @@ func (b *lockedBuffer) Write(p []byte) (int, error) {
 func engineConfig(client model.Client, problems []envs.Problem, recs, traces *lockedBuffer) Config {
 	opts := testOptions()
 	return Config{
-		Problems: problems, Methods: DefaultMethods, Options: opts,
+		Problems: problems, Methods: contract.DefaultMethods, Options: opts,
 		Deps:    Deps{Client: client, Sandbox: fakeSandbox, Clock: newFakeClock()},
 		Records: recs, Traces: traces,
 	}
 }
 
-func summaryJSON(t *testing.T, recs []summary.Record) string {
+func summaryJSON(t *testing.T, recs []contract.Record) string {
 	t.Helper()
 	b, err := json.MarshalIndent(summary.Aggregate(recs), "", "  ")
 	if err != nil {
@@ -123,9 +125,9 @@ func summaryJSON(t *testing.T, recs []summary.Record) string {
 	return string(b)
 }
 
-func readBack(t *testing.T, b *lockedBuffer) []summary.Record {
+func readBack(t *testing.T, b *lockedBuffer) []contract.Record {
 	t.Helper()
-	recs, partial, err := ReadRecords(bytes.NewReader(b.Bytes()))
+	recs, partial, err := contract.ReadRecords(bytes.NewReader(b.Bytes()))
 	if err != nil || partial != 0 {
 		t.Fatalf("ReadRecords: %v (partial %d)", err, partial)
 	}
@@ -168,7 +170,7 @@ func TestEngineDeterministicAcrossConcurrency(t *testing.T) {
 	}
 	// pot-retry: i%3==0 or i%5==0 -> 14; adaptive: the first plan has prefix
 	// 1 of 2 (500 > 150) so it repairs like repot -> 20.
-	wantSolved := map[string]int{summary.MethodPoT: 10, summary.MethodPoTRetry: 14, summary.MethodRePoT: 20, summary.MethodAdaptive: 20}
+	wantSolved := map[string]int{contract.MethodPoT: 10, contract.MethodPoTRetry: 14, contract.MethodRePoT: 20, contract.MethodAdaptive: 20}
 	if diff := cmp.Diff(wantSolved, solved); diff != "" {
 		t.Errorf("solved (-want +got):\n%s", diff)
 	}
@@ -185,7 +187,7 @@ func TestEngineResumeSkipsDoneKeepsInfra(t *testing.T) {
 	for _, r := range first {
 		if r.InfraError != "" {
 			infra++
-			if r.StoppedReason != StopInfraError || r.Success || r.InfraRetries != 2 {
+			if r.StoppedReason != contract.StopInfraError || r.Success || r.InfraRetries != 2 {
 				t.Errorf("infra record %+v", r)
 			}
 		}
@@ -196,7 +198,7 @@ func TestEngineResumeSkipsDoneKeepsInfra(t *testing.T) {
 	// Resume against a healthy server: only the infra runs are made again.
 	client := &oracleClient{}
 	cfg := engineConfig(client, problems, &recs1, &tr1)
-	cfg.Done = DoneKeys(first)
+	cfg.Done = contract.DoneKeys(first)
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +221,7 @@ func TestEngineShards(t *testing.T) {
 	for idx := 0; idx < 3; idx++ {
 		var recs, tr lockedBuffer
 		cfg := engineConfig(&oracleClient{}, problems, &recs, &tr)
-		cfg.Methods = []string{summary.MethodPoT}
+		cfg.Methods = []string{contract.MethodPoT}
 		cfg.ShardIndex, cfg.ShardCount = idx, 3
 		if _, err := Run(context.Background(), cfg); err != nil {
 			t.Fatal(err)
@@ -336,7 +338,7 @@ func TestReadRecords(t *testing.T) {
 		{"missing key", `{"model":"m"}` + "\n", 0, 0, "records line 1: record lacks"},
 	}
 	for _, tc := range tests {
-		recs, partial, err := ReadRecords(strings.NewReader(tc.in))
+		recs, partial, err := contract.ReadRecords(strings.NewReader(tc.in))
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%s: err = %v, want %q", tc.name, err, tc.err)
@@ -368,7 +370,7 @@ func TestEngineAbortKeepsRunsAlreadyFinished(t *testing.T) {
 	var recs, tr lockedBuffer
 	cfg := engineConfig(&oracleClient{}, problems, &recs, &tr)
 	cfg.Deps.Sandbox = sb
-	cfg.Methods = []string{summary.MethodPoT}
+	cfg.Methods = []string{contract.MethodPoT}
 	cfg.Concurrency = n
 	cfg.Progress = func(p Progress) {
 		if p.Done != 1 {

@@ -3,7 +3,9 @@ package runner
 import (
 	"context"
 
-	"repot.dev/repot-operator/runner/summary"
+	"repot.dev/repot-operator/contract"
+
+	"repot.dev/repot-operator/analysis/summary"
 )
 
 // Execute runs the engine into an output directory: runs already finished
@@ -15,7 +17,7 @@ func Execute(ctx context.Context, cfg Config, out *Output) (Result, summary.Summ
 	if err := refuseLegacyDerail(cfg, out.Existing); err != nil {
 		return Result{}, summary.Summary{}, err
 	}
-	cfg.Done = DoneKeys(out.Existing)
+	cfg.Done = contract.DoneKeys(out.Existing)
 	cfg.Previous = out.Existing
 	cfg.Records, cfg.Traces = out.Records, out.Traces
 	res, err := Run(ctx, cfg)

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	"repot.dev/repot-operator/runner/model"
 )
 
@@ -49,7 +51,7 @@ func (c *scriptedClient) Complete(ctx context.Context, req model.Request) (model
 	return model.Response{
 		Content:      "Here is the program:\n```python\n" + r.code + "\n```\n",
 		FinishReason: finish,
-		Usage:        model.Usage{Prompt: 100, Completion: 20, Cached: 5, Reasoning: 1},
+		Usage:        contract.Usage{Prompt: 100, Completion: 20, Cached: 5, Reasoning: 1},
 		Latency:      time.Second,
 		Retries:      c.retries,
 	}, nil

@@ -16,14 +16,15 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 
+	"repot.dev/repot-operator/analysis/summary"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/layout"
+	"repot.dev/repot-operator/programs/simserver"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/sandbox"
-	"repot.dev/repot-operator/runner/simserver"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 var (
@@ -119,14 +120,14 @@ func runInto(t testing.TB, ctx context.Context, dir string, client model.Client,
 	opts := DefaultOptions()
 	opts.Model = "sim-strong"
 	cfg := Config{
-		Problems: problems, Methods: DefaultMethods, Options: opts, Concurrency: conc,
+		Problems: problems, Methods: contract.DefaultMethods, Options: opts, Concurrency: conc,
 		Deps: Deps{Client: client, Sandbox: realSandbox(t), Clock: model.SystemClock},
 	}
 	res, _, err := Execute(ctx, cfg, out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, layout.SummaryFile))
+	b, err := os.ReadFile(filepath.Join(dir, contract.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func checkMethodSummary(t *testing.T, m summary.MethodSummary, problems int) {
 	if len(m.ByEnvironment) == 0 || len(m.ByComplexity) == 0 || len(m.StopReasons) == 0 {
 		t.Errorf("%s: breakdowns missing", m.Method)
 	}
-	if m.Method == summary.MethodPoT && (m.CostVsPotPermille != 1000 || m.Calls != int64(problems)) {
+	if m.Method == contract.MethodPoT && (m.CostVsPotPermille != 1000 || m.Calls != int64(problems)) {
 		t.Errorf("pot: cost %d calls %d", m.CostVsPotPermille, m.Calls)
 	}
 }
@@ -333,7 +334,7 @@ func TestInterruptedRunResumes(t *testing.T) {
 	opts := DefaultOptions()
 	opts.Model = "sim-strong"
 	cfg := Config{
-		Problems: problems, Methods: DefaultMethods, Options: opts, Concurrency: 4,
+		Problems: problems, Methods: contract.DefaultMethods, Options: opts, Concurrency: 4,
 		Deps: Deps{Client: simClient(t, hs, 3), Sandbox: realSandbox(t), Clock: model.SystemClock},
 		Progress: func(p Progress) {
 			if p.Done == 5 {

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 
+	"repot.dev/repot-operator/contract"
+
+	"repot.dev/repot-operator/analysis/vrr"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/prompt"
-	"repot.dev/repot-operator/runner/summary"
-	"repot.dev/repot-operator/runner/vrr"
 )
 
 // loopKind is how a repair loop decides to make another round.
@@ -41,9 +42,9 @@ type loopSpec struct {
 // noisy or repeated verdict.
 func recordsRounds(method string, opts Options) bool {
 	switch method {
-	case summary.MethodVRR:
+	case contract.MethodVRR:
 		return true
-	case summary.MethodRePoT, summary.MethodRePoTNoPrefix, summary.MethodRePoTRestart:
+	case contract.MethodRePoT, contract.MethodRePoTNoPrefix, contract.MethodRePoTRestart:
 		return opts.RepairBudget > 0 && (opts.RepairBudget > 1 || opts.VRR.Noise.Active() || opts.VRR.Votes > 1)
 	}
 	return false
@@ -55,7 +56,7 @@ func loopFor(method string, opts Options) (loopSpec, error) {
 	if v, ok := repairVariants[method]; ok {
 		lp.variant = v
 	}
-	if method != summary.MethodVRR || opts.VRRCalibrate {
+	if method != contract.MethodVRR || opts.VRRCalibrate {
 		return lp, nil
 	}
 	if opts.VRREstimates == nil {
@@ -91,7 +92,7 @@ func (r *run) callTokens(idx int) int {
 
 func (r *run) addRound(lp loopSpec, res ReplayResult, accepts, tokens int, kept, noCall bool) {
 	if lp.record {
-		r.rounds = append(r.rounds, summary.Round{Valid: res.ReachedGoal, Prefix: len(res.Prefix), Accepts: accepts, Tokens: tokens, Kept: kept, NoCall: noCall})
+		r.rounds = append(r.rounds, contract.Round{Valid: res.ReachedGoal, Prefix: len(res.Prefix), Accepts: accepts, Tokens: tokens, Kept: kept, NoCall: noCall})
 	}
 }
 
@@ -122,13 +123,13 @@ func (r *run) repairLoop(ctx context.Context, first ReplayResult, lp loopSpec) (
 			// verifies its plan again every round until its budget, as
 			// VRR-Stop's fixed-R baseline does.
 			if accepted && !lp.cfg.Noise.Active() {
-				r.loopStop = summary.LoopAccepted
+				r.loopStop = contract.LoopAccepted
 				return cur, nil
 			}
 			if k > lp.budget {
-				r.loopStop = summary.LoopBudget
+				r.loopStop = contract.LoopBudget
 				if accepted {
-					r.loopStop = summary.LoopAccepted
+					r.loopStop = contract.LoopAccepted
 				}
 				return cur, nil
 			}
@@ -139,14 +140,14 @@ func (r *run) repairLoop(ctx context.Context, first ReplayResult, lp loopSpec) (
 			}
 		case loopStop:
 			if k > lp.budget {
-				r.loopStop = summary.LoopBudget
+				r.loopStop = contract.LoopBudget
 				return cur, nil
 			}
 			alpha, beta, _ = env.Rates(k)
 			if env.Lookahead(belief, k, lp.budget) <= lp.cfg.Tau {
-				r.loopStop = summary.LoopGain
+				r.loopStop = contract.LoopGain
 				if accepted {
-					r.loopStop = summary.LoopAccepted
+					r.loopStop = contract.LoopAccepted
 				}
 				return cur, nil
 			}
@@ -160,19 +161,19 @@ func (r *run) repairLoop(ctx context.Context, first ReplayResult, lp loopSpec) (
 			}
 		case loopGuard:
 			if acc == m || k > lp.budget {
-				r.loopStop = summary.LoopGuard
+				r.loopStop = contract.LoopGuard
 				return cur, nil
 			}
 		}
 		base, msg, ok := r.loopCheckpoint(cur, k)
 		if !ok {
-			r.loopStop = summary.LoopAccepted
+			r.loopStop = contract.LoopAccepted
 			return cur, nil
 		}
 		r.repairAttempts++
 		cand, idx, err := r.repairOnce(ctx, base, msg, lp.variant)
 		if err != nil {
-			r.loopStop = summary.LoopError
+			r.loopStop = contract.LoopError
 			return cur, err
 		}
 		candAcc := r.judge(lp, k, cand)
@@ -207,7 +208,7 @@ func (r *run) loopCheckpoint(cur ReplayResult, k int) (ReplayResult, string, boo
 		state = r.env.Step(state, a).Next
 	}
 	msg := fmt.Sprintf("Move %d (%s) is invalid: the verifier rejected it.", pos+1, compact(r.env.RawMove(cur.Prefix[pos])))
-	return ReplayResult{Prefix: cur.Prefix[:pos:pos], State: state, K: pos, Error: msg, StopReason: StopInvalidMove, PlanLen: len(cur.Prefix)}, msg, true
+	return ReplayResult{Prefix: cur.Prefix[:pos:pos], State: state, K: pos, Error: msg, StopReason: contract.StopInvalidMove, PlanLen: len(cur.Prefix)}, msg, true
 }
 
 // repairOnce makes one repair call from the checkpoint of cur (message
@@ -219,7 +220,7 @@ func (r *run) repairOnce(ctx context.Context, cur ReplayResult, msg string, v pr
 	if err != nil {
 		return cur, -1, fmt.Errorf("problem %s: checkpoint: %w", r.p.ProblemID, err)
 	}
-	pl, idx, err := r.call(ctx, PurposeRepair, prompt.Repair(r.p, cp, v))
+	pl, idx, err := r.call(ctx, contract.PurposeRepair, prompt.Repair(r.p, cp, v))
 	if err != nil {
 		return cur, -1, err
 	}

@@ -5,27 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
+	"repot.dev/repot-operator/analysis/vrr"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/prompt"
-	"repot.dev/repot-operator/runner/summary"
-	"repot.dev/repot-operator/runner/vrr"
 )
-
-// Methods lists every method RunProblem knows, in summary order.
-var Methods = []string{
-	summary.MethodPoT, summary.MethodPoTRetry, summary.MethodRePoT, summary.MethodAdaptive,
-	summary.MethodRePoTNoPrefix, summary.MethodRePoTRestart, summary.MethodVRR,
-}
-
-// DefaultMethods are the methods `repot run` runs when none are named.
-var DefaultMethods = []string{summary.MethodPoT, summary.MethodPoTRetry, summary.MethodRePoT, summary.MethodAdaptive}
-
-// ValidMethod reports whether name is a known method.
-func ValidMethod(name string) bool { return slices.Contains(Methods, name) }
 
 // Options are the method settings of a run.
 type Options struct {
@@ -89,13 +77,13 @@ type run struct {
 	started bool
 	start   time.Time
 	calls   int
-	usage   model.Usage
+	usage   contract.Usage
 	retries int
-	trace   Trace
+	trace   contract.Trace
 
 	// rounds, loopStop and repairAttempts are the repair loop's
 	// (repairLoop).
-	rounds         []summary.Round
+	rounds         []contract.Round
 	loopStop       string
 	repairAttempts int
 }
@@ -105,23 +93,23 @@ type run struct {
 // client's retries gives a record with InfraError set. It returns ErrAborted
 // (and no record) when ctx ended first, and another error only for a
 // problem or method it cannot run at all.
-func RunProblem(ctx context.Context, deps Deps, opts Options, p *envs.Problem, method string) (summary.Record, Trace, error) {
-	if !ValidMethod(method) {
-		return summary.Record{}, Trace{}, fmt.Errorf("unknown method %q (known: %v)", method, Methods)
+func RunProblem(ctx context.Context, deps Deps, opts Options, p *envs.Problem, method string) (contract.Record, contract.Trace, error) {
+	if !contract.ValidMethod(method) {
+		return contract.Record{}, contract.Trace{}, fmt.Errorf("unknown method %q (known: %v)", method, contract.Methods)
 	}
 	r, err := newRun(deps, opts, p, method)
 	if err != nil {
-		return summary.Record{}, Trace{}, err
+		return contract.Record{}, contract.Trace{}, err
 	}
 	var lp loopSpec
 	if recordsRounds(method, opts) {
 		if lp, err = loopFor(method, opts); err != nil {
-			return summary.Record{}, Trace{}, fmt.Errorf("problem %s: %w", p.ProblemID, err)
+			return contract.Record{}, contract.Trace{}, fmt.Errorf("problem %s: %w", p.ProblemID, err)
 		}
 	}
-	first, err := r.fromInitial(ctx, PurposeInitial, prompt.Initial(p))
+	first, err := r.fromInitial(ctx, contract.PurposeInitial, prompt.Initial(p))
 	if err != nil {
-		return r.finish(method, summary.RouteNoExtraCall, false, ReplayResult{}, ReplayResult{}, err)
+		return r.finish(method, contract.RouteNoExtraCall, false, ReplayResult{}, ReplayResult{}, err)
 	}
 	if lp.record {
 		// The loop judges the first plan too: a noisy verdict may reject a
@@ -129,32 +117,32 @@ func RunProblem(ctx context.Context, deps Deps, opts Options, p *envs.Problem, m
 		final, err := r.repairLoop(ctx, first, lp)
 		switch {
 		case r.repairAttempts > 0:
-			return r.finish(method, summary.RouteSuffixRepair, true, first, final, err)
+			return r.finish(method, contract.RouteSuffixRepair, true, first, final, err)
 		case first.ReachedGoal:
-			return r.finish(method, summary.RouteInitialSuccess, false, first, final, err)
+			return r.finish(method, contract.RouteInitialSuccess, false, first, final, err)
 		default:
-			return r.finish(method, summary.RouteNoExtraCall, false, first, final, err)
+			return r.finish(method, contract.RouteNoExtraCall, false, first, final, err)
 		}
 	}
 	if first.ReachedGoal {
-		return r.finish(method, summary.RouteInitialSuccess, false, first, first, nil)
+		return r.finish(method, contract.RouteInitialSuccess, false, first, first, nil)
 	}
 	switch method {
-	case summary.MethodPoT:
-		return r.finish(method, summary.RouteNoExtraCall, false, first, first, nil)
-	case summary.MethodPoTRetry:
+	case contract.MethodPoT:
+		return r.finish(method, contract.RouteNoExtraCall, false, first, first, nil)
+	case contract.MethodPoTRetry:
 		final, err := r.freshRetry(ctx, first)
-		return r.finish(method, summary.RouteFreshRetry, false, first, final, err)
-	case summary.MethodRePoT, summary.MethodRePoTNoPrefix, summary.MethodRePoTRestart, summary.MethodVRR:
+		return r.finish(method, contract.RouteFreshRetry, false, first, final, err)
+	case contract.MethodRePoT, contract.MethodRePoTNoPrefix, contract.MethodRePoTRestart, contract.MethodVRR:
 		if opts.RepairBudget <= 0 {
 			// With no repair budget repot is pot: no extra call, so no route.
-			return r.finish(method, summary.RouteNoExtraCall, false, first, first, nil)
+			return r.finish(method, contract.RouteNoExtraCall, false, first, first, nil)
 		}
 		final, err := r.repair(ctx, first, repairVariants[method], opts.RepairBudget)
-		return r.finish(method, summary.RouteSuffixRepair, true, first, final, err)
-	default: // summary.MethodAdaptive
+		return r.finish(method, contract.RouteSuffixRepair, true, first, final, err)
+	default: // contract.MethodAdaptive
 		route := AdaptiveRoute(first, opts.AdaptiveThresholdPermille)
-		if route == summary.RouteSuffixRepair {
+		if route == contract.RouteSuffixRepair {
 			final, err := r.repair(ctx, first, prompt.Standard, 1)
 			return r.finish(method, route, true, first, final, err)
 		}
@@ -165,9 +153,9 @@ func RunProblem(ctx context.Context, deps Deps, opts Options, p *envs.Problem, m
 
 // repairVariants gives the repair prompt of each repot method.
 var repairVariants = map[string]prompt.Variant{
-	summary.MethodRePoT:         prompt.Standard,
-	summary.MethodRePoTNoPrefix: prompt.NoPrefix,
-	summary.MethodRePoTRestart:  prompt.Restart,
+	contract.MethodRePoT:         prompt.Standard,
+	contract.MethodRePoTNoPrefix: prompt.NoPrefix,
+	contract.MethodRePoTRestart:  prompt.Restart,
 }
 
 // newRun prepares a run of p.
@@ -197,7 +185,7 @@ func newRun(deps Deps, opts Options, p *envs.Problem, method string) (*run, erro
 	if r.maxSteps <= 0 {
 		r.maxSteps = math.MaxInt
 	}
-	r.trace = Trace{ProblemID: p.ProblemID, Environment: p.Environment, Complexity: p.Complexity, Model: opts.Model, Method: method, Calls: []CallTrace{}}
+	r.trace = contract.Trace{ProblemID: p.ProblemID, Environment: p.Environment, Complexity: p.Complexity, Model: opts.Model, Method: method, Calls: []contract.CallTrace{}}
 	return r, nil
 }
 
@@ -208,19 +196,19 @@ func newRun(deps Deps, opts Options, p *envs.Problem, method string) (*run, erro
 func AdaptiveRoute(first ReplayResult, thresholdPermille int) string {
 	switch {
 	case first.ReachedGoal:
-		return summary.RouteInitialSuccess
+		return contract.RouteInitialSuccess
 	case first.PlanLen == 0:
-		return summary.RouteFreshEmptyPlan
+		return contract.RouteFreshEmptyPlan
 	case 1000*len(first.Prefix) < thresholdPermille*first.PlanLen:
-		return summary.RouteFreshShortPrefix
+		return contract.RouteFreshShortPrefix
 	default:
-		return summary.RouteSuffixRepair
+		return contract.RouteSuffixRepair
 	}
 }
 
 // fromInitial makes a call whose plan starts at the initial state and
 // replays it.
-func (r *run) fromInitial(ctx context.Context, purpose string, msgs []model.Message) (ReplayResult, error) {
+func (r *run) fromInitial(ctx context.Context, purpose string, msgs []contract.Message) (ReplayResult, error) {
 	pl, idx, err := r.call(ctx, purpose, msgs)
 	if err != nil {
 		return ReplayResult{}, err
@@ -232,7 +220,7 @@ func (r *run) fromInitial(ctx context.Context, purpose string, msgs []model.Mess
 
 // freshRetry makes one independent fresh call and keeps the better attempt.
 func (r *run) freshRetry(ctx context.Context, first ReplayResult) (ReplayResult, error) {
-	second, err := r.fromInitial(ctx, PurposeFreshRetry, prompt.Fresh(r.p, 2))
+	second, err := r.fromInitial(ctx, contract.PurposeFreshRetry, prompt.Fresh(r.p, 2))
 	if err != nil {
 		return first, err
 	}
@@ -290,16 +278,16 @@ func (r *run) markStart() {
 // finish builds the record and trace. err is nil, an *infraError (the run
 // becomes an infra-error record), ErrAborted or a setup error (both
 // returned).
-func (r *run) finish(method, route string, repairUsed bool, first, final ReplayResult, err error) (summary.Record, Trace, error) {
+func (r *run) finish(method, route string, repairUsed bool, first, final ReplayResult, err error) (contract.Record, contract.Trace, error) {
 	var ie *infraError
 	if err != nil && !errors.As(err, &ie) {
-		return summary.Record{}, Trace{}, err
+		return contract.Record{}, contract.Trace{}, err
 	}
 	wall := time.Duration(0)
 	if r.started {
 		wall = r.deps.Clock.Now().Sub(r.start)
 	}
-	rec := summary.Record{
+	rec := contract.Record{
 		Model: r.opts.Model, ProblemID: r.trace.ProblemID, Environment: r.trace.Environment, Complexity: r.trace.Complexity, Method: method,
 		Success: final.ReachedGoal, StoppedReason: final.StopReason, Route: route, RepairUsed: repairUsed,
 		Calls: r.calls, PromptTokens: r.usage.Prompt, CompletionTokens: r.usage.Completion,
@@ -311,7 +299,7 @@ func (r *run) finish(method, route string, repairUsed bool, first, final ReplayR
 		rec.StartedUnixMilli = r.start.UnixMilli()
 	}
 	if ie != nil {
-		rec.Success, rec.StoppedReason, rec.InfraError = false, StopInfraError, ie.msg
+		rec.Success, rec.StoppedReason, rec.InfraError = false, contract.StopInfraError, ie.msg
 	}
 	rec.CapTexts()
 	if r.rounds != nil {
@@ -319,13 +307,13 @@ func (r *run) finish(method, route string, repairUsed bool, first, final ReplayR
 		if m := r.opts.VRR.Votes; m > 1 || r.opts.VRR.Noise.Active() {
 			rec.Votes = max(m, 1)
 		}
-		rec.VRRCalibration = method == summary.MethodVRR && r.opts.VRRCalibrate
+		rec.VRRCalibration = method == contract.MethodVRR && r.opts.VRRCalibrate
 	}
 	t := r.trace
 	t.Success, t.StoppedReason = rec.Success, rec.StoppedReason
 	t.TokensIn, t.TokensOut = rec.PromptTokens, rec.CompletionTokens
 	t.WallTime = wall.Seconds()
-	t.Metadata = TraceMetadata{
+	t.Metadata = contract.TraceMetadata{
 		Route: route, RepairUsed: repairUsed, Calls: rec.Calls, CachedTokens: rec.CachedTokens, ReasoningTokens: rec.ReasoningTokens,
 		InitialPlanLen: rec.InitialPlanLen, InitialPrefixPermille: rec.InitialPrefixPermille, InitialSuccess: rec.InitialSuccess,
 		FinalPrefixLen: len(final.Prefix), InfraError: rec.InfraError, InfraRetries: rec.InfraRetries, Problem: r.p.Metadata,

@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 
-	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/prompt"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 var sol = hanoi3Solution
@@ -24,8 +24,8 @@ func testOptions() Options {
 
 // baseRecord is the record of a run of hanoi3 with the given calls, whose
 // usage the scripted client fixes at 100/20/5/1 per call.
-func baseRecord(method string, calls int) summary.Record {
-	return summary.Record{
+func baseRecord(method string, calls int) contract.Record {
+	return contract.Record{
 		Model: "test-model", ProblemID: "hanoi3", Environment: "tower_of_hanoi", Complexity: 3, Method: method,
 		Calls: calls, PromptTokens: 100 * calls, CompletionTokens: 20 * calls, CachedTokens: 5 * calls, ReasoningTokens: calls,
 	}
@@ -41,145 +41,145 @@ func TestRunProblem(t *testing.T) {
 		method  string
 		budget  int
 		script  []reply
-		want    func() summary.Record
+		want    func() contract.Record
 		froms   []int // replay "from" of each call
 		outcome []string
 	}{
-		{"pot success", summary.MethodPoT, 1, []reply{{code: full}}, func() summary.Record {
-			r := baseRecord(summary.MethodPoT, 1)
-			r.Success, r.StoppedReason, r.Route = true, StopGoal, summary.RouteInitialSuccess
+		{"pot success", contract.MethodPoT, 1, []reply{{code: full}}, func() contract.Record {
+			r := baseRecord(contract.MethodPoT, 1)
+			r.Success, r.StoppedReason, r.Route = true, contract.StopGoal, contract.RouteInitialSuccess
 			r.InitialPlanLen, r.InitialPrefixPermille, r.InitialSuccess = 7, 1000, true
 			return r
-		}, []int{0}, []string{StopGoal}},
-		{"pot failure", summary.MethodPoT, 1, []reply{{code: badAt2}}, func() summary.Record {
-			r := baseRecord(summary.MethodPoT, 1)
-			r.StoppedReason, r.Route = StopInvalidMove, summary.RouteNoExtraCall
+		}, []int{0}, []string{contract.StopGoal}},
+		{"pot failure", contract.MethodPoT, 1, []reply{{code: badAt2}}, func() contract.Record {
+			r := baseRecord(contract.MethodPoT, 1)
+			r.StoppedReason, r.Route = contract.StopInvalidMove, contract.RouteNoExtraCall
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
 			return r
-		}, []int{0}, []string{StopInvalidMove}},
-		{"pot-retry rescued", summary.MethodPoTRetry, 1, []reply{{code: badAt2}, {code: full}}, func() summary.Record {
-			r := baseRecord(summary.MethodPoTRetry, 2)
-			r.Success, r.StoppedReason, r.Route = true, StopGoal, summary.RouteFreshRetry
+		}, []int{0}, []string{contract.StopInvalidMove}},
+		{"pot-retry rescued", contract.MethodPoTRetry, 1, []reply{{code: badAt2}, {code: full}}, func() contract.Record {
+			r := baseRecord(contract.MethodPoTRetry, 2)
+			r.Success, r.StoppedReason, r.Route = true, contract.StopGoal, contract.RouteFreshRetry
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
 			return r
-		}, []int{0, 0}, []string{StopInvalidMove, StopGoal}},
-		{"pot-retry keeps the longer prefix", summary.MethodPoTRetry, 1, []reply{{code: longBad}, {code: "CRASH"}}, func() summary.Record {
-			r := baseRecord(summary.MethodPoTRetry, 2)
-			r.StoppedReason, r.Route = StopInvalidMove, summary.RouteFreshRetry
+		}, []int{0, 0}, []string{contract.StopInvalidMove, contract.StopGoal}},
+		{"pot-retry keeps the longer prefix", contract.MethodPoTRetry, 1, []reply{{code: longBad}, {code: "CRASH"}}, func() contract.Record {
+			r := baseRecord(contract.MethodPoTRetry, 2)
+			r.StoppedReason, r.Route = contract.StopInvalidMove, contract.RouteFreshRetry
 			r.InitialPlanLen, r.InitialPrefixPermille = 5, 600
 			return r
-		}, []int{0, 0}, []string{StopInvalidMove, StopProgramError}},
-		{"pot-retry tie keeps the first", summary.MethodPoTRetry, 1, []reply{{code: "REJECT"}, {code: "print('hi')"}}, func() summary.Record {
-			r := baseRecord(summary.MethodPoTRetry, 2)
-			r.StoppedReason, r.Route = StopSandboxRejected, summary.RouteFreshRetry
+		}, []int{0, 0}, []string{contract.StopInvalidMove, contract.StopProgramError}},
+		{"pot-retry tie keeps the first", contract.MethodPoTRetry, 1, []reply{{code: "REJECT"}, {code: "print('hi')"}}, func() contract.Record {
+			r := baseRecord(contract.MethodPoTRetry, 2)
+			r.StoppedReason, r.Route = contract.StopSandboxRejected, contract.RouteFreshRetry
 			return r
-		}, []int{0, 0}, []string{StopSandboxRejected, StopNoPlan}},
-		{"repot suffix repair", summary.MethodRePoT, 1, []reply{{code: badAt2}, {code: movesCode(sol[1:]...)}}, func() summary.Record {
-			r := baseRecord(summary.MethodRePoT, 2)
-			r.Success, r.StoppedReason, r.Route, r.RepairUsed = true, StopGoal, summary.RouteSuffixRepair, true
+		}, []int{0, 0}, []string{contract.StopSandboxRejected, contract.StopNoPlan}},
+		{"repot suffix repair", contract.MethodRePoT, 1, []reply{{code: badAt2}, {code: movesCode(sol[1:]...)}}, func() contract.Record {
+			r := baseRecord(contract.MethodRePoT, 2)
+			r.Success, r.StoppedReason, r.Route, r.RepairUsed = true, contract.StopGoal, contract.RouteSuffixRepair, true
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
 			return r
-		}, []int{0, 1}, []string{StopInvalidMove, StopGoal}},
-		{"repot repair fails", summary.MethodRePoT, 1, []reply{{code: badAt2}, {code: movesCode(sol[1], sol[1])}}, func() summary.Record {
-			r := baseRecord(summary.MethodRePoT, 2)
-			r.StoppedReason, r.Route, r.RepairUsed = StopInvalidMove, summary.RouteSuffixRepair, true
+		}, []int{0, 1}, []string{contract.StopInvalidMove, contract.StopGoal}},
+		{"repot repair fails", contract.MethodRePoT, 1, []reply{{code: badAt2}, {code: movesCode(sol[1], sol[1])}}, func() contract.Record {
+			r := baseRecord(contract.MethodRePoT, 2)
+			r.StoppedReason, r.Route, r.RepairUsed = contract.StopInvalidMove, contract.RouteSuffixRepair, true
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
 			return r
-		}, []int{0, 1}, []string{StopInvalidMove, StopInvalidMove}},
-		{"repot budget 2", summary.MethodRePoT, 2, []reply{{code: badAt2}, {code: movesCode(sol[1], sol[2], "[9,9,9]")}, {code: movesCode(sol[3:]...)}}, func() summary.Record {
-			r := baseRecord(summary.MethodRePoT, 3)
-			r.Success, r.StoppedReason, r.Route, r.RepairUsed = true, StopGoal, summary.RouteSuffixRepair, true
+		}, []int{0, 1}, []string{contract.StopInvalidMove, contract.StopInvalidMove}},
+		{"repot budget 2", contract.MethodRePoT, 2, []reply{{code: badAt2}, {code: movesCode(sol[1], sol[2], "[9,9,9]")}, {code: movesCode(sol[3:]...)}}, func() contract.Record {
+			r := baseRecord(contract.MethodRePoT, 3)
+			r.Success, r.StoppedReason, r.Route, r.RepairUsed = true, contract.StopGoal, contract.RouteSuffixRepair, true
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
 			// A budget above 1 records the loop round by round: the
 			// verified prefix grows 1, 3, 7 and the last plan is valid.
-			r.Rounds = []summary.Round{{Prefix: 1, Tokens: 120}, {Prefix: 3, Tokens: 120}, {Valid: true, Prefix: 7, Accepts: 1, Tokens: 120}}
-			r.LoopStop = summary.LoopAccepted
+			r.Rounds = []contract.Round{{Prefix: 1, Tokens: 120}, {Prefix: 3, Tokens: 120}, {Valid: true, Prefix: 7, Accepts: 1, Tokens: 120}}
+			r.LoopStop = contract.LoopAccepted
 			return r
-		}, []int{0, 1, 3}, []string{StopInvalidMove, StopFormatError, StopGoal}},
-		{"repot budget 0 is pot", summary.MethodRePoT, 0, []reply{{code: badAt2}}, func() summary.Record {
-			r := baseRecord(summary.MethodRePoT, 1)
-			r.StoppedReason, r.Route = StopInvalidMove, summary.RouteNoExtraCall
+		}, []int{0, 1, 3}, []string{contract.StopInvalidMove, contract.StopFormatError, contract.StopGoal}},
+		{"repot budget 0 is pot", contract.MethodRePoT, 0, []reply{{code: badAt2}}, func() contract.Record {
+			r := baseRecord(contract.MethodRePoT, 1)
+			r.StoppedReason, r.Route = contract.StopInvalidMove, contract.RouteNoExtraCall
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
 			return r
-		}, []int{0}, []string{StopInvalidMove}},
-		{"repot repair exceeds max steps", summary.MethodRePoT, 1, []reply{{code: badAt2}, {code: movesCode(sol[1], sol[2], sol[3], sol[4], sol[5], "[1,0,1]", "[1,1,0]", "[1,0,1]", "[1,1,0]", "[1,0,1]", "[1,1,0]", "[1,0,1]", "[1,1,0]", "[1,0,1]", "[1,1,0]")}}, func() summary.Record {
-			r := baseRecord(summary.MethodRePoT, 2)
-			r.StoppedReason, r.Route, r.RepairUsed = StopMaxSteps, summary.RouteSuffixRepair, true
+		}, []int{0}, []string{contract.StopInvalidMove}},
+		{"repot repair exceeds max steps", contract.MethodRePoT, 1, []reply{{code: badAt2}, {code: movesCode(sol[1], sol[2], sol[3], sol[4], sol[5], "[1,0,1]", "[1,1,0]", "[1,0,1]", "[1,1,0]", "[1,0,1]", "[1,1,0]", "[1,0,1]", "[1,1,0]", "[1,0,1]", "[1,1,0]")}}, func() contract.Record {
+			r := baseRecord(contract.MethodRePoT, 2)
+			r.StoppedReason, r.Route, r.RepairUsed = contract.StopMaxSteps, contract.RouteSuffixRepair, true
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
 			return r
-		}, []int{0, 1}, []string{StopInvalidMove, StopMaxSteps}},
-		{"repot-no-prefix", summary.MethodRePoTNoPrefix, 1, []reply{{code: badAt2}, {code: movesCode(sol[1:]...)}}, func() summary.Record {
-			r := baseRecord(summary.MethodRePoTNoPrefix, 2)
-			r.Success, r.StoppedReason, r.Route, r.RepairUsed = true, StopGoal, summary.RouteSuffixRepair, true
+		}, []int{0, 1}, []string{contract.StopInvalidMove, contract.StopMaxSteps}},
+		{"repot-no-prefix", contract.MethodRePoTNoPrefix, 1, []reply{{code: badAt2}, {code: movesCode(sol[1:]...)}}, func() contract.Record {
+			r := baseRecord(contract.MethodRePoTNoPrefix, 2)
+			r.Success, r.StoppedReason, r.Route, r.RepairUsed = true, contract.StopGoal, contract.RouteSuffixRepair, true
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
 			return r
-		}, []int{0, 1}, []string{StopInvalidMove, StopGoal}},
-		{"repot-restart replays from the start", summary.MethodRePoTRestart, 1, []reply{{code: badAt2}, {code: full}}, func() summary.Record {
-			r := baseRecord(summary.MethodRePoTRestart, 2)
-			r.Success, r.StoppedReason, r.Route, r.RepairUsed = true, StopGoal, summary.RouteSuffixRepair, true
+		}, []int{0, 1}, []string{contract.StopInvalidMove, contract.StopGoal}},
+		{"repot-restart replays from the start", contract.MethodRePoTRestart, 1, []reply{{code: badAt2}, {code: full}}, func() contract.Record {
+			r := baseRecord(contract.MethodRePoTRestart, 2)
+			r.Success, r.StoppedReason, r.Route, r.RepairUsed = true, contract.StopGoal, contract.RouteSuffixRepair, true
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
 			return r
-		}, []int{0, 0}, []string{StopInvalidMove, StopGoal}},
-		{"repot-restart suffix alone fails", summary.MethodRePoTRestart, 1, []reply{{code: badAt2}, {code: movesCode(sol[1:]...)}}, func() summary.Record {
-			r := baseRecord(summary.MethodRePoTRestart, 2)
-			r.StoppedReason, r.Route, r.RepairUsed = StopInvalidMove, summary.RouteSuffixRepair, true
+		}, []int{0, 0}, []string{contract.StopInvalidMove, contract.StopGoal}},
+		{"repot-restart suffix alone fails", contract.MethodRePoTRestart, 1, []reply{{code: badAt2}, {code: movesCode(sol[1:]...)}}, func() contract.Record {
+			r := baseRecord(contract.MethodRePoTRestart, 2)
+			r.StoppedReason, r.Route, r.RepairUsed = contract.StopInvalidMove, contract.RouteSuffixRepair, true
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
 			return r
-		}, []int{0, 0}, []string{StopInvalidMove, StopInvalidMove}},
-		{"adaptive initial success", summary.MethodAdaptive, 1, []reply{{code: full}}, func() summary.Record {
-			r := baseRecord(summary.MethodAdaptive, 1)
-			r.Success, r.StoppedReason, r.Route = true, StopGoal, summary.RouteInitialSuccess
+		}, []int{0, 0}, []string{contract.StopInvalidMove, contract.StopInvalidMove}},
+		{"adaptive initial success", contract.MethodAdaptive, 1, []reply{{code: full}}, func() contract.Record {
+			r := baseRecord(contract.MethodAdaptive, 1)
+			r.Success, r.StoppedReason, r.Route = true, contract.StopGoal, contract.RouteInitialSuccess
 			r.InitialPlanLen, r.InitialPrefixPermille, r.InitialSuccess = 7, 1000, true
 			return r
-		}, []int{0}, []string{StopGoal}},
-		{"adaptive empty plan", summary.MethodAdaptive, 1, []reply{{code: "CRASH"}, {code: full}}, func() summary.Record {
-			r := baseRecord(summary.MethodAdaptive, 2)
-			r.Success, r.StoppedReason, r.Route = true, StopGoal, summary.RouteFreshEmptyPlan
+		}, []int{0}, []string{contract.StopGoal}},
+		{"adaptive empty plan", contract.MethodAdaptive, 1, []reply{{code: "CRASH"}, {code: full}}, func() contract.Record {
+			r := baseRecord(contract.MethodAdaptive, 2)
+			r.Success, r.StoppedReason, r.Route = true, contract.StopGoal, contract.RouteFreshEmptyPlan
 			return r
-		}, []int{0, 0}, []string{StopProgramError, StopGoal}},
-		{"adaptive short prefix", summary.MethodAdaptive, 1, []reply{{code: shortBad}, {code: badAt2}}, func() summary.Record {
-			r := baseRecord(summary.MethodAdaptive, 2)
-			r.StoppedReason, r.Route = StopInvalidMove, summary.RouteFreshShortPrefix
+		}, []int{0, 0}, []string{contract.StopProgramError, contract.StopGoal}},
+		{"adaptive short prefix", contract.MethodAdaptive, 1, []reply{{code: shortBad}, {code: badAt2}}, func() contract.Record {
+			r := baseRecord(contract.MethodAdaptive, 2)
+			r.StoppedReason, r.Route = contract.StopInvalidMove, contract.RouteFreshShortPrefix
 			r.InitialPlanLen, r.InitialPrefixPermille = 10, 100
 			return r
-		}, []int{0, 0}, []string{StopInvalidMove, StopInvalidMove}},
-		{"adaptive suffix repair", summary.MethodAdaptive, 3, []reply{{code: longBad}, {code: movesCode(sol[3:]...)}}, func() summary.Record {
-			r := baseRecord(summary.MethodAdaptive, 2)
-			r.Success, r.StoppedReason, r.Route, r.RepairUsed = true, StopGoal, summary.RouteSuffixRepair, true
+		}, []int{0, 0}, []string{contract.StopInvalidMove, contract.StopInvalidMove}},
+		{"adaptive suffix repair", contract.MethodAdaptive, 3, []reply{{code: longBad}, {code: movesCode(sol[3:]...)}}, func() contract.Record {
+			r := baseRecord(contract.MethodAdaptive, 2)
+			r.Success, r.StoppedReason, r.Route, r.RepairUsed = true, contract.StopGoal, contract.RouteSuffixRepair, true
 			r.InitialPlanLen, r.InitialPrefixPermille = 5, 600
 			return r
-		}, []int{0, 3}, []string{StopInvalidMove, StopGoal}},
-		{"truncated reply", summary.MethodPoT, 1, []reply{{code: "def solve(", finish: "length"}}, func() summary.Record {
-			r := baseRecord(summary.MethodPoT, 1)
-			r.StoppedReason, r.Route = StopTruncated, summary.RouteNoExtraCall
+		}, []int{0, 3}, []string{contract.StopInvalidMove, contract.StopGoal}},
+		{"truncated reply", contract.MethodPoT, 1, []reply{{code: "def solve(", finish: "length"}}, func() contract.Record {
+			r := baseRecord(contract.MethodPoT, 1)
+			r.StoppedReason, r.Route = contract.StopTruncated, contract.RouteNoExtraCall
 			return r
-		}, []int{0}, []string{StopTruncated}},
-		{"unparseable moves", summary.MethodPoT, 1, []reply{{code: "moves = [[1,0,2], [2,0"}}, func() summary.Record {
-			r := baseRecord(summary.MethodPoT, 1)
-			r.Route = summary.RouteNoExtraCall
+		}, []int{0}, []string{contract.StopTruncated}},
+		{"unparseable moves", contract.MethodPoT, 1, []reply{{code: "moves = [[1,0,2], [2,0"}}, func() contract.Record {
+			r := baseRecord(contract.MethodPoT, 1)
+			r.Route = contract.RouteNoExtraCall
 			return r
 		}, []int{0}, nil},
-		{"infra error on first call", summary.MethodRePoT, 1, []reply{{err: errInfra}}, func() summary.Record {
-			r := baseRecord(summary.MethodRePoT, 0)
-			r.StoppedReason, r.Route, r.InfraError, r.InfraRetries = StopInfraError, summary.RouteNoExtraCall, errInfra.Error(), 3
+		{"infra error on first call", contract.MethodRePoT, 1, []reply{{err: errInfra}}, func() contract.Record {
+			r := baseRecord(contract.MethodRePoT, 0)
+			r.StoppedReason, r.Route, r.InfraError, r.InfraRetries = contract.StopInfraError, contract.RouteNoExtraCall, errInfra.Error(), 3
 			return r
 		}, nil, nil},
-		{"infra error on repair call", summary.MethodRePoT, 1, []reply{{code: badAt2}, {err: errInfra}}, func() summary.Record {
-			r := baseRecord(summary.MethodRePoT, 1)
-			r.StoppedReason, r.Route, r.RepairUsed, r.InfraError, r.InfraRetries = StopInfraError, summary.RouteSuffixRepair, true, errInfra.Error(), 3
+		{"infra error on repair call", contract.MethodRePoT, 1, []reply{{code: badAt2}, {err: errInfra}}, func() contract.Record {
+			r := baseRecord(contract.MethodRePoT, 1)
+			r.StoppedReason, r.Route, r.RepairUsed, r.InfraError, r.InfraRetries = contract.StopInfraError, contract.RouteSuffixRepair, true, errInfra.Error(), 3
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
 			return r
-		}, []int{0}, []string{StopInvalidMove}},
-		// A server's reply quoted in the error is cut to summary.MaxTextBytes
+		}, []int{0}, []string{contract.StopInvalidMove}},
+		// A server's reply quoted in the error is cut to contract.MaxTextBytes
 		// where the record is made.
-		{"huge infra error is capped", summary.MethodPoT, 1, []reply{{err: errHugeInfra}}, func() summary.Record {
-			r := baseRecord(summary.MethodPoT, 0)
-			r.StoppedReason, r.Route, r.InfraError, r.InfraRetries = StopInfraError, summary.RouteNoExtraCall, summary.CapText(errHugeInfra.Error(), summary.MaxTextBytes), 3
+		{"huge infra error is capped", contract.MethodPoT, 1, []reply{{err: errHugeInfra}}, func() contract.Record {
+			r := baseRecord(contract.MethodPoT, 0)
+			r.StoppedReason, r.Route, r.InfraError, r.InfraRetries = contract.StopInfraError, contract.RouteNoExtraCall, contract.CapText(errHugeInfra.Error(), contract.MaxTextBytes), 3
 			return r
 		}, nil, nil},
-		{"sandbox cannot start", summary.MethodPoT, 1, []reply{{code: "INFRA"}}, func() summary.Record {
-			r := baseRecord(summary.MethodPoT, 1)
-			r.StoppedReason, r.Route, r.InfraError, r.InfraRetries = StopInfraError, summary.RouteNoExtraCall, "sandbox: python3 not found", sandboxAttempts-1
+		{"sandbox cannot start", contract.MethodPoT, 1, []reply{{code: "INFRA"}}, func() contract.Record {
+			r := baseRecord(contract.MethodPoT, 1)
+			r.StoppedReason, r.Route, r.InfraError, r.InfraRetries = contract.StopInfraError, contract.RouteNoExtraCall, "sandbox: python3 not found", sandboxAttempts-1
 			return r
 		}, nil, nil},
 	}
@@ -196,8 +196,8 @@ func TestRunProblem(t *testing.T) {
 			want := tc.want()
 			if want.StoppedReason == "" {
 				want.StoppedReason = rec.StoppedReason // checked separately below
-				if rec.StoppedReason != StopFormatError {
-					t.Errorf("StoppedReason = %q, want %q", rec.StoppedReason, StopFormatError)
+				if rec.StoppedReason != contract.StopFormatError {
+					t.Errorf("StoppedReason = %q, want %q", rec.StoppedReason, contract.StopFormatError)
 				}
 			}
 			want.WallMillis = rec.WallMillis
@@ -251,10 +251,10 @@ func TestRunProblemPrompts(t *testing.T) {
 		method string
 		want   [][]string // messages' contents per call
 	}{
-		{summary.MethodPoTRetry, [][]string{contents(prompt.Initial(p)), contents(prompt.Fresh(p, 2))}},
-		{summary.MethodRePoT, [][]string{contents(prompt.Initial(p)), contents(prompt.Repair(p, cp, prompt.Standard))}},
-		{summary.MethodRePoTNoPrefix, [][]string{contents(prompt.Initial(p)), contents(prompt.Repair(p, cp, prompt.NoPrefix))}},
-		{summary.MethodRePoTRestart, [][]string{contents(prompt.Initial(p)), contents(prompt.Repair(p, cp, prompt.Restart))}},
+		{contract.MethodPoTRetry, [][]string{contents(prompt.Initial(p)), contents(prompt.Fresh(p, 2))}},
+		{contract.MethodRePoT, [][]string{contents(prompt.Initial(p)), contents(prompt.Repair(p, cp, prompt.Standard))}},
+		{contract.MethodRePoTNoPrefix, [][]string{contents(prompt.Initial(p)), contents(prompt.Repair(p, cp, prompt.NoPrefix))}},
+		{contract.MethodRePoTRestart, [][]string{contents(prompt.Initial(p)), contents(prompt.Repair(p, cp, prompt.Restart))}},
 	}
 	for _, tc := range tests {
 		client := &scriptedClient{script: []reply{{code: badAt2}, {code: "CRASH"}}}
@@ -276,7 +276,7 @@ func TestRunProblemPrompts(t *testing.T) {
 	}
 }
 
-func contents(msgs []model.Message) []string {
+func contents(msgs []contract.Message) []string {
 	var out []string
 	for _, m := range msgs {
 		out = append(out, m.Role+": "+m.Content)
@@ -288,7 +288,7 @@ func TestRunProblemAborted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	client := &scriptedClient{script: []reply{{code: "x"}}}
-	_, _, err := RunProblem(ctx, Deps{Client: client, Sandbox: fakeSandbox}, testOptions(), hanoi3(), summary.MethodPoT)
+	_, _, err := RunProblem(ctx, Deps{Client: client, Sandbox: fakeSandbox}, testOptions(), hanoi3(), contract.MethodPoT)
 	if !errors.Is(err, ErrAborted) {
 		t.Errorf("err = %v, want ErrAborted", err)
 	}
@@ -307,13 +307,13 @@ func TestAdaptiveRoute(t *testing.T) {
 		goal         bool
 		want         string
 	}{
-		{7, 7, true, summary.RouteInitialSuccess},
-		{0, 0, false, summary.RouteFreshEmptyPlan},
-		{0, 5, false, summary.RouteFreshShortPrefix},
-		{1, 10, false, summary.RouteFreshShortPrefix},
-		{3, 20, false, summary.RouteSuffixRepair},     // exactly 150: not below
-		{2, 13, false, summary.RouteSuffixRepair},     // 153.8
-		{2, 14, false, summary.RouteFreshShortPrefix}, // 142.9
+		{7, 7, true, contract.RouteInitialSuccess},
+		{0, 0, false, contract.RouteFreshEmptyPlan},
+		{0, 5, false, contract.RouteFreshShortPrefix},
+		{1, 10, false, contract.RouteFreshShortPrefix},
+		{3, 20, false, contract.RouteSuffixRepair},     // exactly 150: not below
+		{2, 13, false, contract.RouteSuffixRepair},     // 153.8
+		{2, 14, false, contract.RouteFreshShortPrefix}, // 142.9
 	}
 	for _, tc := range tests {
 		r := ReplayResult{PlanLen: tc.plan, ReachedGoal: tc.goal}
@@ -342,7 +342,7 @@ func TestSandboxFailureRetried(t *testing.T) {
 	})
 	sleep := func(ctx context.Context, d time.Duration) error { waits = append(waits, d); return nil }
 	client := &scriptedClient{script: []reply{{code: movesCode(sol...)}}}
-	rec, _, err := RunProblem(context.Background(), Deps{Client: client, Sandbox: sb, Sleep: sleep}, testOptions(), hanoi3(), summary.MethodPoT)
+	rec, _, err := RunProblem(context.Background(), Deps{Client: client, Sandbox: sb, Sleep: sleep}, testOptions(), hanoi3(), contract.MethodPoT)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,15 +363,15 @@ func TestRunProblemWithoutStepLimit(t *testing.T) {
 		method string
 		script []reply
 	}{
-		{summary.MethodPoT, []reply{{code: movesCode(sol...)}}},
-		{summary.MethodRePoT, []reply{{code: movesCode(sol[0], "[1,0,1]")}, {code: movesCode(sol[1:]...)}}},
+		{contract.MethodPoT, []reply{{code: movesCode(sol...)}}},
+		{contract.MethodRePoT, []reply{{code: movesCode(sol[0], "[1,0,1]")}, {code: movesCode(sol[1:]...)}}},
 	} {
 		client := &scriptedClient{script: tc.script}
 		rec, _, err := RunProblem(context.Background(), Deps{Client: client, Sandbox: fakeSandbox}, testOptions(), p, tc.method)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !rec.Success || rec.StoppedReason != StopGoal {
+		if !rec.Success || rec.StoppedReason != contract.StopGoal {
 			t.Errorf("%s: success %v stopped %q, want success at the goal", tc.method, rec.Success, rec.StoppedReason)
 		}
 	}

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/summary"
+	"repot.dev/repot-operator/contract"
+
+	"repot.dev/repot-operator/analysis/summary"
 )
 
 // Output is a run's output directory: records.jsonl (appended as runs
@@ -19,7 +21,7 @@ type Output struct {
 	RecordsPath string
 	TracesPath  string
 	// Existing holds the records found on a resume.
-	Existing []summary.Record
+	Existing []contract.Record
 	// DroppedPartial is the length of a cut-off last line a resume removed.
 	DroppedPartial int
 
@@ -36,9 +38,9 @@ func OpenOutput(dir, tracesPath string, resume bool) (*Output, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	o := &Output{Dir: dir, RecordsPath: filepath.Join(dir, layout.RecordsFile), TracesPath: tracesPath}
+	o := &Output{Dir: dir, RecordsPath: filepath.Join(dir, contract.RecordsFile), TracesPath: tracesPath}
 	if o.TracesPath == "" {
-		o.TracesPath = filepath.Join(dir, layout.TracesFile)
+		o.TracesPath = filepath.Join(dir, contract.TracesFile)
 	}
 	st, err := os.Stat(o.RecordsPath)
 	switch {
@@ -71,7 +73,7 @@ func (o *Output) readExisting(size int64) error {
 	if err != nil {
 		return err
 	}
-	recs, partial, err := ReadRecords(f)
+	recs, partial, err := contract.ReadRecords(f)
 	f.Close()
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.RecordsPath, err)
@@ -125,13 +127,13 @@ func (o *Output) Close() error {
 }
 
 // AllRecords reads back every record in records.jsonl.
-func (o *Output) AllRecords() ([]summary.Record, error) {
+func (o *Output) AllRecords() ([]contract.Record, error) {
 	f, err := os.Open(o.RecordsPath)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	recs, _, err := ReadRecords(f)
+	recs, _, err := contract.ReadRecords(f)
 	return recs, err
 }
 
@@ -142,9 +144,19 @@ func (o *Output) WriteSummary(s summary.Summary) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(o.Dir, "."+layout.SummaryFile+".tmp")
+	tmp := filepath.Join(o.Dir, "."+contract.SummaryFile+".tmp")
 	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
 		return err
 	}
-	return os.Rename(tmp, filepath.Join(o.Dir, layout.SummaryFile))
+	return os.Rename(tmp, filepath.Join(o.Dir, contract.SummaryFile))
+}
+
+// writeJSONLine writes v as one JSON line.
+func writeJSONLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }

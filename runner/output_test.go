@@ -8,15 +8,16 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/summary"
+	"repot.dev/repot-operator/analysis/summary"
 )
 
 func TestOpenOutputRefusesToOverwrite(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, layout.RecordsFile), []byte(`{"model":"m","problem_id":"p","method":"pot"}`+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, contract.RecordsFile), []byte(`{"model":"m","problem_id":"p","method":"pot"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := OpenOutput(dir, "", false); err == nil || !strings.Contains(err.Error(), "--resume") {
@@ -28,10 +29,10 @@ func TestOpenOutputResumeCutsPartialLine(t *testing.T) {
 	dir := t.TempDir()
 	good := `{"model":"m","problem_id":"p","method":"pot","success":true}` + "\n"
 	infra := `{"model":"m","problem_id":"q","method":"pot","infra_error":"x"}` + "\n"
-	if err := os.WriteFile(filepath.Join(dir, layout.RecordsFile), []byte(good+infra+`{"model":"m","prob`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, contract.RecordsFile), []byte(good+infra+`{"model":"m","prob`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, layout.TracesFile), []byte("old trace\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, contract.TracesFile), []byte("old trace\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	o, err := OpenOutput(dir, "", true)
@@ -41,10 +42,10 @@ func TestOpenOutputResumeCutsPartialLine(t *testing.T) {
 	if len(o.Existing) != 2 || o.DroppedPartial != 18 {
 		t.Errorf("existing %d partial %d, want 2 and 18", len(o.Existing), o.DroppedPartial)
 	}
-	if diff := cmp.Diff(map[string]bool{summary.Record{Model: "m", ProblemID: "p", Method: "pot"}.Key(): true}, DoneKeys(o.Existing)); diff != "" {
+	if diff := cmp.Diff(map[string]bool{contract.Record{Model: "m", ProblemID: "p", Method: "pot"}.Key(): true}, contract.DoneKeys(o.Existing)); diff != "" {
 		t.Errorf("DoneKeys (-want +got):\n%s", diff)
 	}
-	if err := writeJSONLine(o.Records, summary.Record{Model: "m", ProblemID: "r", Method: "pot"}); err != nil {
+	if err := writeJSONLine(o.Records, contract.Record{Model: "m", ProblemID: "r", Method: "pot"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := writeJSONLine(o.Traces, "new"); err != nil {
@@ -60,11 +61,11 @@ func TestOpenOutputResumeCutsPartialLine(t *testing.T) {
 	if err != nil || len(all) != 3 {
 		t.Errorf("records after append: %d, %v; want 3", len(all), err)
 	}
-	tr, _ := os.ReadFile(filepath.Join(dir, layout.TracesFile))
+	tr, _ := os.ReadFile(filepath.Join(dir, contract.TracesFile))
 	if string(tr) != "old trace\n\"new\"\n" {
 		t.Errorf("traces = %q, want the old line kept and the new appended", tr)
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, layout.SummaryFile)); err != nil || !bytes.HasSuffix(b, []byte("}\n")) {
+	if b, err := os.ReadFile(filepath.Join(dir, contract.SummaryFile)); err != nil || !bytes.HasSuffix(b, []byte("}\n")) {
 		t.Errorf("summary.json: %v %q", err, b)
 	}
 }
@@ -75,7 +76,7 @@ func TestOpenOutputResumeCutsPartialLine(t *testing.T) {
 func TestOpenOutputResumeEndsUnterminatedLine(t *testing.T) {
 	dir := t.TempDir()
 	good := `{"model":"m","problem_id":"p","method":"pot","success":true}`
-	if err := os.WriteFile(filepath.Join(dir, layout.RecordsFile), []byte(good), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, contract.RecordsFile), []byte(good), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	o, err := OpenOutput(dir, "", true)
@@ -85,7 +86,7 @@ func TestOpenOutputResumeEndsUnterminatedLine(t *testing.T) {
 	if len(o.Existing) != 1 || o.DroppedPartial != 0 {
 		t.Errorf("existing %d partial %d, want 1 and 0", len(o.Existing), o.DroppedPartial)
 	}
-	if err := writeJSONLine(o.Records, summary.Record{Model: "m", ProblemID: "q", Method: "pot"}); err != nil {
+	if err := writeJSONLine(o.Records, contract.Record{Model: "m", ProblemID: "q", Method: "pot"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := o.Close(); err != nil {
@@ -122,10 +123,10 @@ func TestWriteTableRepairRounds(t *testing.T) {
 		t.Errorf("a table without rounds shows a rounds table")
 	}
 	recs = append(recs,
-		summary.Record{Model: "m", ProblemID: "a", Environment: "e", Method: summary.MethodVRR, Success: true, Calls: 2, LoopStop: summary.LoopAccepted,
-			Rounds: []summary.Round{{Prefix: 1, Tokens: 10}, {Valid: true, Prefix: 3, Accepts: 1, Tokens: 7}}},
-		summary.Record{Model: "m", ProblemID: "b", Environment: "e", Method: summary.MethodVRR, Calls: 1, LoopStop: summary.LoopGain,
-			Rounds: []summary.Round{{Prefix: 2, Tokens: 12}}})
+		contract.Record{Model: "m", ProblemID: "a", Environment: "e", Method: contract.MethodVRR, Success: true, Calls: 2, LoopStop: contract.LoopAccepted,
+			Rounds: []contract.Round{{Prefix: 1, Tokens: 10}, {Valid: true, Prefix: 3, Accepts: 1, Tokens: 7}}},
+		contract.Record{Model: "m", ProblemID: "b", Environment: "e", Method: contract.MethodVRR, Calls: 1, LoopStop: contract.LoopGain,
+			Rounds: []contract.Round{{Prefix: 2, Tokens: 12}}})
 	table := tableOf(t, recs)
 	for _, want := range []string{
 		"REPAIR ROUNDS  ROUND  ENTERED  LEFT SOLVED  ALPHA (HITS/TRIALS)",
@@ -139,7 +140,7 @@ func TestWriteTableRepairRounds(t *testing.T) {
 	}
 }
 
-func tableOf(t *testing.T, recs []summary.Record) string {
+func tableOf(t *testing.T, recs []contract.Record) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := WriteTable(&b, summary.Aggregate(recs)); err != nil {
@@ -148,15 +149,15 @@ func tableOf(t *testing.T, recs []summary.Record) string {
 	return b.String()
 }
 
-func fixtureRecords() []summary.Record {
-	r := func(p, m string, ok bool, route string) summary.Record {
-		return summary.Record{Model: "m", ProblemID: p, Environment: "e", Complexity: 1, Method: m, Success: ok, Route: route, Calls: 1, PromptTokens: 10, CompletionTokens: 5}
+func fixtureRecords() []contract.Record {
+	r := func(p, m string, ok bool, route string) contract.Record {
+		return contract.Record{Model: "m", ProblemID: p, Environment: "e", Complexity: 1, Method: m, Success: ok, Route: route, Calls: 1, PromptTokens: 10, CompletionTokens: 5}
 	}
-	return []summary.Record{
-		r("a", summary.MethodPoT, true, summary.RouteInitialSuccess),
-		r("b", summary.MethodPoT, false, summary.RouteNoExtraCall),
-		r("a", summary.MethodAdaptive, true, summary.RouteInitialSuccess),
-		r("b", summary.MethodAdaptive, true, summary.RouteFreshEmptyPlan),
+	return []contract.Record{
+		r("a", contract.MethodPoT, true, contract.RouteInitialSuccess),
+		r("b", contract.MethodPoT, false, contract.RouteNoExtraCall),
+		r("a", contract.MethodAdaptive, true, contract.RouteInitialSuccess),
+		r("b", contract.MethodAdaptive, true, contract.RouteFreshEmptyPlan),
 	}
 }
 

@@ -4,15 +4,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"repot.dev/repot-operator/runner/layout"
 	"runtime/debug"
 	"strings"
 	"testing"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
-
-	"repot.dev/repot-operator/runner/model"
 )
 
 func TestBuildVersion(t *testing.T) {
@@ -35,27 +34,27 @@ func TestBuildVersion(t *testing.T) {
 
 func TestProvenanceFileRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	p := Provenance{RepotVersion: "v1", ServedModels: []model.ServedModel{{ID: "m", MaxModelLen: ptr.To[int64](8)}},
+	p := contract.Provenance{RepotVersion: "v1", ServedModels: []contract.ServedModel{{ID: "m", MaxModelLen: ptr.To[int64](8)}},
 		Request: map[string]json.RawMessage{"temperature": json.RawMessage("0")}, SystemPrefix: "/no_think"}
-	if err := WriteProvenance(dir, p); err != nil {
+	if err := contract.WriteProvenance(dir, p); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, layout.ProvenanceFile))
+	b, err := os.ReadFile(filepath.Join(dir, contract.ProvenanceFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := ParseProvenance(b)
+	got, err := contract.ParseProvenance(b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(p, got); diff != "" {
 		t.Errorf("read back (-written +read):\n%s", diff)
 	}
-	big := Provenance{ServerError: strings.Repeat("x", MaxProvenanceBytes)}
-	if err := WriteProvenance(dir, big); err == nil {
+	big := contract.Provenance{ServerError: strings.Repeat("x", contract.MaxProvenanceBytes)}
+	if err := contract.WriteProvenance(dir, big); err == nil {
 		t.Error("an oversized provenance was written")
 	}
-	if _, err := ParseProvenance([]byte("{")); err == nil {
+	if _, err := contract.ParseProvenance([]byte("{")); err == nil {
 		t.Error("a cut-off file parsed")
 	}
 }

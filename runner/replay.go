@@ -8,25 +8,10 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"repot.dev/repot-operator/contract"
+
 	"repot.dev/repot-operator/envs"
 )
-
-// Stop reasons of a replay and of a run (summary.Record.StoppedReason).
-const (
-	StopGoal            = "goal"
-	StopInvalidMove     = "invalid_move"
-	StopFormatError     = "format_error"
-	StopMaxSteps        = "max_steps"
-	StopPlanExhausted   = "plan_exhausted"
-	StopNoPlan          = "no_plan"
-	StopProgramError    = "program_error"
-	StopSandboxRejected = "sandbox_rejected"
-	StopTruncated       = "truncated"
-	StopInfraError      = "infra_error"
-)
-
-// KindFormatError is ReplayResult.Kind for a move that failed to normalize.
-const KindFormatError = "FORMAT_ERROR"
 
 // ReplayResult is the outcome of a verified replay.
 type ReplayResult struct {
@@ -41,12 +26,12 @@ type ReplayResult struct {
 	// Error is the verifier's message for move K (or why the plan stopped
 	// short), shown to the model in a repair prompt; "" at the goal.
 	Error string
-	// Kind is the verifier's error kind for move K, or KindFormatError.
+	// Kind is the verifier's error kind for move K, or contract.KindFormatError.
 	Kind string
 	// ReachedGoal reports whether State satisfies the goal.
 	ReachedGoal bool
-	// StopReason is one of StopGoal, StopInvalidMove, StopFormatError,
-	// StopMaxSteps, StopPlanExhausted, StopNoPlan.
+	// StopReason is one of contract.StopGoal, contract.StopInvalidMove, contract.StopFormatError,
+	// contract.StopMaxSteps, contract.StopPlanExhausted, contract.StopNoPlan.
 	StopReason string
 	// PlanLen is the number of moves in the plan.
 	PlanLen int
@@ -69,40 +54,40 @@ func (r ReplayResult) PrefixPermille() int {
 func Replay(e envs.Env, p *envs.Problem, state envs.State, goal envs.State, plan []json.RawMessage, maxSteps int) ReplayResult {
 	res := ReplayResult{State: state, K: -1, PlanLen: len(plan), Prefix: []envs.Action{}}
 	if e.IsGoal(state, goal) {
-		res.ReachedGoal, res.StopReason = true, StopGoal
+		res.ReachedGoal, res.StopReason = true, contract.StopGoal
 		return res
 	}
 	if len(plan) == 0 {
-		res.StopReason = StopNoPlan
+		res.StopReason = contract.StopNoPlan
 		res.Error = "The program printed no moves."
 		return res
 	}
 	for i, raw := range plan {
 		if len(res.Prefix) >= maxSteps {
-			res.K, res.StopReason = i, StopMaxSteps
+			res.K, res.StopReason = i, contract.StopMaxSteps
 			res.Error = fmt.Sprintf("The plan exceeds the step limit of %d moves without reaching the goal.", maxSteps)
 			return res
 		}
 		a, err := e.Normalize(p, res.State, raw)
 		if err != nil {
-			res.K, res.StopReason, res.Kind = i, StopFormatError, KindFormatError
+			res.K, res.StopReason, res.Kind = i, contract.StopFormatError, contract.KindFormatError
 			res.Error = fmt.Sprintf("Move %d (%s) could not be read: %v", i+1, compact(raw), err)
 			return res
 		}
 		st := e.Step(res.State, a)
 		if !st.Valid {
-			res.K, res.StopReason, res.Kind = i, StopInvalidMove, string(st.Kind)
+			res.K, res.StopReason, res.Kind = i, contract.StopInvalidMove, string(st.Kind)
 			res.Error = fmt.Sprintf("Move %d (%s) is invalid: %s", i+1, compact(raw), st.Message)
 			return res
 		}
 		res.Prefix = append(res.Prefix, a)
 		res.State = st.Next
 		if e.IsGoal(res.State, goal) {
-			res.ReachedGoal, res.StopReason = true, StopGoal
+			res.ReachedGoal, res.StopReason = true, contract.StopGoal
 			return res
 		}
 	}
-	res.StopReason = StopPlanExhausted
+	res.StopReason = contract.StopPlanExhausted
 	res.Error = fmt.Sprintf("All %d moves are valid, but the goal is not reached after them.", len(plan))
 	return res
 }
@@ -121,4 +106,18 @@ func compact(raw json.RawMessage) string {
 		s = s[:maxLen] + "..."
 	}
 	return s
+}
+
+// replayTrace is a replay result as traces record it.
+func replayTrace(from int, r ReplayResult) *contract.ReplayTrace {
+	var state json.RawMessage
+	if r.State != nil {
+		if b, err := r.State.MarshalJSON(); err == nil {
+			state = b
+		}
+	}
+	return &contract.ReplayTrace{
+		From: from, PrefixLen: len(r.Prefix), PlanLen: r.PlanLen, PrefixPermille: r.PrefixPermille(),
+		K: r.K, Error: r.Error, Kind: r.Kind, ReachedGoal: r.ReachedGoal, StopReason: r.StopReason, State: state,
+	}
 }

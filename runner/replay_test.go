@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 
 	"repot.dev/repot-operator/envs"
@@ -65,15 +67,15 @@ func TestReplay(t *testing.T) {
 		permille   int
 		errorEmpty bool
 	}{
-		{"solution", raws(hanoi3Solution...), 14, 7, string(mustMarshal(goal)), -1, "", true, StopGoal, 1000, true},
-		{"extra moves after goal are ignored", raws(append(append([]string{}, hanoi3Solution...), "[1,2,0]", "[1,0,2]")...), 14, 7, "", -1, "", true, StopGoal, 778, true},
-		{"empty plan", nil, 14, 0, string(mustMarshal(init)), -1, "", false, StopNoPlan, 0, false},
-		{"invalid second move", raws("[1,0,2]", "[1,0,1]", "[2,0,1]"), 14, 1, "", 1, string(envs.InvalidTransition), false, StopInvalidMove, 333, false},
-		{"larger on smaller", raws("[1,0,2]", "[2,0,2]"), 14, 1, "", 1, string(envs.ConstraintViolation), false, StopInvalidMove, 500, false},
-		{"format error", raws("[1,0,2]", `"up"`), 14, 1, "", 1, KindFormatError, false, StopFormatError, 500, false},
-		{"plan exhausted", raws("[1,0,2]", "[2,0,1]"), 14, 2, afterTwo, -1, "", false, StopPlanExhausted, 1000, false},
-		{"max steps", raws(hanoi3Solution...), 2, 2, afterTwo, 2, "", false, StopMaxSteps, 286, false},
-		{"max steps zero", raws("[1,0,2]"), 0, 0, string(mustMarshal(init)), 0, "", false, StopMaxSteps, 0, false},
+		{"solution", raws(hanoi3Solution...), 14, 7, string(mustMarshal(goal)), -1, "", true, contract.StopGoal, 1000, true},
+		{"extra moves after goal are ignored", raws(append(append([]string{}, hanoi3Solution...), "[1,2,0]", "[1,0,2]")...), 14, 7, "", -1, "", true, contract.StopGoal, 778, true},
+		{"empty plan", nil, 14, 0, string(mustMarshal(init)), -1, "", false, contract.StopNoPlan, 0, false},
+		{"invalid second move", raws("[1,0,2]", "[1,0,1]", "[2,0,1]"), 14, 1, "", 1, string(envs.InvalidTransition), false, contract.StopInvalidMove, 333, false},
+		{"larger on smaller", raws("[1,0,2]", "[2,0,2]"), 14, 1, "", 1, string(envs.ConstraintViolation), false, contract.StopInvalidMove, 500, false},
+		{"format error", raws("[1,0,2]", `"up"`), 14, 1, "", 1, contract.KindFormatError, false, contract.StopFormatError, 500, false},
+		{"plan exhausted", raws("[1,0,2]", "[2,0,1]"), 14, 2, afterTwo, -1, "", false, contract.StopPlanExhausted, 1000, false},
+		{"max steps", raws(hanoi3Solution...), 2, 2, afterTwo, 2, "", false, contract.StopMaxSteps, 286, false},
+		{"max steps zero", raws("[1,0,2]"), 0, 0, string(mustMarshal(init)), 0, "", false, contract.StopMaxSteps, 0, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,7 +101,7 @@ func TestReplayFromGoal(t *testing.T) {
 	e, _ := p.Env()
 	goal, _ := p.Goal()
 	got := Replay(e, p, goal, goal, raws("[1,2,0]"), 14)
-	if !got.ReachedGoal || got.StopReason != StopGoal || len(got.Prefix) != 0 {
+	if !got.ReachedGoal || got.StopReason != contract.StopGoal || len(got.Prefix) != 0 {
 		t.Errorf("Replay from the goal = %+v, want goal with empty prefix", got)
 	}
 }

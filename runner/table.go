@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"repot.dev/repot-operator/runner/summary"
+	"repot.dev/repot-operator/analysis/summary"
 )
 
 // WriteTable prints the summary as a table per model: method, success with

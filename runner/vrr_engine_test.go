@@ -5,10 +5,11 @@ import (
 	"context"
 	"testing"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 
-	"repot.dev/repot-operator/runner/summary"
-	"repot.dev/repot-operator/runner/vrr"
+	"repot.dev/repot-operator/analysis/vrr"
 )
 
 // vrrLoopOf is what a repot-vrr record says about its loop (no clocks).
@@ -16,10 +17,10 @@ type vrrLoopOf struct {
 	Success     bool
 	LoopStop    string
 	Calibration bool
-	Rounds      []summary.Round
+	Rounds      []contract.Round
 }
 
-func vrrLoops(recs []summary.Record) map[string]vrrLoopOf {
+func vrrLoops(recs []contract.Record) map[string]vrrLoopOf {
 	out := map[string]vrrLoopOf{}
 	for _, r := range recs {
 		out[r.ProblemID] = vrrLoopOf{r.Success, r.LoopStop, r.VRRCalibration, r.Rounds}
@@ -28,7 +29,7 @@ func vrrLoops(recs []summary.Record) map[string]vrrLoopOf {
 }
 
 // runVRR runs repot-vrr on problems against a fresh simulated server.
-func runVRR(t *testing.T, n, conc int, done map[string]bool, previous []summary.Record) Result {
+func runVRR(t *testing.T, n, conc int, done map[string]bool, previous []contract.Record) Result {
 	t.Helper()
 	hs := startSim(t, simOptions(t, subsetSeed, 0), nil)
 	opts := DefaultOptions()
@@ -36,7 +37,7 @@ func runVRR(t *testing.T, n, conc int, done map[string]bool, previous []summary.
 	opts.VRR = vrr.Config{Votes: 3, Noise: vrr.Noise{FalseAcceptPermille: 150, FalseRejectPermille: 150}, CalibrationProblems: 8}
 	var recs bytes.Buffer
 	res, err := Run(context.Background(), Config{
-		Problems: openSource(t, n), Methods: []string{summary.MethodVRR}, Options: opts, Concurrency: conc,
+		Problems: openSource(t, n), Methods: []string{contract.MethodVRR}, Options: opts, Concurrency: conc,
 		Deps: Deps{Client: simClient(t, hs, 3), Sandbox: realSandbox(t)}, Records: &recs, Done: done, Previous: previous,
 	})
 	if err != nil {
@@ -66,7 +67,7 @@ func TestVRRCalibrationIsReproducible(t *testing.T) {
 		t.Errorf("concurrency 1 differs from %d (-64 +1):\n%s", DefaultConcurrency, diff)
 	}
 	// A resume whose ledger holds the calibration runs and a few others.
-	var previous []summary.Record
+	var previous []contract.Record
 	done := map[string]bool{}
 	for i, r := range first.Records {
 		if r.VRRCalibration || i%3 == 0 {

@@ -9,10 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"repot.dev/repot-operator/contract"
+
+	"repot.dev/repot-operator/analysis/summary"
+	"repot.dev/repot-operator/analysis/vrr"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/summary"
-	"repot.dev/repot-operator/runner/vrr"
 )
 
 // vrrArm is one configuration of the repair-loop measurement.
@@ -30,7 +31,7 @@ type vrrOutcome struct {
 	repairCalls, tokens     int64
 	rounds                  []summary.RoundSummary
 	stops                   []summary.ReasonCount
-	records                 []summary.Record
+	records                 []contract.Record
 	traces                  []byte
 	calibrationRuns, guards int
 }
@@ -69,7 +70,7 @@ func runArm(t testing.TB, problems []envs.Problem, a vrrArm) vrrOutcome {
 		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		for file, b := range map[string][]byte{layout.RecordsFile: recs.Bytes(), "traces.jsonl": traces.Bytes()} {
+		for file, b := range map[string][]byte{contract.RecordsFile: recs.Bytes(), "traces.jsonl": traces.Bytes()} {
 			if err := os.WriteFile(filepath.Join(dir, name, file), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -88,15 +89,15 @@ func runArm(t testing.TB, problems []envs.Problem, a vrrArm) vrrOutcome {
 		}
 		o.repairCalls += int64(r.Calls - 1)
 		o.tokens += int64(r.PromptTokens + r.CompletionTokens)
-		if r.LoopStop == summary.LoopGuard {
+		if r.LoopStop == contract.LoopGuard {
 			o.guards++
 		}
 	}
 	o.rounds, o.stops = summary.Rounds(res.Records)
-	if a.method == summary.MethodVRR {
+	if a.method == contract.MethodVRR {
 		// The estimates the run stopped by, recomputed from its calibration
 		// records as the engine did.
-		var calib []summary.Record
+		var calib []contract.Record
 		for _, r := range res.Records {
 			if r.VRRCalibration {
 				calib = append(calib, r)
@@ -154,9 +155,9 @@ func TestVRRAgainstSimServer(t *testing.T) {
 	}
 	problems := openSource(t, 0)
 	exact := []vrrOutcome{
-		runArm(t, problems, vrrArm{label: "repot R=1", method: summary.MethodRePoT, budget: 1}),
-		runArm(t, problems, vrrArm{label: "repot R=3", method: summary.MethodRePoT, budget: 3}),
-		runArm(t, problems, vrrArm{label: "repot-vrr R=3", method: summary.MethodVRR, budget: 3}),
+		runArm(t, problems, vrrArm{label: "repot R=1", method: contract.MethodRePoT, budget: 1}),
+		runArm(t, problems, vrrArm{label: "repot R=3", method: contract.MethodRePoT, budget: 3}),
+		runArm(t, problems, vrrArm{label: "repot-vrr R=3", method: contract.MethodVRR, budget: 3}),
 	}
 	t.Logf("noise 0 (exact verifier):\n%s", vrrTable(exact))
 	// Fixed-R repot acts on one verdict per round, as it runs today;
@@ -168,11 +169,11 @@ func TestVRRAgainstSimServer(t *testing.T) {
 	guard := noise
 	guard.GuardJPermille = 1001 // always VRR-Guard, for the figure
 	noisy := []vrrOutcome{
-		runArm(t, problems, vrrArm{label: "repot R=1", method: summary.MethodRePoT, budget: 1, cfg: one}),
-		runArm(t, problems, vrrArm{label: "repot R=5", method: summary.MethodRePoT, budget: 5, cfg: one}),
-		runArm(t, problems, vrrArm{label: "repot-vrr R=5", method: summary.MethodVRR, budget: 5, cfg: noise}),
-		runArm(t, problems, vrrArm{label: "repot-vrr R=5 (guard)", method: summary.MethodVRR, budget: 5, cfg: guard}),
-		runArm(t, problems, vrrArm{label: "repot R=5, 3 votes", method: summary.MethodRePoT, budget: 5, cfg: noise}),
+		runArm(t, problems, vrrArm{label: "repot R=1", method: contract.MethodRePoT, budget: 1, cfg: one}),
+		runArm(t, problems, vrrArm{label: "repot R=5", method: contract.MethodRePoT, budget: 5, cfg: one}),
+		runArm(t, problems, vrrArm{label: "repot-vrr R=5", method: contract.MethodVRR, budget: 5, cfg: noise}),
+		runArm(t, problems, vrrArm{label: "repot-vrr R=5 (guard)", method: contract.MethodVRR, budget: 5, cfg: guard}),
+		runArm(t, problems, vrrArm{label: "repot R=5, 3 votes", method: contract.MethodRePoT, budget: 5, cfg: noise}),
 	}
 	t.Logf("noise rho0 = rho1 = 150 per mille, 3 votes:\n%s", vrrTable(noisy))
 

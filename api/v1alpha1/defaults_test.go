@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	v1alpha1 "repot.dev/repot-operator/api/v1alpha1"
-	"repot.dev/repot-operator/runner/simserver"
+	"repot.dev/repot-operator/programs/simserver"
 )
 
 func TestModelKind(t *testing.T) {

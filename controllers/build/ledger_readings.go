@@ -3,12 +3,12 @@ package build
 import (
 	"strconv"
 
-	"repot.dev/repot-operator/runner/layout"
+	"repot.dev/repot-operator/contract"
 )
 
 // readingsFile is where `repot run --gpu-telemetry-url` writes the GPU
 // readings in a runner pod.
-const readingsFile = workOutPath + "/" + layout.ReadingsFile
+const readingsFile = workOutPath + "/" + contract.ReadingsFile
 
 // ledgerArgs are the arguments of a runner pod's ledger container; the
 // sync sidecar also copies the GPU readings.

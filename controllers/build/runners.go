@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"repot.dev/repot-operator/contract"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -12,7 +14,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-	"repot.dev/repot-operator/runner/layout"
 )
 
 // Paths inside runner pods.
@@ -21,7 +22,7 @@ const (
 	problemsPath   = "/repot/problems"
 	artifactsPath  = "/repot/artifacts"
 	tokenMountPath = "/var/run/secrets/kubernetes.io/serviceaccount"
-	recordsFile    = workOutPath + "/" + layout.RecordsFile
+	recordsFile    = workOutPath + "/" + contract.RecordsFile
 	apiKeyEnv      = "REPOT_API_KEY"
 	// backoffPerShard is how often one shard may fail (not counting
 	// evictions and preemptions) before the shard is given up.

@@ -4,11 +4,12 @@ import (
 	"slices"
 	"strconv"
 
+	"repot.dev/repot-operator/contract"
+
 	corev1 "k8s.io/api/core/v1"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/ledger"
-	"repot.dev/repot-operator/runner/layout"
 )
 
 // LedgerConfigMaps are the empty ledgers of a model: per shard its ledger
@@ -26,7 +27,7 @@ func LedgerConfigMaps(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []*corev
 		for i, name := range ledgerChain(e.Name, m.Name, s, spills) {
 			cm := &corev1.ConfigMap{
 				ObjectMeta: ChildMeta(e, name, m.Name, ComponentLedger),
-				Data:       map[string]string{layout.LedgerRecordsKey: ""},
+				Data:       map[string]string{contract.LedgerRecordsKey: ""},
 			}
 			cm.Labels[LabelShard] = strconv.Itoa(s)
 			if i > 0 {

@@ -8,10 +8,11 @@ import (
 	"syscall"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/spf13/cobra"
 
 	"repot.dev/repot-operator/controllers/ledger"
-	"repot.dev/repot-operator/runner/layout"
 )
 
 func newLedgerSyncCommand() *cobra.Command {
@@ -31,10 +32,10 @@ func newLedgerSyncCommand() *cobra.Command {
 			defer stop()
 			s.Store = st
 			s.Tail = &ledger.Tail{Path: f.file}
-			s.ModeFile = filepath.Join(filepath.Dir(f.file), layout.SandboxModeFile)
-			s.DoneFile = filepath.Join(filepath.Dir(f.file), layout.RunDoneFile)
-			s.SyncedFile = filepath.Join(filepath.Dir(f.file), layout.LedgerSyncedFile)
-			s.ProvenanceFile = filepath.Join(filepath.Dir(f.file), layout.ProvenanceFile)
+			s.ModeFile = filepath.Join(filepath.Dir(f.file), contract.SandboxModeFile)
+			s.DoneFile = filepath.Join(filepath.Dir(f.file), contract.RunDoneFile)
+			s.SyncedFile = filepath.Join(filepath.Dir(f.file), contract.LedgerSyncedFile)
+			s.ProvenanceFile = filepath.Join(filepath.Dir(f.file), contract.ProvenanceFile)
 			s.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 			readings := startReadingsSync(ctx, st, readingsFile, s.Logf)
 			n, err := s.Run(ctx)
@@ -54,6 +55,6 @@ func newLedgerSyncCommand() *cobra.Command {
 	fl.DurationVar(&s.MaxDelay, "max-delay", 5*time.Second, "longest time a record waits before it is written")
 	fl.IntVar(&s.Batch, "batch", 25, "write as soon as this many records wait")
 	fl.DurationVar(&s.FinalTimeout, "final-timeout", 20*time.Second, "bound on the last write after SIGTERM")
-	fl.StringVar(&readingsFile, "readings-file", "", "GPU readings file (gpu.jsonl, written by repot run --gpu-telemetry-url) to copy into the ledger's "+layout.LedgerReadingsKey+" key; empty: none")
+	fl.StringVar(&readingsFile, "readings-file", "", "GPU readings file (gpu.jsonl, written by repot run --gpu-telemetry-url) to copy into the ledger's "+contract.LedgerReadingsKey+" key; empty: none")
 	return c
 }

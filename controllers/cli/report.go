@@ -2,8 +2,9 @@ package cli
 
 import (
 	"context"
+
+	"repot.dev/repot-operator/analysis/report"
 	"repot.dev/repot-operator/controllers/results"
-	"repot.dev/repot-operator/runner/report"
 )
 
 // ReportSources reads what repot report's --evaluation and --schedule name

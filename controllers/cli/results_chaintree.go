@@ -8,10 +8,11 @@ import (
 	"path/filepath"
 	"sort"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/spf13/cobra"
 
-	"repot.dev/repot-operator/runner/chaintree"
-	"repot.dev/repot-operator/runner/layout"
+	"repot.dev/repot-operator/analysis/chaintree"
 )
 
 // The formats of repot results export.
@@ -92,8 +93,8 @@ func traceFiles(paths []string) ([]string, error) {
 			files = append(files, p)
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(p, layout.TracesFile)); err == nil {
-			files = append(files, filepath.Join(p, layout.TracesFile))
+		if _, err := os.Stat(filepath.Join(p, contract.TracesFile)); err == nil {
+			files = append(files, filepath.Join(p, contract.TracesFile))
 			continue
 		}
 		matches, err := filepath.Glob(filepath.Join(p, "*.jsonl"))
@@ -102,12 +103,12 @@ func traceFiles(paths []string) ([]string, error) {
 		}
 		var found []string
 		for _, m := range matches {
-			if b := filepath.Base(m); b != layout.RecordsFile {
+			if b := filepath.Base(m); b != contract.RecordsFile {
 				found = append(found, m)
 			}
 		}
 		if len(found) == 0 {
-			return nil, fmt.Errorf("%s holds no %s and no other *.jsonl trace files", p, layout.TracesFile)
+			return nil, fmt.Errorf("%s holds no %s and no other *.jsonl trace files", p, contract.TracesFile)
 		}
 		sort.Strings(found)
 		files = append(files, found...)

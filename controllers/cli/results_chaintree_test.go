@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"repot.dev/repot-operator/runner/chaintree"
+	"repot.dev/repot-operator/analysis/chaintree"
 )
 
 // testdata/traces.jsonl holds three traces of `repot run --methods repot

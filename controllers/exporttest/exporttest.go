@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"reflect"
 
+	"repot.dev/repot-operator/contract"
+
+	"repot.dev/repot-operator/analysis/summary"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/planning"
-	"repot.dev/repot-operator/runner"
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // MatchesStatus reads the summary.json and records.jsonl that `repot results
@@ -25,28 +25,28 @@ import (
 //     two models or more);
 //   - there are as many records as the status counts done runs.
 func MatchesStatus(e *repotv1.RepotEvaluation, dir string) error {
-	b, err := os.ReadFile(filepath.Join(dir, layout.SummaryFile))
+	b, err := os.ReadFile(filepath.Join(dir, contract.SummaryFile))
 	if err != nil {
 		return err
 	}
 	var sum summary.Summary
 	if err := json.Unmarshal(b, &sum); err != nil {
-		return fmt.Errorf("%s: %w", layout.SummaryFile, err)
+		return fmt.Errorf("%s: %w", contract.SummaryFile, err)
 	}
-	f, err := os.Open(filepath.Join(dir, layout.RecordsFile))
+	f, err := os.Open(filepath.Join(dir, contract.RecordsFile))
 	if err != nil {
 		return err
 	}
-	recs, partial, err := runner.ReadRecords(f)
+	recs, partial, err := contract.ReadRecords(f)
 	f.Close()
 	if err != nil {
-		return fmt.Errorf("%s: %w", layout.RecordsFile, err)
+		return fmt.Errorf("%s: %w", contract.RecordsFile, err)
 	}
 	if partial != 0 {
-		return fmt.Errorf("%s ends in %d bytes of a partial line", layout.RecordsFile, partial)
+		return fmt.Errorf("%s ends in %d bytes of a partial line", contract.RecordsFile, partial)
 	}
 	if agg := summary.Aggregate(recs); !reflect.DeepEqual(agg, sum) {
-		return fmt.Errorf("%s is not the aggregate of %s", layout.SummaryFile, layout.RecordsFile)
+		return fmt.Errorf("%s is not the aggregate of %s", contract.SummaryFile, contract.RecordsFile)
 	}
 
 	var scaling *summary.ScalingReport

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -25,8 +27,6 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // Scale of the benchmark: evaluations x simulated models, each model with
@@ -292,7 +292,7 @@ func playCluster(ctx context.Context, c client.Client, ns string) {
 					continue
 				}
 				data, _ := json.Marshal(map[string]any{"data": map[string]string{
-					layout.LedgerRecordsKey: ledgerText(cm.Labels[build.LabelModel], cm.Labels[build.LabelShard])}})
+					contract.LedgerRecordsKey: ledgerText(cm.Labels[build.LabelModel], cm.Labels[build.LabelShard])}})
 				obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cm.Name}}
 				if c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data)) == nil {
 					written[cm.Name] = true
@@ -309,10 +309,10 @@ func playCluster(ctx context.Context, c client.Client, ns string) {
 func ledgerText(model, shard string) string {
 	var sb strings.Builder
 	for k := range benchRecords {
-		r := summary.Record{
+		r := contract.Record{
 			Model: model, ProblemID: "p" + shard + "-" + strconv.Itoa(k), Environment: "tower_of_hanoi", Complexity: 3 + k%5,
 			Method: []string{"pot", "pot-retry", "repot", "repot-adaptive"}[k%4], Success: k%3 != 0, StoppedReason: "goal",
-			Route: summary.RouteInitialSuccess, Calls: 1, PromptTokens: 800, CompletionTokens: 1200,
+			Route: contract.RouteInitialSuccess, Calls: 1, PromptTokens: 800, CompletionTokens: 1200,
 		}
 		line, _ := json.Marshal(r)
 		sb.Write(line)

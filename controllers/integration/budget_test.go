@@ -3,6 +3,8 @@ package integration_test
 import (
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -18,7 +20,6 @@ import (
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/kueueadapter"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // setBudget patches spec.budget, as a person raising it would.
@@ -82,15 +83,15 @@ var _ = Describe("budgets", func() {
 		startRunning(ns, w)
 
 		// rec spends 40 completion tokens per call.
-		writeLedger(ns, build.LedgerName("ev", "m", 0), rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1))
+		writeLedger(ns, build.LedgerName("ev", "m", 0), rec("m", "p1", "pot", true, contract.RouteInitialSuccess, 1))
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(e.Status.Budget.Used.CompletionTokens).To(Equal(int64(40)))
 		})
 		Consistently(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", "m")), "500ms").Should(BeTrue(), "below the limit the runner runs")
 
 		writeLedger(ns, build.LedgerName("ev", "m", 0),
-			rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1),
-			rec("m", "p2", "pot-retry", false, summary.RouteFreshRetry, 2))
+			rec("m", "p1", "pot", true, contract.RouteInitialSuccess, 1),
+			rec("m", "p2", "pot-retry", false, contract.RouteFreshRetry, 2))
 		expectStoppedByBudget(ns, 2, "spec.budget.maxCompletionTokens 100 reached (120 used)")
 		Eventually(func(g Gomega) { assessEval(g, ns, "ev", "BudgetExhausted", "Degraded", "Failed") }).Should(Succeed(), "GitOps tools see a stop that needs a person")
 		e := getEval(ns, "ev")
@@ -114,7 +115,7 @@ var _ = Describe("budgets", func() {
 		}}})
 		setServerReady(ns, "ev", "m", true)
 		Eventually(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", "m"))).Should(BeTrue())
-		writeLedger(ns, build.LedgerName("ev", "m", 0), rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1))
+		writeLedger(ns, build.LedgerName("ev", "m", 0), rec("m", "p1", "pot", true, contract.RouteInitialSuccess, 1))
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(model(g, e, 0).ServerCreatedTime).NotTo(BeNil())
 			g.Expect(e.Status.Progress.RunsDone).To(Equal(int32(1)))
@@ -174,7 +175,7 @@ var _ = Describe("budgets", func() {
 		var first kueue.Workload
 		Expect(k8s.Get(ctx, wlKey, &first)).To(Succeed())
 
-		writeLedger(ns, build.LedgerName("ev", "m", 0), rec("m", "p1", "pot-retry", false, summary.RouteFreshRetry, 2))
+		writeLedger(ns, build.LedgerName("ev", "m", 0), rec("m", "p1", "pot-retry", false, contract.RouteFreshRetry, 2))
 		expectStoppedByBudget(ns, 1, "spec.budget.maxModelCalls 2 reached (2 made)")
 		Eventually(exists(&kueue.Workload{}, ns, wlKey.Name)).Should(BeFalse(), "the Workload is deleted, releasing the quota")
 

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -16,7 +18,6 @@ import (
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/config/argocd"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // assessEval reads an evaluation as the API server serves it and checks its
@@ -66,10 +67,10 @@ var _ = Describe("GitOps", func() {
 		Eventually(stateIs(ns, "ev", repotv1.StateRunning)).Should(Succeed())
 		Eventually(func(g Gomega) { assessEval(g, ns, "ev", "Running", "Progressing", "InProgress") }).Should(Succeed())
 
-		var recs []summary.Record
+		var recs []contract.Record
 		for _, p := range []string{"p1", "p2", "p3", "p4"} {
-			recs = append(recs, rec("m", p, "pot", p == "p1", map[bool]string{true: summary.RouteInitialSuccess, false: summary.RouteNoExtraCall}[p == "p1"], 1))
-			recs = append(recs, rec("m", p, "repot", p != "p4", map[bool]string{true: summary.RouteInitialSuccess, false: summary.RouteSuffixRepair}[p == "p1"], 2))
+			recs = append(recs, rec("m", p, "pot", p == "p1", map[bool]string{true: contract.RouteInitialSuccess, false: contract.RouteNoExtraCall}[p == "p1"], 1))
+			recs = append(recs, rec("m", p, "repot", p != "p4", map[bool]string{true: contract.RouteInitialSuccess, false: contract.RouteSuffixRepair}[p == "p1"], 2))
 		}
 		writeLedger(ns, build.LedgerName("ev", "m", 0), recs...)
 		finishJob(ns, build.RunnerJobName("ev", "m"))

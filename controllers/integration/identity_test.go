@@ -10,10 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"repot.dev/repot-operator/contract"
+
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // controlledBy says whether obj's controller owner reference names uid.
@@ -35,7 +36,7 @@ var _ = Describe("the identity of children", func() {
 		m := &old.Spec.Models[0]
 		oldLedger := build.LedgerConfigMaps(old, m)[0]
 		Expect(k8s.Create(ctx, oldLedger)).To(Succeed())
-		writeLedger(ns, oldLedger.Name, rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1))
+		writeLedger(ns, oldLedger.Name, rec("m", "p1", "pot", true, contract.RouteInitialSuccess, 1))
 		oldJob := build.RunnerJob(old, m, build.Options{}.WithDefaults(), false)
 		Expect(k8s.Create(ctx, oldJob)).To(Succeed())
 		finishJob(ns, oldJob.Name)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -18,8 +20,6 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // Helpers that play the parts envtest lacks: the Deployment and Job
@@ -155,7 +155,7 @@ func createServerPod(ns, eval, model string, status corev1.PodStatus) {
 }
 
 // writeLedger plays the ledger sidecar: it replaces a ledger's records.
-func writeLedger(ns, name string, recs ...summary.Record) {
+func writeLedger(ns, name string, recs ...contract.Record) {
 	var lines []string
 	for _, r := range recs {
 		b, err := json.Marshal(r)
@@ -167,7 +167,7 @@ func writeLedger(ns, name string, recs ...summary.Record) {
 		if err := k8s.Get(ctx, key(ns, name), &cm); err != nil {
 			return err
 		}
-		cm.Data = map[string]string{layout.LedgerRecordsKey: strings.Join(lines, "\n") + "\n"}
+		cm.Data = map[string]string{contract.LedgerRecordsKey: strings.Join(lines, "\n") + "\n"}
 		return k8s.Update(ctx, &cm)
 	}).Should(Succeed())
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -24,8 +26,6 @@ import (
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/kueueadapter"
 	"repot.dev/repot-operator/hack/localcluster/cluster"
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // The real Kueue manager (bin/kueue, hack/build-cluster-bins.sh kueue) against the test
@@ -153,7 +153,7 @@ var _ = Describe("Kueue admission by the real Kueue manager", Ordered, func() {
 		setServerReady(ns, "ev", victim, true)
 		Eventually(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", victim))).Should(BeTrue())
 		ledger := build.LedgerName("ev", victim, 0)
-		writeLedger(ns, ledger, rec(victim, "p1", "pot", true, summary.RouteInitialSuccess, 1), rec(victim, "p2", "pot", false, summary.RouteInitialSuccess, 1))
+		writeLedger(ns, ledger, rec(victim, "p1", "pot", true, contract.RouteInitialSuccess, 1), rec(victim, "p2", "pot", false, contract.RouteInitialSuccess, 1))
 
 		By(fmt.Sprintf("deactivating %s mid-run: Kueue evicts it, its children go, its quota goes to a waiting model", victim))
 		setActive(victim, false)
@@ -166,7 +166,7 @@ var _ = Describe("Kueue admission by the real Kueue manager", Ordered, func() {
 		}).WithTimeout(time.Minute).Should(Succeed())
 		var cm corev1.ConfigMap
 		Expect(k8s.Get(ctx, key(ns, ledger), &cm)).To(Succeed())
-		Expect(strings.Count(cm.Data[layout.LedgerRecordsKey], "\n")).To(Equal(2), "the evicted model's ledger lost records")
+		Expect(strings.Count(cm.Data[contract.LedgerRecordsKey], "\n")).To(Equal(2), "the evicted model's ledger lost records")
 		setActive(victim, true)
 
 		By("finishing the admitted models one after another until all four are done, never more than two at once")
@@ -183,7 +183,7 @@ var _ = Describe("Kueue admission by the real Kueue manager", Ordered, func() {
 						// through the eviction.
 						var c corev1.ConfigMap
 						g.Expect(k8s.Get(ctx, key(ns, ledger), &c)).To(Succeed())
-						g.Expect(strings.Count(c.Data[layout.LedgerRecordsKey], "\n")).To(Equal(2))
+						g.Expect(strings.Count(c.Data[contract.LedgerRecordsKey], "\n")).To(Equal(2))
 					}
 					finishJob(ns, build.RunnerJobName("ev", m))
 					done[m] = true

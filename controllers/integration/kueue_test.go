@@ -4,6 +4,8 @@ import (
 	"maps"
 	"strings"
 
+	"repot.dev/repot-operator/contract"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,8 +22,6 @@ import (
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/kueueadapter"
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // These tests hold the Workload contract against the real API server with
@@ -178,7 +178,7 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 		}).Should(Succeed())
 		Expect(modelChildren(ns, "b")(Default)).To(BeEmpty())
 		ledger := build.LedgerName("ev", "a", 0)
-		writeLedger(ns, ledger, rec("a", "p1", "pot", true, summary.RouteInitialSuccess, 1), rec("a", "p2", "pot", false, summary.RouteInitialSuccess, 1))
+		writeLedger(ns, ledger, rec("a", "p1", "pot", true, contract.RouteInitialSuccess, 1), rec("a", "p2", "pot", false, contract.RouteInitialSuccess, 1))
 
 		By("evicting model a: its children go, its ledger stays, its quota is handed back")
 		setStatus(ns, "a", func(wl *kueue.Workload) {
@@ -193,7 +193,7 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 		}).Should(Succeed())
 		var cm corev1.ConfigMap
 		Expect(k8s.Get(ctx, key(ns, ledger), &cm)).To(Succeed())
-		Expect(strings.Count(cm.Data[layout.LedgerRecordsKey], "\n")).To(Equal(2), "the ledger lost records at the eviction")
+		Expect(strings.Count(cm.Data[contract.LedgerRecordsKey], "\n")).To(Equal(2), "the ledger lost records at the eviction")
 
 		By("re-admitting model a: the children come back and the runner resumes from the ledger")
 		admit(ns, "a")

@@ -3,6 +3,8 @@ package integration_test
 import (
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,7 +22,6 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // startRunning creates a one-model simulated evaluation and drives it until
@@ -56,7 +57,7 @@ var _ = Describe("lifecycle", func() {
 	It("suspends runners and releases the GPUs, and resumes from the ledger once the server answers again", func() {
 		ns := createNamespace("suspend")
 		startRunning(ns, sim(ns))
-		writeLedger(ns, build.LedgerName("ev", "m", 0), rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1))
+		writeLedger(ns, build.LedgerName("ev", "m", 0), rec("m", "p1", "pot", true, contract.RouteInitialSuccess, 1))
 
 		setSuspend(ns, "ev", true)
 		Eventually(jobSuspended(ns)).Should(BeTrue())
@@ -120,7 +121,7 @@ var _ = Describe("lifecycle", func() {
 	It("on completion deletes the servers, keeps status and ledgers, and the TTL deletes the evaluation", func() {
 		ns := createNamespace("ttl")
 		startRunning(ns, sim(ns).TTL(300))
-		writeLedger(ns, build.LedgerName("ev", "m", 0), rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1))
+		writeLedger(ns, build.LedgerName("ev", "m", 0), rec("m", "p1", "pot", true, contract.RouteInitialSuccess, 1))
 		finishJob(ns, build.RunnerJobName("ev", "m"))
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(condition(e, repotv1.ConditionComplete).Status).To(Equal(metav1.ConditionTrue))

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"repot.dev/repot-operator/contract"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -23,7 +25,6 @@ import (
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/ledger"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // This spec runs the manager as a user that holds only the ClusterRole
@@ -80,7 +81,7 @@ var _ = Describe("with only the generated RBAC", Ordered, func() {
 			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ev-runner"}, &role)).To(Succeed())
 			g.Expect(role.Rules[0].Verbs).To(Equal([]string{"get", "patch"}))
 		}).Should(Succeed())
-		writeLedger(ns, build.LedgerName("ev", "m", 1), rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1))
+		writeLedger(ns, build.LedgerName("ev", "m", 1), rec("m", "p1", "pot", true, contract.RouteInitialSuccess, 1))
 		setSuspend(ns, "ev", true)
 		Eventually(jobSuspended(ns)).Should(BeTrue())
 		setSuspend(ns, "ev", false)

@@ -6,26 +6,27 @@ import (
 	"os"
 	"path/filepath"
 
+	"repot.dev/repot-operator/contract"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 
+	"repot.dev/repot-operator/analysis/report"
+	"repot.dev/repot-operator/analysis/report/reporttest"
+	"repot.dev/repot-operator/analysis/summary"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/exporttest"
 	"repot.dev/repot-operator/controllers/results"
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/report"
-	"repot.dev/repot-operator/runner/report/reporttest"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // sweepRecords are the runs of one model over four environments and three
 // complexities with the four default methods; solved depends on the model,
 // the problem and the method so that every figure differs between cells.
-func sweepRecords(model string, skill int) []summary.Record {
-	var out []summary.Record
+func sweepRecords(model string, skill int) []contract.Record {
+	var out []contract.Record
 	envs := []string{"tower_of_hanoi", "checker_jumping", "river_crossing", "blocksworld"}
 	for i := range 24 {
 		env, cx := envs[i%4], 3+i%3
@@ -42,16 +43,16 @@ func sweepRecords(model string, skill int) []summary.Record {
 		}
 		if first {
 			for _, m := range []string{"pot", "pot-retry", "repot", "repot-adaptive"} {
-				add(m, true, summary.RouteInitialSuccess, 1)
+				add(m, true, contract.RouteInitialSuccess, 1)
 			}
 			continue
 		}
-		add("pot", false, summary.RouteNoExtraCall, 1)
-		add("pot-retry", i%3 == 0, summary.RouteFreshRetry, 2)
-		add("repot", prefix > 400 && i%2 == 0, summary.RouteSuffixRepair, 2)
-		route := summary.RouteSuffixRepair
+		add("pot", false, contract.RouteNoExtraCall, 1)
+		add("pot-retry", i%3 == 0, contract.RouteFreshRetry, 2)
+		add("repot", prefix > 400 && i%2 == 0, contract.RouteSuffixRepair, 2)
+		route := contract.RouteSuffixRepair
 		if prefix < 150 {
-			route = summary.RouteFreshShortPrefix
+			route = contract.RouteFreshShortPrefix
 		}
 		add("repot-adaptive", i%4 == 1, route, 2)
 	}
@@ -75,7 +76,7 @@ var _ = Describe("repot results export", func() {
 		// stray record of a model the evaluation does not have.
 		stray := weak[0]
 		stray.Model = "other"
-		writeLedger(ns, build.LedgerName("ev", "strong", 0), append([]summary.Record{infra}, strong[:48]...)...)
+		writeLedger(ns, build.LedgerName("ev", "strong", 0), append([]contract.Record{infra}, strong[:48]...)...)
 		writeLedger(ns, build.LedgerName("ev", "strong", 1), append(strong[48:], strong[50])...)
 		writeLedger(ns, build.LedgerName("ev", "weak", 0), weak[:40]...)
 		writeLedger(ns, build.LedgerName("ev", "weak", 1), append(weak[40:], stray)...)
@@ -108,7 +109,7 @@ var _ = Describe("repot results export", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(srcs).To(HaveLen(1))
 		var sum summary.Summary
-		b, err := os.ReadFile(filepath.Join(dir, layout.SummaryFile))
+		b, err := os.ReadFile(filepath.Join(dir, contract.SummaryFile))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(json.Unmarshal(b, &sum)).To(Succeed())
 		Expect(srcs[0].Summary).To(Equal(sum))

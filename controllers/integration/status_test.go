@@ -7,21 +7,22 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"repot.dev/repot-operator/contract"
+
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/ledger"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // rec is a finished run as `repot run` records it.
-func rec(model, problem, method string, success bool, route string, calls int) summary.Record {
-	return summary.Record{
+func rec(model, problem, method string, success bool, route string, calls int) contract.Record {
+	return contract.Record{
 		Model: model, ProblemID: problem, Environment: "tower_of_hanoi", Complexity: 3, Method: method,
 		Success: success, StoppedReason: map[bool]string{true: "goal", false: "invalid_move"}[success],
 		Route: route, Calls: calls, PromptTokens: 100 * calls, CompletionTokens: 40 * calls,
-		InitialPlanLen: 7, InitialPrefixPermille: map[bool]int{true: 1000, false: 500}[success || route == summary.RouteInitialSuccess],
-		InitialSuccess: route == summary.RouteInitialSuccess, RepairUsed: route == summary.RouteSuffixRepair,
+		InitialPlanLen: 7, InitialPrefixPermille: map[bool]int{true: 1000, false: 500}[success || route == contract.RouteInitialSuccess],
+		InitialSuccess: route == contract.RouteInitialSuccess, RepairUsed: route == contract.RouteSuffixRepair,
 	}
 }
 
@@ -49,21 +50,21 @@ var _ = Describe("status from the ledgers", func() {
 		setServerReady(ns, "ev", "m", true)
 		Eventually(exists(&corev1.ConfigMap{}, ns, build.LedgerName("ev", "m", 1))).Should(BeTrue())
 
-		potP1 := rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1)
+		potP1 := rec("m", "p1", "pot", true, contract.RouteInitialSuccess, 1)
 		// Shard 0 holds pot's runs (with p1 written twice, as a sidecar that
 		// restarted before its patch was acknowledged would) ...
 		writeLedger(ns, build.LedgerName("ev", "m", 0),
 			potP1, potP1,
-			rec("m", "p2", "pot", false, summary.RouteNoExtraCall, 1),
-			rec("m", "p3", "pot", false, summary.RouteNoExtraCall, 1),
+			rec("m", "p2", "pot", false, contract.RouteNoExtraCall, 1),
+			rec("m", "p3", "pot", false, contract.RouteNoExtraCall, 1),
 		)
 		// ... and shard 1 repot's, plus p1/pot once more and an infra error.
 		infra := rec("m", "p4", "repot", false, "", 0)
 		infra.InfraError, infra.StoppedReason, infra.InfraRetries = "connection reset", "infra_error", 3
 		writeLedger(ns, build.LedgerName("ev", "m", 1),
-			rec("m", "p1", "repot", true, summary.RouteInitialSuccess, 1),
-			rec("m", "p2", "repot", true, summary.RouteSuffixRepair, 2),
-			rec("m", "p3", "repot", false, summary.RouteSuffixRepair, 2),
+			rec("m", "p1", "repot", true, contract.RouteInitialSuccess, 1),
+			rec("m", "p2", "repot", true, contract.RouteSuffixRepair, 2),
+			rec("m", "p3", "repot", false, contract.RouteSuffixRepair, 2),
 			potP1, infra,
 		)
 
@@ -88,8 +89,8 @@ var _ = Describe("status from the ledgers", func() {
 			g.Expect(repot.InfraErrors).To(Equal(int32(1)))
 			g.Expect(repot.InfraRetries).To(Equal(int64(3)))
 			g.Expect(repot.Routes).To(ContainElements(
-				repotv1.RouteCount{Name: summary.RouteInitialSuccess, Count: 1, Solved: 1},
-				repotv1.RouteCount{Name: summary.RouteSuffixRepair, Count: 2, Solved: 1},
+				repotv1.RouteCount{Name: contract.RouteInitialSuccess, Count: 1, Solved: 1},
+				repotv1.RouteCount{Name: contract.RouteSuffixRepair, Count: 2, Solved: 1},
 			))
 			g.Expect(*repot.CostVsPotPermille).To(Equal(int32(1667)), "repot used 5 calls' tokens where pot used 3")
 			g.Expect(e.Status.Summary.PoT).To(Equal("33.3%"))
@@ -118,11 +119,11 @@ var _ = Describe("status from the ledgers", func() {
 		Eventually(exists(&corev1.ConfigMap{}, ns, build.LedgerName("ev", "a", 0))).Should(BeTrue())
 		Eventually(exists(&corev1.ConfigMap{}, ns, build.LedgerName("ev", "b", 0))).Should(BeTrue())
 		writeLedger(ns, build.LedgerName("ev", "a", 0),
-			rec("a", "p1", "pot-retry", false, summary.RouteFreshRetry, 2),
-			rec("a", "p1", "repot", true, summary.RouteSuffixRepair, 2))
+			rec("a", "p1", "pot-retry", false, contract.RouteFreshRetry, 2),
+			rec("a", "p1", "repot", true, contract.RouteSuffixRepair, 2))
 		writeLedger(ns, build.LedgerName("ev", "b", 0),
-			rec("b", "p1", "pot-retry", true, summary.RouteFreshRetry, 2),
-			rec("b", "p1", "repot", false, summary.RouteSuffixRepair, 2))
+			rec("b", "p1", "pot-retry", true, contract.RouteFreshRetry, 2),
+			rec("b", "p1", "repot", false, contract.RouteSuffixRepair, 2))
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(e.Status.Scaling).NotTo(BeNil())
 			g.Expect(e.Status.Scaling.Cells).To(HaveLen(2))
@@ -146,10 +147,10 @@ var _ = Describe("status from spilled ledgers", func() {
 		Eventually(exists(&corev1.ConfigMap{}, ns, spill)).Should(BeTrue())
 		Eventually(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", "m"))).Should(BeTrue())
 
-		a, b := rec("m", "p1", "pot", true, summary.RouteInitialSuccess, 1), rec("m", "p2", "pot", false, summary.RouteNoExtraCall, 1)
+		a, b := rec("m", "p1", "pot", true, contract.RouteInitialSuccess, 1), rec("m", "p2", "pot", false, contract.RouteNoExtraCall, 1)
 		infra := rec("m", "p3", "repot", false, "", 0)
 		infra.InfraError, infra.StoppedReason = "connection reset", "infra_error"
-		fixed := rec("m", "p3", "repot", true, summary.RouteInitialSuccess, 1)
+		fixed := rec("m", "p3", "repot", true, contract.RouteInitialSuccess, 1)
 		// The full ledger holds a and an infra error; its spills hold b, a
 		// again (written twice) and the finished run that supersedes the
 		// infra error.

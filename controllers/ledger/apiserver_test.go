@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -16,9 +18,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // TestLedgerAgainstAPIServer runs restore, sync and merge against a real
@@ -44,7 +43,7 @@ func TestLedgerAgainstAPIServer(t *testing.T) {
 	const ns = "default"
 	a, b, c := rec("p1", "pot", true, ""), rec("p2", "pot", false, "reset"), rec("p2", "pot", true, "")
 	for _, name := range []string{"led-0", "other-ledger"} {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{layout.LedgerRecordsKey: jsonl(t, a, b)}}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{contract.LedgerRecordsKey: jsonl(t, a, b)}}
 		if _, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -98,14 +97,14 @@ func TestLedgerAgainstAPIServer(t *testing.T) {
 	}
 
 	// The finished run c replaces the infra error b; a again changes nothing.
-	if n, err := store.Merge(ctx, []summary.Record{a, c}); err != nil || n != 1 {
+	if n, err := store.Merge(ctx, []contract.Record{a, c}); err != nil || n != 1 {
 		t.Fatalf("Merge = %d, %v; want 1, nil", n, err)
 	}
 	cm, err := admin.CoreV1().ConfigMaps(ns).Get(ctx, "led-0", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(jsonl(t, a, c), cm.Data[layout.LedgerRecordsKey]); diff != "" {
+	if diff := cmp.Diff(jsonl(t, a, c), cm.Data[contract.LedgerRecordsKey]); diff != "" {
 		t.Errorf("ledger after merge (-want +got):\n%s", diff)
 	}
 
@@ -115,11 +114,11 @@ func TestLedgerAgainstAPIServer(t *testing.T) {
 	appendFile(t, path, jsonl(t, c, d))
 	sctx, stop := context.WithCancel(ctx)
 	stop()
-	modeFile := filepath.Join(filepath.Dir(path), layout.SandboxModeFile)
+	modeFile := filepath.Join(filepath.Dir(path), contract.SandboxModeFile)
 	if err := os.WriteFile(modeFile, []byte("none, seccomp, landlock off\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	provFile := filepath.Join(filepath.Dir(path), layout.ProvenanceFile)
+	provFile := filepath.Join(filepath.Dir(path), contract.ProvenanceFile)
 	const prov = `{"repot_version":"(devel)","served_models":[{"id":"m","root":"org/m","max_model_len":4096}],"request":{"temperature":0}}` + "\n"
 	if err := os.WriteFile(provFile, []byte(prov), 0o644); err != nil {
 		t.Fatal(err)
@@ -142,13 +141,13 @@ func TestLedgerAgainstAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(jsonl(t, a, c, d), cm.Data[layout.LedgerRecordsKey]); diff != "" {
+	if diff := cmp.Diff(jsonl(t, a, c, d), cm.Data[contract.LedgerRecordsKey]); diff != "" {
 		t.Errorf("ledger after sync (-want +got):\n%s", diff)
 	}
 
 	// Least privilege: another ledger is out of reach.
 	other := &Store{Client: runner.CoreV1().ConfigMaps(ns), Name: "other-ledger"}
-	if _, err := other.Merge(ctx, []summary.Record{c}); !apierrors.IsForbidden(err) {
+	if _, err := other.Merge(ctx, []contract.Record{c}); !apierrors.IsForbidden(err) {
 		t.Errorf("merging into another ledger: %v; want forbidden", err)
 	}
 	if _, err := runner.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {

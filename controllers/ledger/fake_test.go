@@ -7,13 +7,13 @@ import (
 	"strconv"
 	"sync"
 
+	"repot.dev/repot-operator/contract"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-
-	"repot.dev/repot-operator/runner/layout"
 )
 
 // fakeConfigMaps holds ConfigMaps and enforces resourceVersion on patches
@@ -32,7 +32,7 @@ var cmResource = schema.GroupResource{Resource: "configmaps"}
 
 func newFake(name, data string) *fakeConfigMaps {
 	return &fakeConfigMaps{objs: map[string]*corev1.ConfigMap{
-		name: {ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: "1"}, Data: map[string]string{layout.LedgerRecordsKey: data}},
+		name: {ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: "1"}, Data: map[string]string{contract.LedgerRecordsKey: data}},
 	}}
 }
 
@@ -51,7 +51,7 @@ func (f *fakeConfigMaps) write(name, data string) {
 	cm := f.objs[name]
 	rv, _ := strconv.Atoi(cm.ResourceVersion)
 	cm.ResourceVersion = strconv.Itoa(rv + 1)
-	cm.Data[layout.LedgerRecordsKey] = data
+	cm.Data[contract.LedgerRecordsKey] = data
 }
 
 func (f *fakeConfigMaps) Patch(_ context.Context, name string, pt types.PatchType, data []byte, _ metav1.PatchOptions, _ ...string) (*corev1.ConfigMap, error) {
@@ -83,13 +83,13 @@ func (f *fakeConfigMaps) Patch(_ context.Context, name string, pt types.PatchTyp
 		return nil, apierrors.NewConflict(cmResource, name, fmt.Errorf("the object has been modified"))
 	}
 	f.patches++
-	if v, ok := p.Data[layout.LedgerRecordsKey]; ok {
+	if v, ok := p.Data[contract.LedgerRecordsKey]; ok {
 		f.write(name, v)
 	} else {
-		f.write(name, cm.Data[layout.LedgerRecordsKey])
+		f.write(name, cm.Data[contract.LedgerRecordsKey])
 	}
 	for k, v := range p.Data { // other keys (the GPU readings) as merge-patched
-		if k != layout.LedgerRecordsKey {
+		if k != contract.LedgerRecordsKey {
 			cm.Data[k] = v
 		}
 	}

@@ -1,5 +1,5 @@
 // Package ledger keeps a runner shard's ledger: a ConfigMap whose data key
-// records.jsonl holds one summary.Record per line. `repot ledger restore`
+// records.jsonl holds one contract.Record per line. `repot ledger restore`
 // copies the ledger into the runner's records file before `repot run
 // --resume` starts; `repot ledger sync` tails that file and merges new
 // records into the ConfigMap in small batches and once more on SIGTERM.
@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"strings"
 
-	"repot.dev/repot-operator/runner/summary"
+	"repot.dev/repot-operator/contract"
 )
 
 // LineError is a line of records text that is not a record.
@@ -28,12 +28,12 @@ func (e LineError) Error() string { return fmt.Sprintf("%s line %d: %s", e.Sourc
 // text it is written as.
 type entry struct {
 	line string
-	rec  summary.Record
+	rec  contract.Record
 	ok   bool
 }
 
 // recordsText is a ledger's records text, parsed for merging: one entry per
-// key, with the rule of summary.Supersedes. size is the length of the text
+// key, with the rule of contract.Supersedes. size is the length of the text
 // String writes.
 type recordsText struct {
 	entries []entry
@@ -45,7 +45,7 @@ type recordsText struct {
 // re-encoded; other lines are kept as they are.
 func parseRecordsText(existing string) *recordsText {
 	t := &recordsText{idx: map[string]int{}}
-	summary.ScanRecords(existing, func(_ int, raw string, r summary.Record, err error) {
+	contract.ScanRecords(existing, func(_ int, raw string, r contract.Record, err error) {
 		if err != nil {
 			t.entries = append(t.entries, entry{line: raw})
 			t.size += len(raw) + 1
@@ -68,7 +68,7 @@ const (
 
 // put merges one record. limit bounds the text's size in bytes; -1 means
 // none.
-func (t *recordsText) put(r summary.Record, limit int) putResult {
+func (t *recordsText) put(r contract.Record, limit int) putResult {
 	b, err := json.Marshal(r)
 	if err != nil { // a Record always marshals
 		return putHeld
@@ -85,7 +85,7 @@ func (t *recordsText) put(r summary.Record, limit int) putResult {
 		t.entries = append(t.entries, entry{line: line, rec: r, ok: true})
 		t.size += len(line) + 1
 		return putAdded
-	case summary.Supersedes(t.entries[i].rec, r):
+	case contract.Supersedes(t.entries[i].rec, r):
 		delta := len(line) - len(t.entries[i].line)
 		if limit >= 0 && t.size+delta > limit {
 			return putNoRoom
@@ -112,7 +112,7 @@ func (t *recordsText) String() string {
 // with the rule of summary.Dedupe: the first record that is not an infra
 // error wins, and an infra error is replaced by a later finished run of the
 // same key. Existing lines keep their order; new keys are appended.
-func Merge(existing string, add []summary.Record) (merged string, added int) {
+func Merge(existing string, add []contract.Record) (merged string, added int) {
 	t := parseRecordsText(existing)
 	for _, r := range add {
 		if res := t.put(r, -1); res == putAdded || res == putReplaced {
@@ -126,7 +126,7 @@ func Merge(existing string, add []summary.Record) (merged string, added int) {
 // limit bytes: it returns the new text, how many records changed it, and
 // the records that did not fit, in their order. A record whose key the
 // text already holds (and that does not supersede it) is stored already.
-func mergeWithin(existing string, add []summary.Record, limit int) (merged string, added int, left []summary.Record) {
+func mergeWithin(existing string, add []contract.Record, limit int) (merged string, added int, left []contract.Record) {
 	t := parseRecordsText(existing)
 	for _, r := range add {
 		switch t.put(r, limit) {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"os"
 
-	"repot.dev/repot-operator/runner"
+	"repot.dev/repot-operator/contract"
 )
 
 // ProvenanceAnnotation on a ledger ConfigMap is the provenance its runner
-// reported (runner.Provenance as JSON: the runner's repot build, the
+// reported (contract.Provenance as JSON: the runner's repot build, the
 // server's /v1/models, the request parameters). The runner writes it to
 // ProvenanceFile; the ledger-sync sidecar copies it here; the operator shows
 // it in status.models[].provenance.
@@ -24,7 +24,7 @@ func readProvenance(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := runner.ParseProvenance(b); err != nil {
+	if _, err := contract.ParseProvenance(b); err != nil {
 		return "", err
 	}
 	return string(b), nil

@@ -11,10 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/utils/clock"
+	"repot.dev/repot-operator/contract"
 
-	"repot.dev/repot-operator/runner/gpu"
-	"repot.dev/repot-operator/runner/layout"
+	"k8s.io/utils/clock"
 )
 
 // MergeLines adds lines to the text existing and returns the new text and
@@ -50,11 +49,11 @@ func MergeLines(existing string, add []string) (string, int) {
 }
 
 // MergeReadings adds reading lines to the ledger's data key
-// layout.LedgerReadingsKey, with the
+// contract.LedgerReadingsKey, with the
 // same optimistic concurrency as Merge; the records and the readings
 // together must fit MaxLedgerBytes.
 func (s *Store) MergeReadings(ctx context.Context, lines []string) (int, error) {
-	return s.mergeKey(ctx, s.Name, layout.LedgerReadingsKey, func(old string, _ int) (string, int, error) {
+	return s.mergeKey(ctx, s.Name, contract.LedgerReadingsKey, func(old string, _ int) (string, int, error) {
 		merged, n := MergeLines(old, lines)
 		return merged, n, nil
 	})
@@ -170,7 +169,7 @@ func (s *ReadingsSyncer) read() {
 		return
 	}
 	for _, l := range lines {
-		if _, err := gpu.ParseReading([]byte(l)); err != nil {
+		if _, err := contract.ParseReading([]byte(l)); err != nil {
 			s.Logf("ledger: skipping a line of %s that is not a GPU reading: %v", s.Tail.Path, err)
 			continue
 		}

@@ -11,18 +11,18 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"repot.dev/repot-operator/runner/gpu"
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/summary"
+	"repot.dev/repot-operator/analysis/gpucost"
 )
 
 func readingLine(t *testing.T, shard int, phase string, uptime int64) string {
 	t.Helper()
-	b, err := json.Marshal(gpu.Reading{Model: "m", Shard: shard, Phase: phase, Instance: "i1", UptimeMillis: uptime,
-		GPUs: []gpu.GPUTotals{{UUID: "GPU-0", EnergyMillijoules: uint64(uptime) * 300}}})
+	b, err := json.Marshal(contract.Reading{Model: "m", Shard: shard, Phase: phase, Instance: "i1", UptimeMillis: uptime,
+		GPUs: []contract.GPUTotals{{UUID: "GPU-0", EnergyMillijoules: uint64(uptime) * 300}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,14 +55,14 @@ func TestMergeReadingsKeepsRecords(t *testing.T) {
 	records := jsonl(t, rec("p1", "pot", true, ""))
 	fake := newFake("led-0", records)
 	s := &Store{Client: fake, Name: "led-0"}
-	a, b := readingLine(t, 0, gpu.PhaseStart, 1000), readingLine(t, 0, gpu.PhaseEnd, 9000)
+	a, b := readingLine(t, 0, contract.PhaseStart, 1000), readingLine(t, 0, contract.PhaseEnd, 9000)
 	for i, lines := range [][]string{{a}, {a, b}, {b}} {
 		if _, err := s.MergeReadings(context.Background(), lines); err != nil {
 			t.Fatalf("merge %d: %v", i, err)
 		}
 	}
 	cm := fake.objs["led-0"]
-	if diff := cmp.Diff(map[string]string{layout.LedgerRecordsKey: records, layout.LedgerReadingsKey: a + "\n" + b + "\n"}, cm.Data); diff != "" {
+	if diff := cmp.Diff(map[string]string{contract.LedgerRecordsKey: records, contract.LedgerReadingsKey: a + "\n" + b + "\n"}, cm.Data); diff != "" {
 		t.Errorf("ledger data (-want +got):\n%s", diff)
 	}
 	if fake.patches != 2 {
@@ -81,12 +81,12 @@ func TestMergeReadingsKeepsRecords(t *testing.T) {
 func TestReadingsSurviveARunnerRestart(t *testing.T) {
 	fake := newFake("led-0", "")
 	store := &Store{Client: fake, Name: "led-0"}
-	first := readingLine(t, 0, gpu.PhaseStart, 1000)
-	second, end := readingLine(t, 0, gpu.PhaseStart, 50_000), readingLine(t, 0, gpu.PhaseEnd, 90_000)
+	first := readingLine(t, 0, contract.PhaseStart, 1000)
+	second, end := readingLine(t, 0, contract.PhaseStart, 50_000), readingLine(t, 0, contract.PhaseEnd, 90_000)
 
 	syncOnce := func(lines ...string) {
 		t.Helper()
-		path := filepath.Join(t.TempDir(), layout.ReadingsFile)
+		path := filepath.Join(t.TempDir(), contract.ReadingsFile)
 		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\nnot a reading\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -104,19 +104,19 @@ func TestReadingsSurviveARunnerRestart(t *testing.T) {
 	}
 	syncOnce(first)       // the first pod, killed mid-shard
 	syncOnce(second, end) // its replacement
-	got := fake.objs["led-0"].Data[layout.LedgerReadingsKey]
+	got := fake.objs["led-0"].Data[contract.LedgerReadingsKey]
 	if want := first + "\n" + second + "\n" + end + "\n"; got != want {
 		t.Errorf("ledger readings:\n%s\nwant:\n%s", got, want)
 	}
-	var rs []gpu.Reading
+	var rs []contract.Reading
 	for _, l := range strings.Split(strings.TrimSpace(got), "\n") {
-		r, err := gpu.ParseReading([]byte(l))
+		r, err := contract.ParseReading([]byte(l))
 		if err != nil {
 			t.Fatal(err)
 		}
 		rs = append(rs, r)
 	}
-	if c := gpu.Summarize(rs); c.EnergyMillijoules != 89_000*300 {
+	if c := gpucost.Summarize(rs); c.EnergyMillijoules != 89_000*300 {
 		t.Errorf("energy %d mJ; want from the killed pod's start to the end, %d", c.EnergyMillijoules, 89_000*300)
 	}
 }
@@ -158,7 +158,7 @@ func TestRecordsMergeCountsReadings(t *testing.T) {
 	if _, err := s.MergeReadings(context.Background(), filler); err != nil {
 		t.Fatal(err)
 	}
-	var recs []summary.Record
+	var recs []contract.Record
 	for i := range 10 {
 		recs = append(recs, rec(fmt.Sprint("p", i), "pot", true, ""))
 	}
@@ -166,7 +166,7 @@ func TestRecordsMergeCountsReadings(t *testing.T) {
 	if !errors.Is(err, ErrLedgerFull) || !strings.Contains(err.Error(), "shardsPerModel") {
 		t.Errorf("records merge into a ledger the readings fill: %v, want ErrLedgerFull naming shardsPerModel", err)
 	}
-	if got := fake.objs["led-0"].Data[layout.LedgerRecordsKey]; got != "" {
+	if got := fake.objs["led-0"].Data[contract.LedgerRecordsKey]; got != "" {
 		t.Errorf("records written despite the limit: %d bytes", len(got))
 	}
 }

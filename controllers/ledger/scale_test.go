@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	authnv1 "k8s.io/api/authentication/v1"
@@ -24,27 +26,24 @@ import (
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/ledger"
 	"repot.dev/repot-operator/controllers/planning"
-	"repot.dev/repot-operator/runner"
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // maxRecord is a run record whose every outside text is at its cap (a long
 // server reply quoted in the infrastructure error, cut where the record is
 // made) and whose numbers are large; rounds recorded repair rounds.
-func maxRecord(model, problem, method string, rounds int) summary.Record {
-	r := summary.Record{
+func maxRecord(model, problem, method string, rounds int) contract.Record {
+	r := contract.Record{
 		Model: model, ProblemID: problem, Environment: "pddl_blocksworld", Complexity: 1 << 20, Method: method,
-		StoppedReason: "infra_error", Route: summary.RouteFreshShortPrefix, RepairUsed: true,
+		StoppedReason: "infra_error", Route: contract.RouteFreshShortPrefix, RepairUsed: true,
 		Calls: 1 << 20, PromptTokens: 1 << 40, CompletionTokens: 1 << 40, CachedTokens: 1 << 40, ReasoningTokens: 1 << 40,
 		InitialPlanLen: 1 << 30, InitialPrefixPermille: 999, InfraError: strings.Repeat("502 <html>bad gateway é</html>\n", 1000),
 		InfraRetries: 1 << 20, WallMillis: 1 << 50, StartedUnixMilli: 1 << 50, InFlightLimit: 1 << 20,
 	}
 	for range rounds {
-		r.Rounds = append(r.Rounds, summary.Round{Valid: true, Prefix: 1 << 30, Accepts: 1 << 10, Tokens: 1 << 40, Kept: true, NoCall: true})
+		r.Rounds = append(r.Rounds, contract.Round{Valid: true, Prefix: 1 << 30, Accepts: 1 << 10, Tokens: 1 << 40, Kept: true, NoCall: true})
 	}
 	if rounds > 0 {
-		r.Votes, r.LoopStop, r.VRRCalibration = 1<<10, summary.LoopGain, true
+		r.Votes, r.LoopStop, r.VRRCalibration = 1<<10, contract.LoopGain, true
 	}
 	r.CapTexts()
 	return r
@@ -53,7 +52,7 @@ func maxRecord(model, problem, method string, rounds int) summary.Record {
 // TestRecordBytes: the record sizes the operator plans a shard's spill
 // ConfigMaps with hold the largest records.
 func TestRecordBytes(t *testing.T) {
-	line := func(r summary.Record) int {
+	line := func(r contract.Record) int {
 		b, err := json.Marshal(r)
 		if err != nil {
 			t.Fatal(err)
@@ -62,11 +61,11 @@ func TestRecordBytes(t *testing.T) {
 	}
 	model := strings.Repeat("m", 63)
 	problem := "puzzlezoo-775-blocksworld-complexity-20-instance-0000"
-	if n := line(maxRecord(model, problem, summary.MethodAdaptive, 0)); n > ledger.RecordBytes {
+	if n := line(maxRecord(model, problem, contract.MethodAdaptive, 0)); n > ledger.RecordBytes {
 		t.Errorf("a record without rounds takes %d bytes, more than ledger.RecordBytes %d", n, ledger.RecordBytes)
 	}
 	for rounds := 1; rounds <= 9; rounds++ {
-		if n := line(maxRecord(model, problem, summary.MethodVRR, rounds)); n > ledger.RecordBytes+rounds*ledger.RoundBytes {
+		if n := line(maxRecord(model, problem, contract.MethodVRR, rounds)); n > ledger.RecordBytes+rounds*ledger.RoundBytes {
 			t.Errorf("a record with %d rounds takes %d bytes, more than %d", rounds, n, ledger.RecordBytes+rounds*ledger.RoundBytes)
 		}
 	}
@@ -121,7 +120,7 @@ func TestLargestShardLosesNoRecord(t *testing.T) {
 			store := &ledger.Store{Client: runnerClient(t, ctx, admin, cfg, e).CoreV1().ConfigMaps(e.Namespace), Name: build.LedgerName(e.Name, m.Name, 0), Spills: spills}
 
 			methods := e.Spec.MethodsOrDefault()
-			want := make([]summary.Record, tt.runs)
+			want := make([]contract.Record, tt.runs)
 			for i := range want {
 				want[i] = maxRecord(m.Name, fmt.Sprintf("pz-%04d", i/len(methods)), string(methods[i%len(methods)]), tt.rounds)
 			}
@@ -144,7 +143,7 @@ func TestLargestShardLosesNoRecord(t *testing.T) {
 			}
 			used := 0
 			for _, cm := range list.Items {
-				if cm.Data[layout.LedgerRecordsKey] != "" {
+				if cm.Data[contract.LedgerRecordsKey] != "" {
 					used++
 				}
 			}
@@ -155,7 +154,7 @@ func TestLargestShardLosesNoRecord(t *testing.T) {
 			if len(problems) != 0 {
 				t.Errorf("unreadable ledger lines: %v", problems)
 			}
-			byKey := cmpopts.SortSlices(func(a, b summary.Record) bool { return a.Key() < b.Key() })
+			byKey := cmpopts.SortSlices(func(a, b contract.Record) bool { return a.Key() < b.Key() })
 			if diff := cmp.Diff(want, got, byKey); diff != "" {
 				t.Errorf("records read from the ledgers (-written +read):\n%s", diff)
 			}
@@ -183,7 +182,7 @@ func TestLargestShardLosesNoRecord(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			restored, _, err := runner.ReadRecords(f)
+			restored, _, err := contract.ReadRecords(f)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,13 +8,12 @@ import (
 	"strconv"
 	"strings"
 
+	"repot.dev/repot-operator/contract"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // MaxLedgerBytes bounds the records text of one ledger. A ConfigMap holds at
@@ -33,7 +32,7 @@ var ErrLedgerFull = errors.New("ledger full")
 type FullError struct {
 	Ledger string // the last ConfigMap of the chain
 	Spills int
-	Left   []summary.Record
+	Left   []contract.Record
 }
 
 func (e *FullError) Error() string {
@@ -86,7 +85,7 @@ func (s *Store) Load(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("reading ledger ConfigMap %s: %w", name, err)
 		}
-		text := cm.Data[layout.LedgerRecordsKey]
+		text := cm.Data[contract.LedgerRecordsKey]
 		b.WriteString(text)
 		if text != "" && !strings.HasSuffix(text, "\n") {
 			b.WriteByte('\n')
@@ -102,15 +101,15 @@ func (s *Store) Load(ctx context.Context) (string, error) {
 // conflict reads again and retries). A record whose key a ConfigMap holds
 // already is stored. Nothing is written where nothing changes, and nothing
 // is dropped: records that fit nowhere come back in a *FullError.
-func (s *Store) Merge(ctx context.Context, recs []summary.Record) (int, error) {
+func (s *Store) Merge(ctx context.Context, recs []contract.Record) (int, error) {
 	rest := recs
 	added := 0
 	for _, name := range s.Names() {
 		if len(rest) == 0 {
 			break
 		}
-		var left []summary.Record
-		n, err := s.mergeKey(ctx, name, layout.LedgerRecordsKey, func(old string, room int) (string, int, error) {
+		var left []contract.Record
+		n, err := s.mergeKey(ctx, name, contract.LedgerRecordsKey, func(old string, room int) (string, int, error) {
 			merged, n, l := mergeWithin(old, rest, room)
 			if len(merged) > room { // the other keys grew past the room: spill all
 				left = rest
@@ -185,7 +184,7 @@ func (s *Store) mergeKey(ctx context.Context, name, key string, merge func(old s
 
 // Planned sizes of a record's ledger line, from which the operator sizes a
 // shard's spill ConfigMaps (SpillsFor). RecordBytes is a record of any
-// method whose infrastructure error is at summary.MaxTextBytes (its other
+// method whose infrastructure error is at contract.MaxTextBytes (its other
 // outside texts short); RoundBytes is each recorded repair round on top.
 // TestRecordBytes checks them against the largest such records.
 const (

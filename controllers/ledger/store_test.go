@@ -9,12 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 func TestStoreMergeWritesOnlyChanges(t *testing.T) {
@@ -22,10 +21,10 @@ func TestStoreMergeWritesOnlyChanges(t *testing.T) {
 	a, b := rec("p1", "pot", true, ""), rec("p2", "pot", false, "")
 	f := newFake("led-0", "")
 	s := &Store{Client: f, Name: "led-0"}
-	if n, err := s.Merge(ctx, []summary.Record{a, b}); err != nil || n != 2 {
+	if n, err := s.Merge(ctx, []contract.Record{a, b}); err != nil || n != 2 {
 		t.Fatalf("Merge = %d, %v; want 2, nil", n, err)
 	}
-	if n, err := s.Merge(ctx, []summary.Record{a, b}); err != nil || n != 0 {
+	if n, err := s.Merge(ctx, []contract.Record{a, b}); err != nil || n != 0 {
 		t.Fatalf("second Merge = %d, %v; want 0, nil", n, err)
 	}
 	if f.patches != 1 {
@@ -49,7 +48,7 @@ func TestStoreMergeRetriesOnConflict(t *testing.T) {
 		}
 	}
 	s := &Store{Client: f, Name: "led-0"}
-	if _, err := s.Merge(ctx, []summary.Record{a}); err != nil {
+	if _, err := s.Merge(ctx, []contract.Record{a}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := s.Load(ctx)
@@ -62,15 +61,15 @@ func TestStoreMergeGivesUpAfterConflicts(t *testing.T) {
 	f := newFake("led-0", "")
 	f.beforePatch = func(f *fakeConfigMaps) { f.write("led-0", "") }
 	s := &Store{Client: f, Name: "led-0", MaxConflicts: 3}
-	_, err := s.Merge(context.Background(), []summary.Record{rec("p1", "pot", true, "")})
+	_, err := s.Merge(context.Background(), []contract.Record{rec("p1", "pot", true, "")})
 	if err == nil || !strings.Contains(err.Error(), "modified") {
 		t.Fatalf("err = %v; want a conflict error", err)
 	}
 }
 
 // fillRecords returns n infra-error records of about 1250 bytes each.
-func fillRecords(prefix string, n int) []summary.Record {
-	recs := make([]summary.Record, n)
+func fillRecords(prefix string, n int) []contract.Record {
+	recs := make([]contract.Record, n)
 	for i := range recs {
 		recs[i] = rec(prefix+strconv.Itoa(i), "pot", false, strings.Repeat("e", 1100))
 	}
@@ -97,8 +96,8 @@ func TestStoreMergeRefusesOversizedLedger(t *testing.T) {
 	}
 	// Nothing is dropped: what is not stored is in Left, in order.
 	got, _ := s.Load(context.Background())
-	var stored []summary.Record
-	summary.ScanRecords(got, func(_ int, _ string, r summary.Record, err error) {
+	var stored []contract.Record
+	contract.ScanRecords(got, func(_ int, _ string, r contract.Record, err error) {
 		if err == nil {
 			stored = append(stored, r)
 		}
@@ -121,11 +120,11 @@ func TestStoreMergeSpills(t *testing.T) {
 		}
 	}
 	for _, name := range s.Names() {
-		if n := len(f.objs[name].Data[layout.LedgerRecordsKey]); n > MaxLedgerBytes {
+		if n := len(f.objs[name].Data[contract.LedgerRecordsKey]); n > MaxLedgerBytes {
 			t.Errorf("%s holds %d bytes, more than %d", name, n, MaxLedgerBytes)
 		}
 	}
-	if f.objs["led-0-1"].Data[layout.LedgerRecordsKey] == "" || f.objs["led-0-2"].Data[layout.LedgerRecordsKey] != "" {
+	if f.objs["led-0-1"].Data[contract.LedgerRecordsKey] == "" || f.objs["led-0-2"].Data[contract.LedgerRecordsKey] != "" {
 		t.Errorf("want led-0 and led-0-1 used, led-0-2 empty")
 	}
 	got, _ := s.Load(ctx)
@@ -147,7 +146,7 @@ func TestStoreMergeBigRecordSpillsSmallOneFits(t *testing.T) {
 	small := rec("small", "pot", true, "")
 	// Fill led-0 to leave room for the small record (and 10 bytes) but not
 	// for the big one.
-	var base []summary.Record
+	var base []contract.Record
 	size := 0
 	for MaxLedgerBytes-size > 2500 {
 		r := fillRecords("f"+strconv.Itoa(len(base))+"-", 1)[0]
@@ -155,19 +154,19 @@ func TestStoreMergeBigRecordSpillsSmallOneFits(t *testing.T) {
 		size += len(jsonl(t, r))
 	}
 	last := rec("last", "pot", false, "e")
-	lineOf := func(r summary.Record) int { return len(jsonl(t, r)) }
+	lineOf := func(r contract.Record) int { return len(jsonl(t, r)) }
 	want := MaxLedgerBytes - size - lineOf(small) - 10
 	last.InfraError = strings.Repeat("e", 1+want-lineOf(last))
 	base = append(base, last)
-	f.objs["led-0"].Data[layout.LedgerRecordsKey] = jsonl(t, base...)
-	big := rec("big", "pot", false, strings.Repeat("e", summary.MaxTextBytes))
-	if _, err := s.Merge(ctx, []summary.Record{big, small}); err != nil {
+	f.objs["led-0"].Data[contract.LedgerRecordsKey] = jsonl(t, base...)
+	big := rec("big", "pot", false, strings.Repeat("e", contract.MaxTextBytes))
+	if _, err := s.Merge(ctx, []contract.Record{big, small}); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(jsonl(t, append(base, small)...), f.objs["led-0"].Data[layout.LedgerRecordsKey]); diff != "" {
+	if diff := cmp.Diff(jsonl(t, append(base, small)...), f.objs["led-0"].Data[contract.LedgerRecordsKey]); diff != "" {
 		t.Errorf("led-0 (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(jsonl(t, big), f.objs["led-0-1"].Data[layout.LedgerRecordsKey]); diff != "" {
+	if diff := cmp.Diff(jsonl(t, big), f.objs["led-0-1"].Data[contract.LedgerRecordsKey]); diff != "" {
 		t.Errorf("led-0-1 (-want +got):\n%s", diff)
 	}
 }

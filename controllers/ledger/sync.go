@@ -7,15 +7,14 @@ import (
 	"os"
 	"time"
 
-	"k8s.io/utils/clock"
+	"repot.dev/repot-operator/contract"
 
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/summary"
+	"k8s.io/utils/clock"
 )
 
 // Merger stores records; *Store is the real one.
 type Merger interface {
-	Merge(ctx context.Context, recs []summary.Record) (int, error)
+	Merge(ctx context.Context, recs []contract.Record) (int, error)
 }
 
 // Syncer tails a records file and merges new records into a ledger.
@@ -49,7 +48,7 @@ type Syncer struct {
 	provenanceDone bool
 
 	// DoneFile and SyncedFile, when set, are the hand-off with `repot run
-	// --await-ledger` (layout.RunDoneFile, layout.LedgerSyncedFile): once
+	// --await-ledger` (contract.RunDoneFile, contract.LedgerSyncedFile): once
 	// DoneFile exists, the poll that sees it writes every record of the
 	// file to the ledger and answers in SyncedFile "ok", or "failed: " and
 	// why when a full ledger refuses records or the writes keep failing
@@ -58,7 +57,7 @@ type Syncer struct {
 	doneSince            time.Time // when DoneFile was first seen
 	answered             bool
 
-	pending []summary.Record
+	pending []contract.Record
 	since   time.Time // when the oldest pending record was read
 	written int
 }
@@ -158,7 +157,7 @@ func (s *Syncer) answer(ctx context.Context) {
 	var full *FullError
 	switch {
 	case err == nil:
-		s.reply(layout.LedgerSyncedOK)
+		s.reply(contract.LedgerSyncedOK)
 	case errors.As(err, &full) || s.Clock.Since(s.doneSince) >= s.FinalTimeout:
 		s.reply(fmt.Sprintf("failed: %v (%d records are only in %s)", err, len(s.pending), s.Tail.Path))
 	default:

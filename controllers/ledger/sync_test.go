@@ -10,11 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 	clocktesting "k8s.io/utils/clock/testing"
-
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // syncHarness runs a Syncer on a fake clock and lets the test advance it one
@@ -71,7 +70,7 @@ func (h *syncHarness) ledger() string {
 
 func TestSyncBatchesAndDelay(t *testing.T) {
 	h := startSync(t)
-	r := func(i int) summary.Record { return rec("p"+string(rune('a'+i)), "pot", i%2 == 0, "") }
+	r := func(i int) contract.Record { return rec("p"+string(rune('a'+i)), "pot", i%2 == 0, "") }
 
 	appendFile(t, h.path, jsonl(t, r(0), r(1)))
 	for i := 0; i < 5; i++ { // read at 1s; still pending at 5s
@@ -129,24 +128,24 @@ type fullMerger struct {
 	mu     sync.Mutex
 	calls  int
 	room   bool
-	stored []summary.Record
+	stored []contract.Record
 }
 
-func (m *fullMerger) Merge(_ context.Context, recs []summary.Record) (int, error) {
+func (m *fullMerger) Merge(_ context.Context, recs []contract.Record) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.calls++
 	if !m.room {
-		return 0, &FullError{Ledger: "led-0-2", Spills: 2, Left: append([]summary.Record(nil), recs...)}
+		return 0, &FullError{Ledger: "led-0-2", Spills: 2, Left: append([]contract.Record(nil), recs...)}
 	}
 	m.stored = append(m.stored, recs...)
 	return len(recs), nil
 }
 
-func (m *fullMerger) state() (int, []summary.Record) {
+func (m *fullMerger) state() (int, []contract.Record) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.calls, append([]summary.Record(nil), m.stored...)
+	return m.calls, append([]contract.Record(nil), m.stored...)
 }
 
 // A full ledger never makes the sidecar drop records: they stay pending,
@@ -188,7 +187,7 @@ func TestSyncKeepsWhatAFullLedgerRefuses(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Run = %v; want nil once every record is stored", err)
 	}
-	if _, got := m.state(); !cmp.Equal([]summary.Record{a, b, c}, got) {
+	if _, got := m.state(); !cmp.Equal([]contract.Record{a, b, c}, got) {
 		t.Errorf("stored %v; want every record, in order", got)
 	}
 }
@@ -257,7 +256,7 @@ func TestSyncAnswersTheRunner(t *testing.T) {
 				t.Fatalf("answer %q, %v; want %q", got, err, tc.want)
 			}
 			if tc.store == nil {
-				if diff := cmp.Diff(jsonl(t, a, b), fake.objs["led-0"].Data[layout.LedgerRecordsKey]); diff != "" {
+				if diff := cmp.Diff(jsonl(t, a, b), fake.objs["led-0"].Data[contract.LedgerRecordsKey]); diff != "" {
 					t.Errorf("ledger when answering ok (-want +got):\n%s", diff)
 				}
 			}

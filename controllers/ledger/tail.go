@@ -7,7 +7,7 @@ import (
 	"io/fs"
 	"os"
 
-	"repot.dev/repot-operator/runner/summary"
+	"repot.dev/repot-operator/contract"
 )
 
 // Tail reads the complete lines appended to a records file since the last
@@ -23,7 +23,7 @@ type Tail struct {
 
 // Next returns the records of the new complete lines and the lines that are
 // not records (with their line numbers). A missing file yields nothing.
-func (t *Tail) Next() ([]summary.Record, []LineError, error) {
+func (t *Tail) Next() ([]contract.Record, []LineError, error) {
 	f, err := os.Open(t.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
@@ -55,7 +55,7 @@ func (t *Tail) Next() ([]summary.Record, []LineError, error) {
 	}
 	data = data[:end+1]
 	t.offset += int64(len(data))
-	var recs []summary.Record
+	var recs []contract.Record
 	var bad []LineError
 	for _, line := range bytes.Split(data[:end], []byte{'\n'}) {
 		t.line++
@@ -63,7 +63,7 @@ func (t *Tail) Next() ([]summary.Record, []LineError, error) {
 		if len(line) == 0 {
 			continue
 		}
-		r, err := summary.ParseRecord(line)
+		r, err := contract.ParseRecord(line)
 		if err != nil {
 			bad = append(bad, LineError{Source: t.Path, Line: t.line, Err: err.Error()})
 			continue

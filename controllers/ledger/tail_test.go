@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"repot.dev/repot-operator/contract"
 
-	"repot.dev/repot-operator/runner/summary"
+	"github.com/google/go-cmp/cmp"
 )
 
 func appendFile(t *testing.T, path, s string) {
@@ -27,7 +27,7 @@ func TestTail(t *testing.T) {
 	tl := &Tail{Path: path}
 	a, b, c := rec("p1", "pot", true, ""), rec("p2", "pot", false, ""), rec("p3", "pot", true, "")
 
-	next := func(wantRecs []summary.Record, wantBad []LineError) {
+	next := func(wantRecs []contract.Record, wantBad []LineError) {
 		t.Helper()
 		got, bad, err := tl.Next()
 		if err != nil {
@@ -43,7 +43,7 @@ func TestTail(t *testing.T) {
 
 	next(nil, nil) // no file yet
 	appendFile(t, path, jsonl(t, a))
-	next([]summary.Record{a}, nil)
+	next([]contract.Record{a}, nil)
 	next(nil, nil) // nothing new
 
 	// A half-written line is not read until its newline arrives.
@@ -51,11 +51,11 @@ func TestTail(t *testing.T) {
 	appendFile(t, path, full[:10])
 	next(nil, nil)
 	appendFile(t, path, full[10:]+"garbage\n")
-	next([]summary.Record{b}, []LineError{{Source: path, Line: 3, Err: "invalid character 'g' looking for beginning of value"}})
+	next([]contract.Record{b}, []LineError{{Source: path, Line: 3, Err: "invalid character 'g' looking for beginning of value"}})
 
 	// A rewritten (shorter) file is read again from the top.
 	if err := os.WriteFile(path, []byte(jsonl(t, c)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	next([]summary.Record{c}, nil)
+	next([]contract.Record{c}, nil)
 }

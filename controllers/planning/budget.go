@@ -5,10 +5,11 @@ import (
 	"strings"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // Spend is what one model spent: the GPU-seconds its servers held and the
@@ -130,7 +131,7 @@ func limitsReached(l *repotv1.BudgetLimits, s Spend, gpus int32) (reached []stri
 
 // spendOf sums the completion tokens and calls of records, per model.
 // The records are distinct runs (summary.Dedupe).
-func spendOf(records []summary.Record) map[string]Spend {
+func spendOf(records []contract.Record) map[string]Spend {
 	out := map[string]Spend{}
 	for i := range records {
 		r := &records[i]

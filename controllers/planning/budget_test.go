@@ -4,13 +4,14 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 func TestOverBudget(t *testing.T) {
@@ -100,13 +101,13 @@ func TestOverBudget(t *testing.T) {
 
 func TestSpendCountsDistinctRuns(t *testing.T) {
 	ev := revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).Methods(repotv1.MethodPoT).Obj()
-	r := summary.Record{Model: "m", ProblemID: "p1", Method: "pot", Environment: "tower_of_hanoi", Complexity: 3,
-		Calls: 2, CompletionTokens: 30, Route: summary.RouteInitialSuccess, Success: true}
+	r := contract.Record{Model: "m", ProblemID: "p1", Method: "pot", Environment: "tower_of_hanoi", Complexity: 3,
+		Calls: 2, CompletionTokens: 30, Route: contract.RouteInitialSuccess, Success: true}
 	r2 := r
 	r2.ProblemID = "p2"
 	stray := r
 	stray.Model = "other"
-	res := ComputeResults(ev, []summary.Record{r, r, r2, stray})
+	res := ComputeResults(ev, []contract.Record{r, r, r2, stray})
 	want := map[string]Spend{"m": {CompletionTokens: 60, ModelCalls: 4}}
 	if diff := cmp.Diff(want, res.Spend); diff != "" {
 		t.Errorf("spend (-want +got):\n%s", diff)
@@ -128,11 +129,11 @@ func TestPlanStopsAndResumesOnBudget(t *testing.T) {
 	if w.job(job) == nil {
 		t.Fatal("no runner Job before the budget is reached")
 	}
-	rec := func(p string, tokens int) summary.Record {
-		return summary.Record{Model: "sim", ProblemID: p, Method: "pot", Environment: "tower_of_hanoi", Complexity: 3,
-			Calls: 1, CompletionTokens: tokens, Route: summary.RouteInitialSuccess, Success: true}
+	rec := func(p string, tokens int) contract.Record {
+		return contract.Record{Model: "sim", ProblemID: p, Method: "pot", Environment: "tower_of_hanoi", Complexity: 3,
+			Calls: 1, CompletionTokens: tokens, Route: contract.RouteInitialSuccess, Success: true}
 	}
-	w.Records = []summary.Record{rec("p1", 60)}
+	w.Records = []contract.Record{rec("p1", 60)}
 	if d := digest(step(e, w, t0)); len(d.Delete) != 0 || d.State != repotv1.StateRunning {
 		t.Fatalf("below the limit: deletes %v, state %s; want none, Running", d.Delete, d.State)
 	}

@@ -3,15 +3,17 @@ package planning
 import (
 	"strings"
 
+	"repot.dev/repot-operator/contract"
+
+	"repot.dev/repot-operator/analysis/summary"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // derailShort abbreviates the conditions in the Recovery printer column.
 var derailShort = map[string]string{
-	summary.CondNoFeedback: "nf", summary.CondErrorOnly: "eo", summary.CondStateFeedback: "sf",
-	summary.CondStateLegal: "sla", summary.CondRePoTFull: "full", summary.CondRePoTNoPrefix: "nopfx",
-	summary.CondRePoTRestart: "rst",
+	contract.CondNoFeedback: "nf", contract.CondErrorOnly: "eo", contract.CondStateFeedback: "sf",
+	contract.CondStateLegal: "sla", contract.CondRePoTFull: "full", contract.CondRePoTNoPrefix: "nopfx",
+	contract.CondRePoTRestart: "rst",
 }
 
 // derailSummaries picks, per model, the Derail figures of the evaluation's
@@ -31,11 +33,11 @@ func derailSummaries(e *repotv1.RepotEvaluation, agg []summary.DerailModelSummar
 // Derail-550 goes: for suite derail-550 only records of the current
 // protocol (schema 2) under the evaluation's checkpoint statement count;
 // for other suites only records without Derail data.
-func derailFits(e *repotv1.RepotEvaluation, r summary.Record) bool {
+func derailFits(e *repotv1.RepotEvaluation, r contract.Record) bool {
 	if !e.Spec.IsDerail() {
 		return r.Derail == nil
 	}
-	return r.Derail != nil && r.Derail.Schema == summary.DerailSchema && r.Derail.CheckpointStatement == string(e.Spec.CheckpointStatementOrDefault())
+	return r.Derail != nil && r.Derail.Schema == contract.DerailSchema && r.Derail.CheckpointStatement == string(e.Spec.CheckpointStatementOrDefault())
 }
 
 // derailResults maps a model's Derail figures to the status, one entry per

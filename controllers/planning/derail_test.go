@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"testing"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 func TestDerailRunArgs(t *testing.T) {
@@ -38,20 +39,20 @@ func TestDerailRunArgs(t *testing.T) {
 }
 
 // derailRecord is one schema-2 record.
-func derailRecord(model, cs, cond, statement, env, typ string, ok bool) summary.Record {
+func derailRecord(model, cs, cond, statement, env, typ string, ok bool) contract.Record {
 	stop := "invalid_move"
 	if ok {
 		stop = "goal"
 	}
-	return summary.Record{Model: model, ProblemID: cs, Environment: env, Method: cond, Success: ok, StoppedReason: stop, Calls: 1,
+	return contract.Record{Model: model, ProblemID: cs, Environment: env, Method: cond, Success: ok, StoppedReason: stop, Calls: 1,
 		PromptTokens: 100, CompletionTokens: 10,
-		Derail: &summary.DerailRecord{Schema: summary.DerailSchema, CheckpointStatement: statement, InjectionType: typ}}
+		Derail: &contract.DerailRecord{Schema: contract.DerailSchema, CheckpointStatement: statement, InjectionType: typ}}
 }
 
 func TestDerailStatus(t *testing.T) {
 	ev := revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).Suite(repotv1.SuiteDerail550).
 		ProblemsURL("https://example.com/d.jsonl").Derail("", repotv1.DerailErrorOnly, repotv1.DerailStateLegal, repotv1.DerailRePoTRestart).Obj()
-	var recs []summary.Record
+	var recs []contract.Record
 	for i := 0; i < 10; i++ {
 		cs, env := fmt.Sprintf("derail_%02d", i), []string{"blocksworld", "checker_jumping"}[i%2]
 		recs = append(recs,
@@ -63,7 +64,7 @@ func TestDerailStatus(t *testing.T) {
 		)
 	}
 	// a record of the earlier protocol (no schema) is not a Derail result
-	recs = append(recs, summary.Record{Model: "m", ProblemID: "derail_00", Method: "repot-restart", Success: true, StoppedReason: "goal"})
+	recs = append(recs, contract.Record{Model: "m", ProblemID: "derail_00", Method: "repot-restart", Success: true, StoppedReason: "goal"})
 	res := ComputeResults(ev, recs)
 	got := derailResults(ev, res.Derail["m"])
 	if len(got) != 3 {

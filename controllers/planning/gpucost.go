@@ -5,31 +5,32 @@ import (
 	"fmt"
 	"strings"
 
+	"repot.dev/repot-operator/contract"
+
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"repot.dev/repot-operator/analysis/gpucost"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/runner/gpu"
-	"repot.dev/repot-operator/runner/layout"
 )
 
 // ledgerReadings returns the GPU readings of a model's ledgers. The
 // ledger's model label, not the line, says whose readings they are; lines
 // that are not readings are skipped (the readings are a cost estimate, and
 // a bad line must not stop the status).
-func ledgerReadings(ledgers []corev1.ConfigMap, model string) []gpu.Reading {
-	var out []gpu.Reading
+func ledgerReadings(ledgers []corev1.ConfigMap, model string) []contract.Reading {
+	var out []contract.Reading
 	for i := range ledgers {
 		cm := &ledgers[i]
 		if cm.Labels[build.LabelModel] != model {
 			continue
 		}
-		sc := bufio.NewScanner(strings.NewReader(cm.Data[layout.LedgerReadingsKey]))
+		sc := bufio.NewScanner(strings.NewReader(cm.Data[contract.LedgerReadingsKey]))
 		sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 		for sc.Scan() {
-			if r, err := gpu.ParseReading([]byte(sc.Text())); err == nil {
+			if r, err := contract.ParseReading([]byte(sc.Text())); err == nil {
 				out = append(out, r)
 			}
 		}
@@ -49,7 +50,7 @@ func modelGPUCost(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, ledgers []co
 	if len(readings) == 0 {
 		return nil
 	}
-	c := gpu.Summarize(readings)
+	c := gpucost.Summarize(readings)
 	st := &repotv1.ModelGPUStatus{
 		Simulated:               c.Simulated,
 		Readings:                int32(min(c.Readings, 1<<30)),
@@ -65,7 +66,7 @@ func modelGPUCost(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, ledgers []co
 	for i, r := range methods {
 		solved[i], tokens[i] = int64(r.Solved), r.CompletionTokens
 	}
-	b := gpu.Break(c, solved, tokens)
+	b := gpucost.Break(c, solved, tokens)
 	st.JoulesPerSolvedProblem, st.CompletionTokensPerKilojoule = b.JoulesPerSolved, b.TokensPerKilojoule
 	for i := range methods {
 		methods[i].EstimatedEnergyJoules = ptrTo(b.MethodJoules[i])

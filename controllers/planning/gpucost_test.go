@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,11 +16,9 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/runner/gpu"
-	"repot.dev/repot-operator/runner/layout"
 )
 
-func gpuLedger(t *testing.T, model string, rs ...gpu.Reading) corev1.ConfigMap {
+func gpuLedger(t *testing.T, model string, rs ...contract.Reading) corev1.ConfigMap {
 	t.Helper()
 	var b strings.Builder
 	for _, r := range rs {
@@ -31,21 +31,21 @@ func gpuLedger(t *testing.T, model string, rs ...gpu.Reading) corev1.ConfigMap {
 	}
 	b.WriteString("not a reading\n")
 	return corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "l-" + model, Labels: map[string]string{build.LabelModel: model}},
-		Data: map[string]string{layout.LedgerReadingsKey: b.String()}}
+		Data: map[string]string{contract.LedgerReadingsKey: b.String()}}
 }
 
 func TestModelGPUCost(t *testing.T) {
 	ev := revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).FakeGPU("h100").Simulated("other", "weak", 2).FakeGPU("h100").Obj()
 	ev.Generation = 3
 	now := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	g := func(mj, util, sampled uint64) gpu.GPUTotals {
-		return gpu.GPUTotals{UUID: "GPU-0", EnergyMillijoules: mj, UtilPercentMillis: util, SampledMillis: sampled, PeakMemoryBytes: 70 << 30}
+	g := func(mj, util, sampled uint64) contract.GPUTotals {
+		return contract.GPUTotals{UUID: "GPU-0", EnergyMillijoules: mj, UtilPercentMillis: util, SampledMillis: sampled, PeakMemoryBytes: 70 << 30}
 	}
 	ledgers := []corev1.ConfigMap{
 		gpuLedger(t, "m",
-			gpu.Reading{Instance: "a", Simulated: true, UptimeMillis: 10_000, GPUs: []gpu.GPUTotals{g(1_000_000, 0, 9_000)}},
-			gpu.Reading{Instance: "a", Simulated: true, UptimeMillis: 110_000, GPUs: []gpu.GPUTotals{g(41_000_000, 6_000_000, 109_000)}}),
-		gpuLedger(t, "other", gpu.Reading{Instance: "b", UptimeMillis: 5, GPUs: []gpu.GPUTotals{g(1, 0, 0)}}),
+			contract.Reading{Instance: "a", Simulated: true, UptimeMillis: 10_000, GPUs: []contract.GPUTotals{g(1_000_000, 0, 9_000)}},
+			contract.Reading{Instance: "a", Simulated: true, UptimeMillis: 110_000, GPUs: []contract.GPUTotals{g(41_000_000, 6_000_000, 109_000)}}),
+		gpuLedger(t, "other", contract.Reading{Instance: "b", UptimeMillis: 5, GPUs: []contract.GPUTotals{g(1, 0, 0)}}),
 	}
 	methods := []repotv1.MethodResult{
 		{Method: repotv1.MethodPoT, Solved: 20, CompletionTokens: 10_000},
@@ -74,8 +74,8 @@ func TestModelGPUCost(t *testing.T) {
 
 	// A lost GPU turns GPUHealthy false; the transition time moves.
 	later := metav1.NewTime(now.Add(time.Minute))
-	lost := append(ledgers, gpuLedger(t, "m", gpu.Reading{Instance: "a", UptimeMillis: 120_000,
-		GPUs: []gpu.GPUTotals{{UUID: "GPU-0", EnergyMillijoules: 41_000_000, Error: "GPU 0 is lost (NVML_ERROR_GPU_IS_LOST reading its memory)"}}}))
+	lost := append(ledgers, gpuLedger(t, "m", contract.Reading{Instance: "a", UptimeMillis: 120_000,
+		GPUs: []contract.GPUTotals{{UUID: "GPU-0", EnergyMillijoules: 41_000_000, Error: "GPU 0 is lost (NVML_ERROR_GPU_IS_LOST reading its memory)"}}}))
 	st2 := modelGPUCost(ev, &ev.Spec.Models[0], lost, methods, st, later)
 	c := st2.Conditions[0]
 	if c.Status != metav1.ConditionFalse || c.Reason != repotv1.ReasonGPUErrors || !strings.Contains(c.Message, "is lost") || !c.LastTransitionTime.Equal(&later) {

@@ -4,13 +4,14 @@ import (
 	"sort"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // modelTimes are the moments of one model's life. They are moments, not
@@ -152,15 +153,15 @@ const runningGranularity = time.Minute
 // deleted, or, while it runs, to now rounded down to a whole number of
 // minutes since its creation) and the part of them it was idle: ready with
 // no run of the model in flight. A run is in flight from its start to its end
-// (summary.Record.StartedUnixMilli and WallMillis); the union of the runs
+// (contract.Record.StartedUnixMilli and WallMillis); the union of the runs
 // of all shards is the time the server was busy.
-func gpuSeconds(t modelTimes, gpus int32, records []summary.Record, model string, now time.Time) (held, idle int64) {
+func gpuSeconds(t modelTimes, gpus int32, records []contract.Record, model string, now time.Time) (held, idle int64) {
 	held, idle = serverGPUSeconds(t, gpus, records, model, now)
 	return t.Earlier.GPUSecondsHeld + held, t.Earlier.GPUSecondsIdle + idle
 }
 
 // serverGPUSeconds is gpuSeconds of the current (or last) server alone.
-func serverGPUSeconds(t modelTimes, gpus int32, records []summary.Record, model string, now time.Time) (held, idle int64) {
+func serverGPUSeconds(t modelTimes, gpus int32, records []contract.Record, model string, now time.Time) (held, idle int64) {
 	if gpus <= 0 || t.ServerCreated == nil {
 		return 0, 0
 	}
@@ -183,7 +184,7 @@ func serverGPUSeconds(t modelTimes, gpus int32, records []summary.Record, model 
 
 // busyMillis is the length of the union of the model's runs, clipped to
 // [from, to), in milliseconds.
-func busyMillis(records []summary.Record, model string, from, to int64) int64 {
+func busyMillis(records []contract.Record, model string, from, to int64) int64 {
 	type span struct{ a, b int64 }
 	var spans []span
 	for i := range records {

@@ -4,11 +4,13 @@ import (
 	"sort"
 	"strconv"
 
+	"repot.dev/repot-operator/contract"
+
 	corev1 "k8s.io/api/core/v1"
 
+	"repot.dev/repot-operator/analysis/summary"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // ShardsInFlight is, per model (by its ledgers' model label), the calls in
@@ -16,12 +18,12 @@ import (
 // the shard's ledgers, in shard order. recordsOf gives a ledger's records
 // by name (RecordCache.RecordsOf). A shard whose records carry no limit
 // (none recorded yet, or written before adaptive concurrency) is left out.
-func ShardsInFlight(ledgers []corev1.ConfigMap, recordsOf func(ledger string) []summary.Record) map[string][]repotv1.ShardInFlight {
+func ShardsInFlight(ledgers []corev1.ConfigMap, recordsOf func(ledger string) []contract.Record) map[string][]repotv1.ShardInFlight {
 	type key struct {
 		model string
 		shard int
 	}
-	recs := map[key][]summary.Record{}
+	recs := map[key][]contract.Record{}
 	for i := range ledgers {
 		l := &ledgers[i]
 		shard, err := strconv.Atoi(l.Labels[build.LabelShard])

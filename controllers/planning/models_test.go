@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -15,7 +17,6 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // sweep is four simulated models of one GPU each, two at a time.
@@ -136,11 +137,11 @@ func TestModelLifecycle(t *testing.T) {
 }
 
 // runs are the 2 x 4 records of a model, each started at t and 1 s long.
-func runs(model string, problems int, t time.Time) []summary.Record {
-	var out []summary.Record
+func runs(model string, problems int, t time.Time) []contract.Record {
+	var out []contract.Record
 	for p := range problems {
 		for _, m := range repotv1.DefaultMethods() {
-			out = append(out, summary.Record{Model: model, ProblemID: fmt.Sprint("p", p), Method: string(m),
+			out = append(out, contract.Record{Model: model, ProblemID: fmt.Sprint("p", p), Method: string(m),
 				StartedUnixMilli: t.UnixMilli(), WallMillis: 1000})
 		}
 	}
@@ -177,14 +178,14 @@ func TestModelAdmission(t *testing.T) {
 
 func TestGPUSeconds(t *testing.T) {
 	at := func(s int) *metav1.Time { return &metav1.Time{Time: t0.Add(time.Duration(s) * time.Second)} }
-	rec := func(startS, wallS int) summary.Record {
-		return summary.Record{Model: "m", StartedUnixMilli: t0.Add(time.Duration(startS) * time.Second).UnixMilli(), WallMillis: int64(wallS) * 1000}
+	rec := func(startS, wallS int) contract.Record {
+		return contract.Record{Model: "m", StartedUnixMilli: t0.Add(time.Duration(startS) * time.Second).UnixMilli(), WallMillis: int64(wallS) * 1000}
 	}
 	cases := []struct {
 		name       string
 		times      modelTimes
 		gpus       int32
-		records    []summary.Record
+		records    []contract.Record
 		now        int
 		held, idle int64
 	}{
@@ -197,19 +198,19 @@ func TestGPUSeconds(t *testing.T) {
 			name: "overlapping runs of two shards count once; gaps are idle", gpus: 2,
 			times: modelTimes{ServerCreated: at(0), ServerReady: at(10), ServerDeleted: at(100)},
 			// busy [10,40) u [30,50) = 40 s, [60,70) = 10 s; ready 90 s: idle 40 s.
-			records: []summary.Record{rec(10, 30), rec(30, 20), rec(60, 10), {Model: "other", StartedUnixMilli: t0.UnixMilli(), WallMillis: 100000}},
+			records: []contract.Record{rec(10, 30), rec(30, 20), rec(60, 10), {Model: "other", StartedUnixMilli: t0.UnixMilli(), WallMillis: 100000}},
 			now:     500, held: 200, idle: 80,
 		},
 		{
 			name: "runs outside the ready span are clipped", gpus: 1,
 			times:   modelTimes{ServerCreated: at(0), ServerReady: at(10), ServerDeleted: at(20)},
-			records: []summary.Record{rec(0, 15), rec(18, 30)},
+			records: []contract.Record{rec(0, 15), rec(18, 30)},
 			now:     30, held: 20, idle: 3,
 		},
 		{
 			name: "records without a start time count as idle (written before it existed)", gpus: 1,
 			times:   modelTimes{ServerCreated: at(0), ServerReady: at(0), ServerDeleted: at(10)},
-			records: []summary.Record{{Model: "m", WallMillis: 5000}},
+			records: []contract.Record{{Model: "m", WallMillis: 5000}},
 			now:     10, held: 10, idle: 10,
 		},
 	}

@@ -5,12 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	corev1 "k8s.io/api/core/v1"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // BenchmarkPlanEvaluation measures the pure part of one reconcile (plan,
@@ -35,7 +36,7 @@ func BenchmarkPlanEvaluation(b *testing.B) {
 		m := fmt.Sprintf("m%02d", i)
 		for p := range 120 {
 			for _, meth := range repotv1.DefaultMethods() {
-				world.Records = append(world.Records, summary.Record{Model: m, ProblemID: fmt.Sprint("p", p), Method: string(meth),
+				world.Records = append(world.Records, contract.Record{Model: m, ProblemID: fmt.Sprint("p", p), Method: string(meth),
 					Environment: "tower_of_hanoi", Complexity: 3 + p%5, Success: p%3 != 0, StoppedReason: "goal",
 					StartedUnixMilli: t0.Add(time.Duration(p) * time.Second).UnixMilli(), WallMillis: 1500})
 			}

@@ -7,12 +7,13 @@ import (
 	"sort"
 	"strings"
 
+	"repot.dev/repot-operator/contract"
+
 	corev1 "k8s.io/api/core/v1"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/ledger"
-	"repot.dev/repot-operator/runner"
 )
 
 // Bounds of status.models[].provenance (the CRD's maxItems and maxLength).
@@ -131,7 +132,7 @@ func podImages(prev []repotv1.ContainerImage, server, runners []corev1.Pod) []re
 // first by name (shard 0 when it reported), since the shards of one model
 // run the same image against the same server. Unreadable annotations are
 // skipped.
-func runnerProvenance(ledgers []corev1.ConfigMap, model string) (runner.Provenance, bool) {
+func runnerProvenance(ledgers []corev1.ConfigMap, model string) (contract.Provenance, bool) {
 	idx := make([]int, 0, len(ledgers))
 	for i := range ledgers {
 		if ledgers[i].Labels[build.LabelModel] == model && ledgers[i].Annotations[ledger.ProvenanceAnnotation] != "" {
@@ -140,17 +141,17 @@ func runnerProvenance(ledgers []corev1.ConfigMap, model string) (runner.Provenan
 	}
 	sort.Slice(idx, func(a, b int) bool { return ledgers[idx[a]].Name < ledgers[idx[b]].Name })
 	for _, i := range idx {
-		if p, err := runner.ParseProvenance([]byte(ledgers[i].Annotations[ledger.ProvenanceAnnotation])); err == nil {
+		if p, err := contract.ParseProvenance([]byte(ledgers[i].Annotations[ledger.ProvenanceAnnotation])); err == nil {
 			return p, true
 		}
 	}
-	return runner.Provenance{}, false
+	return contract.Provenance{}, false
 }
 
 // applyRunnerProvenance copies a runner's report into p, bounded: the
 // served models, the runner's build, and its request parameters split into
 // sampling (with the system prefix) and chat-template kwargs, by name.
-func applyRunnerProvenance(p *repotv1.ModelProvenance, rp runner.Provenance) {
+func applyRunnerProvenance(p *repotv1.ModelProvenance, rp contract.Provenance) {
 	p.RepotVersion, p.RepotCommit = Truncate(rp.RepotVersion, 128), Truncate(rp.RepotCommit, 64)
 	p.ServerReportError = Truncate(rp.ServerError, 512)
 	for _, s := range rp.ServedModels {

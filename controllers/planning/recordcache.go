@@ -5,11 +5,10 @@ import (
 	"strings"
 	"sync"
 
+	"repot.dev/repot-operator/contract"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // RecordCache keeps the parsed records of each ledger ConfigMap by its
@@ -30,7 +29,7 @@ type memoResults struct {
 
 type parsedLedger struct {
 	resourceVersion string
-	records         []summary.Record
+	records         []contract.Record
 	problems        []ledgerProblem
 }
 
@@ -46,20 +45,20 @@ func NewRecordCache() *RecordCache {
 }
 
 // Read returns the records of the ledgers in readLedgers' order.
-func (c *RecordCache) Read(eval types.NamespacedName, ledgers []corev1.ConfigMap) ([]summary.Record, []ledgerProblem) {
+func (c *RecordCache) Read(eval types.NamespacedName, ledgers []corev1.ConfigMap) ([]contract.Record, []ledgerProblem) {
 	c.mu.Lock()
 	old := c.evals[eval]
 	c.mu.Unlock()
 	next := make(map[string]parsedLedger, len(ledgers))
 	ordered := append([]corev1.ConfigMap(nil), ledgers...)
 	sortLedgers(ordered)
-	var recs []summary.Record
+	var recs []contract.Record
 	var problems []ledgerProblem
 	for i := range ordered {
 		cm := &ordered[i]
 		pl, ok := old[cm.Name]
 		if !ok || pl.resourceVersion != cm.ResourceVersion || cm.ResourceVersion == "" {
-			r, p := parseLedger(cm.Name, cm.Data[layout.LedgerRecordsKey])
+			r, p := parseLedger(cm.Name, cm.Data[contract.LedgerRecordsKey])
 			pl = parsedLedger{resourceVersion: cm.ResourceVersion, records: r, problems: p}
 		}
 		next[cm.Name] = pl
@@ -74,11 +73,11 @@ func (c *RecordCache) Read(eval types.NamespacedName, ledgers []corev1.ConfigMap
 
 // RecordsOf returns the records of each ledger of the evaluation's last
 // Read, by ledger name (nil for a ledger it did not read).
-func (c *RecordCache) RecordsOf(eval types.NamespacedName) func(ledger string) []summary.Record {
+func (c *RecordCache) RecordsOf(eval types.NamespacedName) func(ledger string) []contract.Record {
 	c.mu.Lock()
 	ledgers := c.evals[eval]
 	c.mu.Unlock()
-	return func(name string) []summary.Record { return ledgers[name].records }
+	return func(name string) []contract.Record { return ledgers[name].records }
 }
 
 // Forget drops an evaluation's entries (it was deleted).

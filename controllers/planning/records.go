@@ -5,11 +5,12 @@ import (
 	"sort"
 	"strconv"
 
+	"repot.dev/repot-operator/contract"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // ledgerProblem is a line of a ledger that could not be read. It is logged
@@ -32,7 +33,7 @@ func (p ledgerProblem) String() string {
 // label are kept: the key (model, problem, method) is what counts. Unreadable
 // lines are returned as problems. It is recordCache.read without a cache:
 // the reconciler reads through the cache, and the tests through this.
-func ReadLedgers(ledgers []corev1.ConfigMap) ([]summary.Record, []ledgerProblem) {
+func ReadLedgers(ledgers []corev1.ConfigMap) ([]contract.Record, []ledgerProblem) {
 	return NewRecordCache().Read(types.NamespacedName{}, ledgers)
 }
 
@@ -65,10 +66,10 @@ func ledgerLess(a, b *corev1.ConfigMap) bool {
 // parseLedger parses one ledger's JSONL text. Blank lines are skipped; a line
 // that is not a record with a model, a problem id and a method is a problem
 // (a partly written last line is one too, and is picked up once complete).
-func parseLedger(name, text string) ([]summary.Record, []ledgerProblem) {
-	var recs []summary.Record
+func parseLedger(name, text string) ([]contract.Record, []ledgerProblem) {
+	var recs []contract.Record
 	var problems []ledgerProblem
-	summary.ScanRecords(text, func(line int, _ string, r summary.Record, err error) {
+	contract.ScanRecords(text, func(line int, _ string, r contract.Record, err error) {
 		if err != nil {
 			problems = append(problems, ledgerProblem{Ledger: name, Line: line, Err: err.Error()})
 			return

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,11 +14,9 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/summary"
 )
 
-func recordLine(t *testing.T, r summary.Record) string {
+func recordLine(t *testing.T, r contract.Record) string {
 	t.Helper()
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -29,12 +29,12 @@ func ledgerCM(model string, shard string, lines ...string) corev1.ConfigMap {
 	return corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "ev-" + model + "-ledger-" + shard, ResourceVersion: "1",
 			Labels: map[string]string{build.LabelModel: model, build.LabelShard: shard}},
-		Data: map[string]string{layout.LedgerRecordsKey: strings.Join(lines, "\n")},
+		Data: map[string]string{contract.LedgerRecordsKey: strings.Join(lines, "\n")},
 	}
 }
 
 func TestParseLedger(t *testing.T) {
-	ok := summary.Record{Model: "m", ProblemID: "p1", Method: "pot", Success: true}
+	ok := contract.Record{Model: "m", ProblemID: "p1", Method: "pot", Success: true}
 	cases := []struct {
 		name         string
 		text         string
@@ -64,7 +64,7 @@ func TestParseLedger(t *testing.T) {
 // TestReadLedgersOrder checks that the records come in the same order
 // whatever order the cache listed the ledgers in (shard 10 after shard 2).
 func TestReadLedgersOrder(t *testing.T) {
-	line := func(p string) string { return recordLine(t, summary.Record{Model: "m", ProblemID: p, Method: "pot"}) }
+	line := func(p string) string { return recordLine(t, contract.Record{Model: "m", ProblemID: p, Method: "pot"}) }
 	a := []corev1.ConfigMap{ledgerCM("m", "10", line("c")), ledgerCM("m", "2", line("b")), ledgerCM("a", "0", line("a"))}
 	b := []corev1.ConfigMap{a[2], a[0], a[1]}
 	ra, _ := ReadLedgers(a)
@@ -87,12 +87,12 @@ func TestRecordCache(t *testing.T) {
 	c := NewRecordCache()
 	ev := revtesting.MakeEvaluation("ev", "ns").Obj()
 	key := NamespacedName(ev)
-	line := func(p string) string { return recordLine(t, summary.Record{Model: "m", ProblemID: p, Method: "pot"}) }
+	line := func(p string) string { return recordLine(t, contract.Record{Model: "m", ProblemID: p, Method: "pot"}) }
 	cm := ledgerCM("m", "0", line("a"))
 	if r, _ := c.Read(key, []corev1.ConfigMap{cm}); len(r) != 1 {
 		t.Fatalf("records = %d, want 1", len(r))
 	}
-	cm.Data[layout.LedgerRecordsKey] += "\n" + line("b")
+	cm.Data[contract.LedgerRecordsKey] += "\n" + line("b")
 	if r, _ := c.Read(key, []corev1.ConfigMap{cm}); len(r) != 1 {
 		t.Errorf("same resourceVersion re-parsed: records = %d, want the cached 1", len(r))
 	}
@@ -111,10 +111,10 @@ func TestRecordCache(t *testing.T) {
 func TestComputeResults(t *testing.T) {
 	ev := revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).
 		Methods(repotv1.MethodPoT, repotv1.MethodRePoT).Obj()
-	r := func(model, p, method string, ok bool) summary.Record {
-		return summary.Record{Model: model, ProblemID: p, Method: method, Success: ok, Environment: "tower_of_hanoi", Complexity: 3, Calls: 1, Route: summary.RouteInitialSuccess}
+	r := func(model, p, method string, ok bool) contract.Record {
+		return contract.Record{Model: model, ProblemID: p, Method: method, Success: ok, Environment: "tower_of_hanoi", Complexity: 3, Calls: 1, Route: contract.RouteInitialSuccess}
 	}
-	recs := []summary.Record{
+	recs := []contract.Record{
 		r("m", "p1", "pot", true), r("m", "p1", "pot", true), // written twice
 		r("m", "p2", "pot", false),
 		r("m", "p1", "repot", true),

@@ -3,12 +3,13 @@ package planning
 import (
 	"testing"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // TestRepairDynamics maps the rounds and loop stops of summary.json into
@@ -16,36 +17,36 @@ import (
 func TestRepairDynamics(t *testing.T) {
 	ev := revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).
 		Methods(repotv1.MethodPoT, repotv1.MethodRePoT, repotv1.MethodVRR).RepairBudget(8).Obj()
-	rec := func(p, method, stop string, rounds ...summary.Round) summary.Record {
-		return summary.Record{Model: "m", ProblemID: p, Method: method, Environment: "tower_of_hanoi", Complexity: 3,
+	rec := func(p, method, stop string, rounds ...contract.Round) contract.Record {
+		return contract.Record{Model: "m", ProblemID: p, Method: method, Environment: "tower_of_hanoi", Complexity: 3,
 			Calls: len(rounds), Success: len(rounds) > 0 && rounds[len(rounds)-1].Valid, Rounds: rounds, LoopStop: stop}
 	}
-	bad := func(tokens int) summary.Round { return summary.Round{Tokens: tokens, Prefix: 1} }
-	good := func(tokens int) summary.Round {
-		return summary.Round{Valid: true, Accepts: 1, Tokens: tokens, Prefix: 3}
+	bad := func(tokens int) contract.Round { return contract.Round{Tokens: tokens, Prefix: 1} }
+	good := func(tokens int) contract.Round {
+		return contract.Round{Valid: true, Accepts: 1, Tokens: tokens, Prefix: 3}
 	}
-	long := make([]summary.Round, 12) // more rounds than the status holds
+	long := make([]contract.Round, 12) // more rounds than the status holds
 	for i := range long {
 		long[i] = bad(10)
 	}
 	tests := []struct {
 		name string
-		recs []summary.Record
+		recs []contract.Record
 		want map[repotv1.Method]*repotv1.RepairDynamics
 	}{{
 		name: "no rounds recorded",
-		recs: []summary.Record{rec("p1", "pot", ""), rec("p1", "repot", "")},
+		recs: []contract.Record{rec("p1", "pot", ""), rec("p1", "repot", "")},
 		want: map[repotv1.Method]*repotv1.RepairDynamics{},
 	}, {
 		name: "only first plans: one round is no dynamics",
-		recs: []summary.Record{rec("p1", "repot-vrr", summary.LoopAccepted, good(100)), rec("p2", "repot-vrr", summary.LoopAccepted, good(80))},
+		recs: []contract.Record{rec("p1", "repot-vrr", contract.LoopAccepted, good(100)), rec("p2", "repot-vrr", contract.LoopAccepted, good(80))},
 		want: map[repotv1.Method]*repotv1.RepairDynamics{},
 	}, {
 		name: "repot-vrr repairs",
-		recs: []summary.Record{
-			rec("p1", "repot-vrr", summary.LoopAccepted, bad(100), good(50)),
-			rec("p2", "repot-vrr", summary.LoopAccepted, good(100)),
-			rec("p3", "repot-vrr", summary.LoopBudget, bad(100), bad(60), bad(60)),
+		recs: []contract.Record{
+			rec("p1", "repot-vrr", contract.LoopAccepted, bad(100), good(50)),
+			rec("p2", "repot-vrr", contract.LoopAccepted, good(100)),
+			rec("p3", "repot-vrr", contract.LoopBudget, bad(100), bad(60), bad(60)),
 			rec("p1", "pot", ""),
 		},
 		want: map[repotv1.Method]*repotv1.RepairDynamics{repotv1.MethodVRR: {
@@ -59,7 +60,7 @@ func TestRepairDynamics(t *testing.T) {
 		}},
 	}, {
 		name: "a loop longer than the status holds is cut at 9 rounds",
-		recs: []summary.Record{rec("p1", "repot", summary.LoopBudget, long...)},
+		recs: []contract.Record{rec("p1", "repot", contract.LoopBudget, long...)},
 		want: map[repotv1.Method]*repotv1.RepairDynamics{repotv1.MethodRePoT: {Runs: 1}},
 	}}
 	for _, tc := range tests {

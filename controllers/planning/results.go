@@ -3,8 +3,10 @@ package planning
 import (
 	"strings"
 
+	"repot.dev/repot-operator/contract"
+
+	"repot.dev/repot-operator/analysis/summary"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // EvaluationResults are the figures of the records, ready for the status.
@@ -28,7 +30,7 @@ type EvaluationResults struct {
 // ComputeResults aggregates the records of the evaluation's own models and
 // methods (a stray record of another model or method does not count), with
 // duplicate keys counted once.
-func ComputeResults(e *repotv1.RepotEvaluation, records []summary.Record) EvaluationResults {
+func ComputeResults(e *repotv1.RepotEvaluation, records []contract.Record) EvaluationResults {
 	models := map[string]bool{}
 	for i := range e.Spec.Models {
 		models[e.Spec.Models[i].Name] = true
@@ -37,7 +39,7 @@ func ComputeResults(e *repotv1.RepotEvaluation, records []summary.Record) Evalua
 	for _, m := range e.Spec.MethodsOrDefault() {
 		methods[string(m)] = true
 	}
-	kept := make([]summary.Record, 0, len(records))
+	kept := make([]contract.Record, 0, len(records))
 	for _, r := range records {
 		if models[r.Model] && methods[r.Method] && derailFits(e, r) {
 			kept = append(kept, r)
@@ -154,7 +156,7 @@ func methodSummary(ms *summary.ModelSummary, method string) *summary.MethodSumma
 // from repot's runs (whose first call is the pot call, as in the scaling
 // sweep), else pot's, else the first method that has failed first plans.
 func failedPrefix(e *repotv1.RepotEvaluation, ms *summary.ModelSummary) *int32 {
-	order := []string{summary.MethodRePoT, summary.MethodPoT}
+	order := []string{contract.MethodRePoT, contract.MethodPoT}
 	for _, m := range e.Spec.MethodsOrDefault() {
 		order = append(order, string(m))
 	}
@@ -174,7 +176,7 @@ func repotMinusPotRetry(ms *summary.ModelSummary) string {
 		return ""
 	}
 	for _, c := range ms.Comparisons {
-		if c.Method == summary.MethodRePoT && c.Baseline == summary.MethodPoTRetry && c.Problems > 0 {
+		if c.Method == contract.MethodRePoT && c.Baseline == contract.MethodPoTRetry && c.Problems > 0 {
 			return c.DiffPoints
 		}
 	}

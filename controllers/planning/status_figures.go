@@ -1,8 +1,8 @@
 package planning
 
 import (
+	"repot.dev/repot-operator/analysis/summary"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // ModelFigures are the result figures of one model's status entry: what a

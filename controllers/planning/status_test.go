@@ -5,12 +5,13 @@ import (
 	"strings"
 	"testing"
 
+	"repot.dev/repot-operator/contract"
+
 	batchv1 "k8s.io/api/batch/v1"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // A completed evaluation whose ledgers lack runs must not read as if every
@@ -18,18 +19,18 @@ import (
 func TestCompleteSaysWhenLedgersLackRuns(t *testing.T) {
 	const problems = 3
 	methods := []repotv1.Method{repotv1.MethodPoT, repotv1.MethodRePoT}
-	all := func() []summary.Record {
-		var out []summary.Record
+	all := func() []contract.Record {
+		var out []contract.Record
 		for i := range problems {
 			for _, m := range methods {
-				out = append(out, summary.Record{Model: "sim", ProblemID: "p" + strconv.Itoa(i), Method: string(m), Success: true})
+				out = append(out, contract.Record{Model: "sim", ProblemID: "p" + strconv.Itoa(i), Method: string(m), Success: true})
 			}
 		}
 		return out
 	}
 	cases := []struct {
 		name    string
-		records []summary.Record
+		records []contract.Record
 		missing bool
 	}{
 		{name: "all runs recorded", records: all()},

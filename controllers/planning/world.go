@@ -3,6 +3,8 @@ package planning
 import (
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -12,7 +14,6 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/kueueadapter"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // World is everything the controller observed about one evaluation: its
@@ -36,7 +37,7 @@ type World struct {
 	ServerPods []corev1.Pod
 
 	// Records are the records of all ledgers in a fixed order (readLedgers).
-	Records []summary.Record
+	Records []contract.Record
 	// ShardsInFlight is, per model, the concurrency each shard settled at
 	// (ShardsInFlight of the ledgers).
 	ShardsInFlight map[string][]repotv1.ShardInFlight

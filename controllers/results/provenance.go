@@ -3,9 +3,9 @@ package results
 import (
 	"strings"
 
+	"repot.dev/repot-operator/analysis/report"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-	runnermodel "repot.dev/repot-operator/runner/model"
-	"repot.dev/repot-operator/runner/report"
+	"repot.dev/repot-operator/contract"
 )
 
 // provenanceEntries are the facts of what produced an evaluation's numbers,
@@ -48,7 +48,7 @@ func ModelProvenanceEntries(model string, p *repotv1.ModelProvenance) []report.P
 	add("server args", strings.Join(p.ServerArgs, " "))
 	add("revision", p.Revision)
 	for _, s := range p.ServedModels {
-		add("served model (/v1/models)", runnermodel.ServedModel{ID: s.ID, Root: s.Root, MaxModelLen: s.MaxModelLen}.Describe())
+		add("served model (/v1/models)", contract.ServedModel{ID: s.ID, Root: s.Root, MaxModelLen: s.MaxModelLen}.Describe())
 	}
 	add("server report error", p.ServerReportError)
 	for _, nv := range p.Sampling {

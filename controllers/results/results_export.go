@@ -7,9 +7,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/report"
-	"repot.dev/repot-operator/runner/summary"
+	"repot.dev/repot-operator/contract"
+
+	"repot.dev/repot-operator/analysis/report"
+	"repot.dev/repot-operator/analysis/summary"
 )
 
 // ExportEvaluation writes records.jsonl, summary.json and source.json into
@@ -18,7 +19,7 @@ func ExportEvaluation(dir string, res *EvaluationResults) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	recPath := filepath.Join(dir, layout.RecordsFile)
+	recPath := filepath.Join(dir, contract.RecordsFile)
 	if st, err := os.Stat(recPath); err == nil && st.Size() > 0 {
 		return fmt.Errorf("%s already holds records: choose another --out", recPath)
 	}
@@ -34,7 +35,7 @@ func ExportEvaluation(dir string, res *EvaluationResults) error {
 	if err := writeFileAtomic(recPath, b.Bytes()); err != nil {
 		return err
 	}
-	if err := writeJSONFile(filepath.Join(dir, layout.SummaryFile), summary.Aggregate(res.Records)); err != nil {
+	if err := writeJSONFile(filepath.Join(dir, contract.SummaryFile), summary.Aggregate(res.Records)); err != nil {
 		return err
 	}
 	return writeJSONFile(filepath.Join(dir, report.SourceFile), res.Meta(report.OriginExported))

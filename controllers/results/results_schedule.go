@@ -12,9 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"repot.dev/repot-operator/analysis/report"
+	"repot.dev/repot-operator/analysis/summary"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-	"repot.dev/repot-operator/runner/report"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // scheduleGVK is the RepotSchedule kind. The report reads schedules as

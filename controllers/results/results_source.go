@@ -4,16 +4,18 @@ import (
 	"context"
 	"fmt"
 
+	"repot.dev/repot-operator/contract"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"repot.dev/repot-operator/analysis/report"
+	"repot.dev/repot-operator/analysis/summary"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/planning"
-	"repot.dev/repot-operator/runner/report"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // EvaluationResults are an evaluation's records as the operator counts them:
@@ -22,7 +24,7 @@ import (
 // Aggregating them gives the figures of the evaluation's status.
 type EvaluationResults struct {
 	Evaluation *repotv1.RepotEvaluation
-	Records    []summary.Record
+	Records    []contract.Record
 	// Problems are ledger lines that are not records (left out, as the
 	// operator leaves them out).
 	Problems []string
@@ -55,7 +57,7 @@ func ReadEvaluationResults(ctx context.Context, c client.Reader, namespace, name
 
 // evaluationRecords keeps the records computeResults counts: those of the
 // evaluation's models and methods, each key once (the record Dedupe keeps).
-func evaluationRecords(e *repotv1.RepotEvaluation, records []summary.Record) []summary.Record {
+func evaluationRecords(e *repotv1.RepotEvaluation, records []contract.Record) []contract.Record {
 	models := map[string]bool{}
 	for i := range e.Spec.Models {
 		models[e.Spec.Models[i].Name] = true
@@ -64,7 +66,7 @@ func evaluationRecords(e *repotv1.RepotEvaluation, records []summary.Record) []s
 	for _, m := range e.Spec.MethodsOrDefault() {
 		methods[string(m)] = true
 	}
-	var kept []summary.Record
+	var kept []contract.Record
 	for _, r := range records {
 		if models[r.Model] && methods[r.Method] {
 			kept = append(kept, r)

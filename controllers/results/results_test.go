@@ -9,27 +9,27 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"repot.dev/repot-operator/analysis/report"
+	"repot.dev/repot-operator/analysis/summary"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/planning"
-	"repot.dev/repot-operator/runner"
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/report"
-	"repot.dev/repot-operator/runner/summary"
 )
 
-func resultRecord(model, problem, method string, success bool, infra string) summary.Record {
-	route := summary.RouteInitialSuccess
+func resultRecord(model, problem, method string, success bool, infra string) contract.Record {
+	route := contract.RouteInitialSuccess
 	if !success {
-		route = summary.RouteNoExtraCall
+		route = contract.RouteNoExtraCall
 	}
-	return summary.Record{Model: model, ProblemID: problem, Environment: "tower_of_hanoi", Complexity: 3, Method: method,
+	return contract.Record{Model: model, ProblemID: problem, Environment: "tower_of_hanoi", Complexity: 3, Method: method,
 		Success: success, Route: route, Calls: 1, PromptTokens: 10, CompletionTokens: 5, InitialSuccess: success, InfraError: infra}
 }
 
@@ -38,7 +38,7 @@ func resultRecord(model, problem, method string, success bool, infra string) sum
 // infra error.
 func TestEvaluationRecords(t *testing.T) {
 	e := revtesting.MakeEvaluation("ev", "ns").Simulated("a", "strong", 1).Methods(repotv1.Method("pot")).Obj()
-	in := []summary.Record{
+	in := []contract.Record{
 		resultRecord("a", "p1", "pot", false, "connection reset"),
 		resultRecord("a", "p1", "pot", true, ""),
 		resultRecord("a", "p1", "pot", false, ""),  // a duplicate: the first finished one counts
@@ -47,7 +47,7 @@ func TestEvaluationRecords(t *testing.T) {
 		resultRecord("a", "p3", "pot", false, ""),
 	}
 	got := evaluationRecords(e, in)
-	want := []summary.Record{in[1], in[5]}
+	want := []contract.Record{in[1], in[5]}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("records (-want +got):\n%s", diff)
 	}
@@ -61,18 +61,18 @@ func TestEvaluationRecords(t *testing.T) {
 
 func TestExportEvaluation(t *testing.T) {
 	e := revtesting.MakeEvaluation("ev", "ns").Simulated("a", "strong", 1).Obj()
-	res := &EvaluationResults{Evaluation: e, Records: []summary.Record{
+	res := &EvaluationResults{Evaluation: e, Records: []contract.Record{
 		resultRecord("a", "p1", "pot", true, ""), resultRecord("a", "p2", "pot", false, ""),
 	}}
 	dir := t.TempDir()
 	if err := ExportEvaluation(dir, res); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(dir, layout.RecordsFile))
+	f, err := os.Open(filepath.Join(dir, contract.RecordsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, partial, err := runner.ReadRecords(f)
+	recs, partial, err := contract.ReadRecords(f)
 	f.Close()
 	if err != nil || partial != 0 {
 		t.Fatalf("reading the export: %v (partial %d)", err, partial)
@@ -80,7 +80,7 @@ func TestExportEvaluation(t *testing.T) {
 	if diff := cmp.Diff(res.Records, recs); diff != "" {
 		t.Errorf("records.jsonl (-want +got):\n%s", diff)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, layout.SummaryFile))
+	b, err := os.ReadFile(filepath.Join(dir, contract.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestExportCarriesProvenance(t *testing.T) {
 		RepotVersion:       "(devel)",
 		RepotCommit:        "abc123",
 	}}}
-	res := &EvaluationResults{Evaluation: e, Records: []summary.Record{resultRecord("a", "p1", "pot", true, "")}}
+	res := &EvaluationResults{Evaluation: e, Records: []contract.Record{resultRecord("a", "p1", "pot", true, "")}}
 	dir := t.TempDir()
 	if err := ExportEvaluation(dir, res); err != nil {
 		t.Fatal(err)

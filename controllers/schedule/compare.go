@@ -5,8 +5,10 @@ import (
 	"math/big"
 	"strings"
 
+	"repot.dev/repot-operator/contract"
+
+	"repot.dev/repot-operator/analysis/summary"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // DefaultRegressionPValue is spec.regressionPValue's default.
@@ -16,10 +18,10 @@ const DefaultRegressionPValue = "0.05"
 // per model and method that both ran, with the summary's paired McNemar
 // test, and marks each significant drop: fewer problems solved and a p-value
 // below alpha. Models and methods come out in the run's spec order.
-func compareRuns(e *repotv1.RepotEvaluation, records, baseline []summary.Record, alpha string) []repotv1.RunComparison {
+func compareRuns(e *repotv1.RepotEvaluation, records, baseline []contract.Record, alpha string) []repotv1.RunComparison {
 	type key struct{ model, method string }
-	group := func(rs []summary.Record) map[key][]summary.Record {
-		m := map[key][]summary.Record{}
+	group := func(rs []contract.Record) map[key][]contract.Record {
+		m := map[key][]contract.Record{}
 		for _, r := range rs {
 			k := key{r.Model, r.Method}
 			m[k] = append(m[k], r)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,7 +32,6 @@ import (
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/schedule"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // These tests run the schedule controller against a real kube-apiserver and
@@ -262,7 +263,7 @@ func finish(g *WithT, ns, run string, result repotv1.RunResult) {
 		var lines []string
 		for i := 0; i < 120; i++ {
 			for _, method := range e.Spec.MethodsOrDefault() {
-				r := summary.Record{Model: m.Name, ProblemID: fmt.Sprintf("p%03d", i), Method: string(method),
+				r := contract.Record{Model: m.Name, ProblemID: fmt.Sprintf("p%03d", i), Method: string(method),
 					Environment: "tower_of_hanoi", Success: outcome(m.Simulated.Profile, string(method), i), Calls: 1}
 				b, err := json.Marshal(r)
 				g.Expect(err).NotTo(HaveOccurred())

@@ -8,6 +8,8 @@ import (
 	"context"
 	"fmt"
 
+	"repot.dev/repot-operator/contract"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,8 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // Labels of the evaluation controller's ledger ConfigMaps (the same values
@@ -215,18 +215,18 @@ func (r *Reconciler) compareNew(ctx context.Context, s *repotv1.RepotSchedule, r
 
 // records reads a run's ledgers. Unreadable lines are skipped (and logged):
 // the evaluation controller reports them on the run itself.
-func (r *Reconciler) records(ctx context.Context, e *repotv1.RepotEvaluation) ([]summary.Record, error) {
+func (r *Reconciler) records(ctx context.Context, e *repotv1.RepotEvaluation) ([]contract.Record, error) {
 	var cms corev1.ConfigMapList
 	if err := r.client.List(ctx, &cms, client.InNamespace(e.Namespace),
 		client.MatchingLabels{labelEvaluation: e.Name, labelComponent: componentLedger}); err != nil {
 		return nil, fmt.Errorf("list ledgers of %s: %w", e.Name, err)
 	}
-	var out []summary.Record
+	var out []contract.Record
 	for _, cm := range cms.Items {
 		if ref := metav1.GetControllerOf(&cm); ref == nil || ref.UID != e.UID {
 			continue
 		}
-		summary.ScanRecords(cm.Data[layout.LedgerRecordsKey], func(n int, _ string, rec summary.Record, err error) {
+		contract.ScanRecords(cm.Data[contract.LedgerRecordsKey], func(n int, _ string, rec contract.Record, err error) {
 			if err != nil {
 				log.FromContext(ctx).Info("skipping an unreadable ledger line", "ledger", cm.Name, "line", n, "error", err.Error())
 				return

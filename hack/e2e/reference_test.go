@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"repot.dev/repot-operator/analysis/summary"
 	"repot.dev/repot-operator/hack/localcluster/proc"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // reference runs `repot run` outside the cluster on the same suite, methods

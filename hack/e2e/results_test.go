@@ -14,9 +14,9 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"repot.dev/repot-operator/analysis/report/reporttest"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/exporttest"
-	"repot.dev/repot-operator/runner/report/reporttest"
 )
 
 // repotCmd runs bin/repot against the test cluster and returns its output.

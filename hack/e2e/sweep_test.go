@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -15,8 +17,6 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // sweepYAML is four simulated models of one GPU each, two at a time; one
@@ -106,11 +106,11 @@ var _ = Describe("a sweep of four simulated models with maxParallelModels 2 on a
 			build.LabelEvaluation: "sweep", build.LabelComponent: build.ComponentLedger})).To(Succeed())
 		lastEnd := map[string]time.Time{}
 		for _, cm := range cms.Items {
-			for _, line := range strings.Split(cm.Data[layout.LedgerRecordsKey], "\n") {
+			for _, line := range strings.Split(cm.Data[contract.LedgerRecordsKey], "\n") {
 				if strings.TrimSpace(line) == "" {
 					continue
 				}
-				r, err := summary.ParseRecord([]byte(line))
+				r, err := contract.ParseRecord([]byte(line))
 				Expect(err).NotTo(HaveOccurred())
 				Expect(r.StartedUnixMilli).To(BeNumerically(">", 0), "record without a start time")
 				if end := time.UnixMilli(r.StartedUnixMilli + r.WallMillis); end.After(lastEnd[r.Model]) {

@@ -12,9 +12,10 @@ import (
 	"strings"
 	"time"
 
-	"repot.dev/repot-operator/runner/gpu"
-	"repot.dev/repot-operator/runner/layout"
-	"repot.dev/repot-operator/runner/summary"
+	"repot.dev/repot-operator/contract"
+
+	"repot.dev/repot-operator/analysis/gpucost"
+	"repot.dev/repot-operator/analysis/summary"
 )
 
 // maxReadingBytes bounds a /telemetry answer (a reading of 8 GPUs is about
@@ -26,40 +27,40 @@ const maxReadingBytes = 1 << 20
 // line to dir/gpu.jsonl, which the ledger sidecar copies into the shard's
 // ledger. The reading is only a cost measurement: failing to take it is
 // reported and never stops the run.
-func recordGPUReading(ctx context.Context, hc *http.Client, url, dir, model string, shard int, phase string) (gpu.Reading, error) {
+func recordGPUReading(ctx context.Context, hc *http.Client, url, dir, model string, shard int, phase string) (contract.Reading, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return gpu.Reading{}, err
+		return contract.Reading{}, err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return gpu.Reading{}, fmt.Errorf("GPU telemetry: %w", err)
+		return contract.Reading{}, fmt.Errorf("GPU telemetry: %w", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxReadingBytes+1))
 	if err != nil {
-		return gpu.Reading{}, fmt.Errorf("GPU telemetry: %w", err)
+		return contract.Reading{}, fmt.Errorf("GPU telemetry: %w", err)
 	}
 	if len(body) > maxReadingBytes {
-		return gpu.Reading{}, fmt.Errorf("GPU telemetry: %s answered more than %d bytes", url, maxReadingBytes)
+		return contract.Reading{}, fmt.Errorf("GPU telemetry: %s answered more than %d bytes", url, maxReadingBytes)
 	}
 	// A 503 carries a reading with the NVML error: record it, so the error
 	// reaches the status.
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusServiceUnavailable {
-		return gpu.Reading{}, fmt.Errorf("GPU telemetry: GET %s: HTTP %d", url, resp.StatusCode)
+		return contract.Reading{}, fmt.Errorf("GPU telemetry: GET %s: HTTP %d", url, resp.StatusCode)
 	}
-	r, err := gpu.ParseReading(body)
+	r, err := contract.ParseReading(body)
 	if err != nil {
-		return gpu.Reading{}, fmt.Errorf("GPU telemetry: %s: %w", url, err)
+		return contract.Reading{}, fmt.Errorf("GPU telemetry: %s: %w", url, err)
 	}
 	r.Model, r.Shard, r.Phase = model, shard, phase
 	line, err := json.Marshal(r)
 	if err != nil {
 		return r, err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, layout.ReadingsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, contract.ReadingsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return r, err
 	}
@@ -78,26 +79,26 @@ func recordGPUReading(ctx context.Context, hc *http.Client, url, dir, model stri
 // model: energy between the first and last reading, joules per solved
 // problem and each method's estimated share.
 func printGPUCost(w io.Writer, dir string, s summary.Summary) error {
-	data, err := os.ReadFile(filepath.Join(dir, layout.ReadingsFile))
+	data, err := os.ReadFile(filepath.Join(dir, contract.ReadingsFile))
 	if err != nil {
 		return err
 	}
-	var rs []gpu.Reading
+	var rs []contract.Reading
 	for _, line := range strings.Split(string(data), "\n") {
-		if r, err := gpu.ParseReading([]byte(line)); err == nil {
+		if r, err := contract.ParseReading([]byte(line)); err == nil {
 			rs = append(rs, r)
 		}
 	}
 	if len(rs) == 0 || len(s.Models) == 0 {
 		return nil
 	}
-	c := gpu.Summarize(rs)
+	c := gpucost.Summarize(rs)
 	for _, m := range s.Models {
 		solved, tokens := make([]int64, len(m.Methods)), make([]int64, len(m.Methods))
 		for i, ms := range m.Methods {
 			solved[i], tokens[i] = int64(ms.Solved), ms.Tokens.Completion
 		}
-		b := gpu.Break(c, solved, tokens)
+		b := gpucost.Break(c, solved, tokens)
 		sim := ""
 		if c.Simulated {
 			sim = " [SIMULATED GPU: not a measurement of any hardware]"

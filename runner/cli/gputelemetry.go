@@ -15,7 +15,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/spf13/cobra"
 
-	"repot.dev/repot-operator/runner/gpu"
+	"repot.dev/repot-operator/programs/gputelemetry"
 )
 
 func init() { register(newGPUTelemetryCommand) }
@@ -59,9 +59,9 @@ check that a node's driver and GPUs are usable.`,
 			if execute != (len(args) > 0) {
 				return errors.New("give a command after -- together with --exec (gpu-telemetry --exec -- vllm serve MODEL), or neither")
 			}
-			reader := gpu.NewNVMLReader(nvmlLibrary())
+			reader := gputelemetry.NewNVMLReader(nvmlLibrary())
 			defer reader.Close()
-			sampler := gpu.NewSampler(reader, nil)
+			sampler := gputelemetry.NewSampler(reader, nil)
 			sampler.Interval = interval
 			if once {
 				sampler.Sample()
@@ -69,7 +69,7 @@ check that a node's driver and GPUs are usable.`,
 				if readErr != "" {
 					return errors.New(readErr)
 				}
-				return gpu.WritePrometheus(cmd.OutOrStdout(), samples, sampler.Reading(), "")
+				return gputelemetry.WritePrometheus(cmd.OutOrStdout(), samples, sampler.Reading(), "")
 			}
 			logger := log.New(cmd.ErrOrStderr(), "gpu-telemetry: ", log.LstdFlags)
 			if !execute {
@@ -91,7 +91,7 @@ check that a node's driver and GPUs are usable.`,
 // wrapWithTelemetry runs argv as a child while sampling and serving; it
 // returns ExitError with the child's code. A telemetry failure (the port is
 // taken, NVML is missing) is logged and never stops the child.
-func wrapWithTelemetry(ctx context.Context, listen string, sampler *gpu.Sampler, argv []string, logger *log.Logger) error {
+func wrapWithTelemetry(ctx context.Context, listen string, sampler *gputelemetry.Sampler, argv []string, logger *log.Logger) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -116,7 +116,7 @@ func wrapWithTelemetry(ctx context.Context, listen string, sampler *gpu.Sampler,
 
 // serveGPUTelemetry serves gpuTelemetryHandler on listen until ctx ends or
 // SIGINT/SIGTERM arrives, then drains the scrapes in flight (up to 5s).
-func serveGPUTelemetry(ctx context.Context, listen string, sampler *gpu.Sampler) error {
+func serveGPUTelemetry(ctx context.Context, listen string, sampler *gputelemetry.Sampler) error {
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return err
@@ -127,13 +127,13 @@ func serveGPUTelemetry(ctx context.Context, listen string, sampler *gpu.Sampler)
 
 // gpuTelemetryHandler serves /metrics (the latest samples and the totals;
 // repot_gpu_up 0 when NVML fails), /telemetry (the totals as a JSON
-// gpu.Reading; 503 with the reading when NVML fails) and /healthz.
-func gpuTelemetryHandler(sampler *gpu.Sampler) http.Handler {
+// contract.Reading; 503 with the reading when NVML fails) and /healthz.
+func gpuTelemetryHandler(sampler *gputelemetry.Sampler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
 		samples, readErr := sampler.Latest()
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		if err := gpu.WritePrometheus(w, samples, sampler.Reading(), readErr); err != nil {
+		if err := gputelemetry.WritePrometheus(w, samples, sampler.Reading(), readErr); err != nil {
 			return // the client went away
 		}
 	})
@@ -152,7 +152,7 @@ func gpuTelemetryHandler(sampler *gpu.Sampler) http.Handler {
 // logGPUProblems logs, every few seconds, a change in what the sampler
 // cannot read (NVML failing, a GPU lost) and its recovery, so that the
 // server's log says when its GPU readings stopped.
-func logGPUProblems(ctx context.Context, sampler *gpu.Sampler, logger *log.Logger) {
+func logGPUProblems(ctx context.Context, sampler *gputelemetry.Sampler, logger *log.Logger) {
 	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
 	last := ""

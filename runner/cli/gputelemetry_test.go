@@ -12,32 +12,34 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
 
-	"repot.dev/repot-operator/runner/gpu"
+	"repot.dev/repot-operator/programs/gputelemetry"
 )
 
-// fakeGPUs is a gpu.Reader with fixed samples or a fixed error.
+// fakeGPUs is a gputelemetry.Reader with fixed samples or a fixed error.
 type fakeGPUs struct {
-	samples []gpu.Sample
+	samples []gputelemetry.Sample
 	err     error
 }
 
-func (f fakeGPUs) Read() ([]gpu.Sample, error) { return f.samples, f.err }
+func (f fakeGPUs) Read() ([]gputelemetry.Sample, error) { return f.samples, f.err }
 
-func sampled(r gpu.Reader) *gpu.Sampler {
-	s := gpu.NewSampler(r, nil)
+func sampled(r gputelemetry.Reader) *gputelemetry.Sampler {
+	s := gputelemetry.NewSampler(r, nil)
 	s.Sample()
 	return s
 }
 
 func TestGPUTelemetryHandler(t *testing.T) {
-	ok := fakeGPUs{samples: []gpu.Sample{{Index: 0, UUID: "GPU-a", Name: "NVIDIA H200", MemoryUsedBytes: 7 << 20, MemoryTotalBytes: 9 << 20}}}
+	ok := fakeGPUs{samples: []gputelemetry.Sample{{Index: 0, UUID: "GPU-a", Name: "NVIDIA H200", MemoryUsedBytes: 7 << 20, MemoryTotalBytes: 9 << 20}}}
 	broken := fakeGPUs{err: errors.New("NVML could not start")}
 	tests := []struct {
 		name       string
-		reader     gpu.Reader
+		reader     gputelemetry.Reader
 		path       string
 		wantStatus int
 		wantBody   string
@@ -171,8 +173,8 @@ func TestRunChildForwardsSignals(t *testing.T) {
 
 func TestTelemetryReadingDecodes(t *testing.T) {
 	rec := httptest.NewRecorder()
-	gpuTelemetryHandler(sampled(gpu.NewNVMLReader(dgxh100.New()))).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/telemetry", nil))
-	r, err := gpu.ParseReading(rec.Body.Bytes())
+	gpuTelemetryHandler(sampled(gputelemetry.NewNVMLReader(dgxh100.New()))).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/telemetry", nil))
+	r, err := contract.ParseReading(rec.Body.Bytes())
 	if err != nil || len(r.GPUs) != 8 {
 		t.Errorf("reading %+v, err %v", r, err)
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"repot.dev/repot-operator/runner/layout"
+	"repot.dev/repot-operator/contract"
 )
 
 // ledgerWait is `repot run --await-ledger`'s hand-off to the runner pod's
@@ -45,13 +45,13 @@ func newLedgerWait(dir string, timeout time.Duration) *ledgerWait {
 
 // await writes the done file and waits for the answer; nil only for "ok".
 func (w *ledgerWait) await(ctx context.Context) error {
-	synced := filepath.Join(w.dir, layout.LedgerSyncedFile)
+	synced := filepath.Join(w.dir, contract.LedgerSyncedFile)
 	// A stale answer (a reused output directory) must not be taken for this
 	// run's.
 	if err := os.Remove(synced); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("ledger hand-off: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(w.dir, layout.RunDoneFile), []byte("done\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(w.dir, contract.RunDoneFile), []byte("done\n"), 0o644); err != nil {
 		return fmt.Errorf("ledger hand-off: %w", err)
 	}
 	deadline := w.now().Add(w.timeout)
@@ -60,7 +60,7 @@ func (w *ledgerWait) await(ctx context.Context) error {
 		switch {
 		case err == nil:
 			answer := strings.TrimSpace(string(b))
-			if answer == layout.LedgerSyncedOK {
+			if answer == contract.LedgerSyncedOK {
 				return nil
 			}
 			return fmt.Errorf("the ledger lacks records of this shard (ledger-sync: %s); the pod fails so that the Job runs the shard again and resumes from the ledger", answer)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"repot.dev/repot-operator/runner/layout"
+	"repot.dev/repot-operator/contract"
 )
 
 func TestLedgerWait(t *testing.T) {
@@ -26,7 +26,7 @@ func TestLedgerWait(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			synced := filepath.Join(dir, layout.LedgerSyncedFile)
+			synced := filepath.Join(dir, contract.LedgerSyncedFile)
 			if tt.stale != "" {
 				if err := os.WriteFile(synced, []byte(tt.stale), 0o644); err != nil {
 					t.Fatal(err)
@@ -36,8 +36,8 @@ func TestLedgerWait(t *testing.T) {
 			w := &ledgerWait{dir: dir, timeout: time.Minute, now: func() time.Time { return now },
 				// The sidecar: it answers on the first poll after run.done.
 				sleep: func(_ context.Context, d time.Duration) {
-					if _, err := os.Stat(filepath.Join(dir, layout.RunDoneFile)); err != nil {
-						t.Errorf("waiting without having written %s", layout.RunDoneFile)
+					if _, err := os.Stat(filepath.Join(dir, contract.RunDoneFile)); err != nil {
+						t.Errorf("waiting without having written %s", contract.RunDoneFile)
 					}
 					if tt.answer != "" {
 						if err := os.WriteFile(synced, []byte(tt.answer), 0o644); err != nil {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/spf13/cobra"
 
 	"repot.dev/repot-operator/runner/model"
@@ -121,7 +123,7 @@ func (g *readyGate) check(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
 	_, err := g.client.Complete(cctx, model.Request{
-		Messages:  []model.Message{{Role: model.RoleUser, Content: "Reply with the single word OK."}},
+		Messages:  []contract.Message{{Role: model.RoleUser, Content: "Reply with the single word OK."}},
 		MaxTokens: 1,
 	})
 	g.mu.Lock()

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/programs/simserver"
 	"repot.dev/repot-operator/runner/model"
-	"repot.dev/repot-operator/runner/simserver"
 )
 
 // flakyClient fails while fail is true.

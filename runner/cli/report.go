@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"repot.dev/repot-operator/runner/report"
+	"repot.dev/repot-operator/analysis/report"
 )
 
 func init() { register(newReportCommand) }

@@ -14,16 +14,16 @@ import (
 	"syscall"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"repot.dev/repot-operator/analysis/vrr"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner"
-	"repot.dev/repot-operator/runner/gpu"
-	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/sandbox"
-	"repot.dev/repot-operator/runner/vrr"
 )
 
 func init() { register(newRunCommand) }
@@ -77,7 +77,7 @@ func newRunCommandFlags() (*cobra.Command, *runFlags) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.suite, "suite", "", "built-in suite: "+strings.Join(envs.SuiteNames(), ", ")+" (the last two need --problems)")
 	fl.StringVar(&f.problems, "problems", "", "JSONL problems file (path or URL) in the PuzzleZoo or PlanBench schema")
-	fl.StringSliceVar(&f.methods, "methods", runner.DefaultMethods, "methods to run: "+strings.Join(runner.Methods, ", "))
+	fl.StringSliceVar(&f.methods, "methods", contract.DefaultMethods, "methods to run: "+strings.Join(contract.Methods, ", "))
 	fl.StringVar(&f.baseURL, "base-url", "http://127.0.0.1:8000/v1", "OpenAI-compatible API root")
 	fl.StringVar(&f.modelName, "model", "", "served model id (default: the first model the endpoint lists)")
 	fl.StringVar(&f.modelLabel, "model-label", "", "model name recorded in records and traces (default --model)")
@@ -97,8 +97,8 @@ func newRunCommandFlags() (*cobra.Command, *runFlags) {
 	fl.BoolVar(&f.disableThinking, "disable-thinking", true, "turn extended thinking off (/no_think system prefix and chat_template_kwargs.enable_thinking=false)")
 	fl.DurationVar(&f.programTimeout, "program-timeout", 10*time.Second, "wall-clock limit per model program in the sandbox")
 	fl.IntVar(&f.programConcurrency, "program-concurrency", 0, "programs running at once (default: number of CPUs)")
-	fl.StringVar(&f.gpuTelemetryURL, "gpu-telemetry-url", "", "the model server's GPU telemetry (http://HOST:9400/telemetry): read at the start and end of the shard into DIR/"+layout.ReadingsFile)
-	fl.DurationVar(&f.awaitLedger, "await-ledger", 0, "in a runner pod: after the last run write DIR/"+layout.RunDoneFile+" and wait up to this long for the ledger-sync sidecar's DIR/"+layout.LedgerSyncedFile+
+	fl.StringVar(&f.gpuTelemetryURL, "gpu-telemetry-url", "", "the model server's GPU telemetry (http://HOST:9400/telemetry): read at the start and end of the shard into DIR/"+contract.ReadingsFile)
+	fl.DurationVar(&f.awaitLedger, "await-ledger", 0, "in a runner pod: after the last run write DIR/"+contract.RunDoneFile+" and wait up to this long for the ledger-sync sidecar's DIR/"+contract.LedgerSyncedFile+
 		"; exit non-zero unless it says the ledger holds every record (0: do not wait)")
 	fl.StringVar(&f.sandboxMin, "sandbox-min", string(sandbox.MinSeccomp), "least sandbox confinement to start with: seccomp, seccomp+landlock, seccomp+namespaces or none (see docs/sandbox.md)")
 	addDerailFlags(fl, f)
@@ -180,12 +180,12 @@ func (f *runFlags) run(c *cobra.Command) error {
 	opts.SandboxMode = sb.Mode()
 	// The ledger-sync sidecar copies this file onto the ledger; the operator
 	// shows it in the evaluation's status.
-	if err := os.WriteFile(filepath.Join(out.Dir, layout.SandboxModeFile), []byte(sb.Mode()+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out.Dir, contract.SandboxModeFile), []byte(sb.Mode()+"\n"), 0o644); err != nil {
 		return fmt.Errorf("writing the sandbox mode: %w", err)
 	}
 	// The provenance goes the same way: the ledger-sync sidecar copies it
 	// onto the ledger and the operator shows it in status.models[].provenance.
-	if err := runner.WriteProvenance(out.Dir, runProvenance(ctx, client, opts)); err != nil {
+	if err := contract.WriteProvenance(out.Dir, runProvenance(ctx, client, opts)); err != nil {
 		fmt.Fprintf(errw, "%v (the run goes on without a provenance record)\n", err)
 	}
 	pp := &runner.ProgressPrinter{W: errw, TTY: isTerminal(errw), Clock: model.SystemClock}
@@ -201,7 +201,7 @@ func (f *runFlags) run(c *cobra.Command) error {
 	}
 	fmt.Fprintf(errw, "repot run: %s (shard %d of %d), methods %s, model %q at %s, concurrency %d, sandbox %s; %d finished runs already in %s\n",
 		units, f.shardIndex, f.shardCnt, strings.Join(f.methods, ","),
-		f.modelLabel, f.baseURL, f.concurrency, sb.Mode(), len(runner.DoneKeys(out.Existing)), out.Dir)
+		f.modelLabel, f.baseURL, f.concurrency, sb.Mode(), len(contract.DoneKeys(out.Existing)), out.Dir)
 	gpuReading := func(ctx context.Context, phase string) {
 		if f.gpuTelemetryURL == "" {
 			return
@@ -210,10 +210,10 @@ func (f *runFlags) run(c *cobra.Command) error {
 			fmt.Fprintf(errw, "%v (the GPU cost of this shard will be incomplete)\n", err)
 		}
 	}
-	gpuReading(ctx, gpu.PhaseStart)
+	gpuReading(ctx, contract.PhaseStart)
 	res, s, err := runner.Execute(ctx, cfg, out)
 	pp.Finish()
-	gpuReading(context.Background(), gpu.PhaseEnd) // also after SIGTERM
+	gpuReading(context.Background(), contract.PhaseEnd) // also after SIGTERM
 	if err != nil {
 		return err
 	}
@@ -229,7 +229,7 @@ func (f *runFlags) run(c *cobra.Command) error {
 	if res.MetricsError != "" {
 		fmt.Fprintf(errw, "concurrency: the server's /metrics were not used: %s\n", res.MetricsError)
 	}
-	fmt.Fprintf(errw, "wrote %s, %s and %s/%s\n", out.RecordsPath, out.TracesPath, out.Dir, layout.SummaryFile)
+	fmt.Fprintf(errw, "wrote %s, %s and %s/%s\n", out.RecordsPath, out.TracesPath, out.Dir, contract.SummaryFile)
 	if res.Aborted {
 		return fmt.Errorf("interrupted: %d of %d runs finished and were saved; rerun with --resume to continue", len(res.Records), res.Planned)
 	}
@@ -261,8 +261,8 @@ func (f *runFlags) check() error {
 		if f.suite == envs.SuiteDerail {
 			break // checked against the conditions once the suite is loaded
 		}
-		if !runner.ValidMethod(m) {
-			return fmt.Errorf("unknown method %q (known: %s)", m, strings.Join(runner.Methods, ", "))
+		if !contract.ValidMethod(m) {
+			return fmt.Errorf("unknown method %q (known: %s)", m, strings.Join(contract.Methods, ", "))
 		}
 	}
 	if u, err := url.Parse(f.baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -388,8 +388,8 @@ const maxServerError = 512
 // runProvenance is what this run runs with: the binary's build, what the
 // server says of itself on /v1/models (or why it could not be asked) and
 // the request parameters every call sends.
-func runProvenance(ctx context.Context, client *model.OpenAI, opts runner.Options) runner.Provenance {
-	var p runner.Provenance
+func runProvenance(ctx context.Context, client *model.OpenAI, opts runner.Options) contract.Provenance {
+	var p contract.Provenance
 	p.RepotVersion, p.RepotCommit = runner.BuildVersion()
 	served, err := client.ServedModels(ctx)
 	if err != nil {

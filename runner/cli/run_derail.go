@@ -4,18 +4,17 @@ import (
 	"fmt"
 	"strings"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-
-	"repot.dev/repot-operator/runner"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 // addDerailFlags adds `repot run`'s Derail-550 flags.
 func addDerailFlags(fl *pflag.FlagSet, f *runFlags) {
-	fl.StringSliceVar(&f.conditions, "conditions", runner.DerailConditions,
-		"--suite derail-550: conditions to run on every case: "+strings.Join(runner.DerailConditions, ", "))
-	fl.StringVar(&f.statement, "checkpoint-statement", summary.StatementPaper,
+	fl.StringSliceVar(&f.conditions, "conditions", contract.DerailConditions,
+		"--suite derail-550: conditions to run on every case: "+strings.Join(contract.DerailConditions, ", "))
+	fl.StringVar(&f.statement, "checkpoint-statement", contract.StatementPaper,
 		"--suite derail-550: how repot-full and repot-no-prefix state the checkpoint problem: paper (the paper's one sentence) or full (rules, move format and the checkpoint state)")
 }
 
@@ -31,22 +30,22 @@ func (f *runFlags) derailMethods(c *cobra.Command, derail bool) error {
 		return nil
 	}
 	if c.Flags().Changed("methods") {
-		return fmt.Errorf("--suite derail-550 runs conditions, not methods: use --conditions (%s)", strings.Join(runner.DerailConditions, ","))
+		return fmt.Errorf("--suite derail-550 runs conditions, not methods: use --conditions (%s)", strings.Join(contract.DerailConditions, ","))
 	}
 	if len(f.conditions) == 0 {
-		return fmt.Errorf("--conditions is empty: name one or more of %s", strings.Join(runner.DerailConditions, ", "))
+		return fmt.Errorf("--conditions is empty: name one or more of %s", strings.Join(contract.DerailConditions, ", "))
 	}
 	seen := map[string]bool{}
 	for _, cond := range f.conditions {
-		if !runner.ValidCondition(cond) {
-			return fmt.Errorf("unknown Derail-550 condition %q (known: %s)", cond, strings.Join(runner.DerailConditions, ", "))
+		if !contract.ValidCondition(cond) {
+			return fmt.Errorf("unknown Derail-550 condition %q (known: %s)", cond, strings.Join(contract.DerailConditions, ", "))
 		}
 		if seen[cond] {
 			return fmt.Errorf("condition %q is named twice in --conditions", cond)
 		}
 		seen[cond] = true
 	}
-	if f.statement != summary.StatementPaper && f.statement != summary.StatementFull {
+	if f.statement != contract.StatementPaper && f.statement != contract.StatementFull {
 		return fmt.Errorf("--checkpoint-statement %q: use paper or full", f.statement)
 	}
 	f.methods = f.conditions

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"repot.dev/repot-operator/analysis/summary"
 	"repot.dev/repot-operator/envs/shareddata"
+	"repot.dev/repot-operator/programs/simserver"
 	"repot.dev/repot-operator/runner/sandbox"
-	"repot.dev/repot-operator/runner/simserver"
-	"repot.dev/repot-operator/runner/summary"
 )
 
 func TestRunDerailFlagErrors(t *testing.T) {

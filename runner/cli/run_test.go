@@ -12,19 +12,19 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
 
+	"repot.dev/repot-operator/analysis/summary"
+	"repot.dev/repot-operator/analysis/vrr"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner"
-	"repot.dev/repot-operator/runner/layout"
+	"repot.dev/repot-operator/programs/simserver"
 	"repot.dev/repot-operator/runner/sandbox"
-	"repot.dev/repot-operator/runner/simserver"
-	"repot.dev/repot-operator/runner/summary"
-	"repot.dev/repot-operator/runner/vrr"
 )
 
 func execRun(t *testing.T, args ...string) (string, error) {
@@ -123,11 +123,11 @@ func TestRunCommandEndToEnd(t *testing.T) {
 	// The provenance: what the simulated server said of itself and what
 	// every request carried (the defaults: temperature 0, max_tokens 16384,
 	// thinking off).
-	pb, err := os.ReadFile(filepath.Join(out, layout.ProvenanceFile))
+	pb, err := os.ReadFile(filepath.Join(out, contract.ProvenanceFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	prov, err := runner.ParseProvenance(pb)
+	prov, err := contract.ParseProvenance(pb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,17 +165,17 @@ func TestRunCommandEndToEnd(t *testing.T) {
 	// In a runner pod: the ledger-sync sidecar answers that the ledger
 	// lacks records, and `repot run` fails (so the pod and its Job retry
 	// the shard); when it answers ok, the run succeeds.
-	for _, answer := range []string{"failed: ledger full: 2 records do not fit", layout.LedgerSyncedOK} {
+	for _, answer := range []string{"failed: ledger full: 2 records do not fit", contract.LedgerSyncedOK} {
 		stop := fakeLedgerSidecar(t, out, answer)
 		_, err = execRun(t, append(args, "--resume", "--await-ledger=1m")...)
 		stop()
-		if answer == layout.LedgerSyncedOK && err != nil {
+		if answer == contract.LedgerSyncedOK && err != nil {
 			t.Errorf("repot run --await-ledger with the ledger complete: %v", err)
 		}
-		if answer != layout.LedgerSyncedOK && (err == nil || !strings.Contains(err.Error(), "ledger full")) {
+		if answer != contract.LedgerSyncedOK && (err == nil || !strings.Contains(err.Error(), "ledger full")) {
 			t.Errorf("repot run --await-ledger with a ledger that lacks records: err = %v; want the sidecar's answer", err)
 		}
-		os.Remove(filepath.Join(out, layout.RunDoneFile))
+		os.Remove(filepath.Join(out, contract.RunDoneFile))
 	}
 }
 
@@ -192,8 +192,8 @@ func fakeLedgerSidecar(t *testing.T, dir, answer string) (stop func()) {
 				return
 			case <-time.After(10 * time.Millisecond):
 			}
-			if _, err := os.Stat(filepath.Join(dir, layout.RunDoneFile)); err == nil {
-				if err := os.WriteFile(filepath.Join(dir, layout.LedgerSyncedFile), []byte(answer+"\n"), 0o644); err != nil {
+			if _, err := os.Stat(filepath.Join(dir, contract.RunDoneFile)); err == nil {
+				if err := os.WriteFile(filepath.Join(dir, contract.LedgerSyncedFile), []byte(answer+"\n"), 0o644); err != nil {
 					t.Error(err)
 				}
 				return

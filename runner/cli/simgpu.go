@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"time"
 
-	"repot.dev/repot-operator/runner/gpu"
-	"repot.dev/repot-operator/runner/simserver"
+	"repot.dev/repot-operator/programs/gputelemetry"
+	"repot.dev/repot-operator/programs/simserver"
 )
 
 // serveSimulatedGPU starts the SIMULATED GPU of `sim-server --fake-gpu`: a
@@ -23,7 +23,7 @@ func serveSimulatedGPU(ctx context.Context, model, listen string, srv *simserver
 	if capacity <= 0 {
 		capacity = simserver.DefaultLatency.MaxTokensPerSecond
 	}
-	sampler := gpu.NewSampler(gpu.NewNVMLReader(gpu.NewSimulatedH100(srv.DecodeLoad, capacity, time.Now)), nil)
+	sampler := gputelemetry.NewSampler(gputelemetry.NewNVMLReader(gputelemetry.NewSimulatedH100(srv.DecodeLoad, capacity, time.Now)), nil)
 	sampler.Simulated = true
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
@@ -37,6 +37,6 @@ func serveSimulatedGPU(ctx context.Context, model, listen string, srv *simserver
 	hs := &http.Server{Handler: gpuTelemetryHandler(sampler), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	logger.Printf("repot simulation: SIMULATED %s GPU telemetry (not a measurement: %d W idle to %d W at %g tokens/s) on http://%s/metrics and /telemetry",
-		model, gpu.SimIdleMilliwatts/1000, gpu.SimFullMilliwatts/1000, capacity, ln.Addr())
+		model, gputelemetry.SimIdleMilliwatts/1000, gputelemetry.SimFullMilliwatts/1000, capacity, ln.Addr())
 	return func() { cancel(); _ = hs.Close() }, nil
 }

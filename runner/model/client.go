@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 )
@@ -151,11 +153,11 @@ func (c *OpenAI) params(req Request) openai.ChatCompletionNewParams {
 
 // withSystemPrefix prepends prefix to the first system message, or adds a
 // system message holding only the prefix when there is none.
-func withSystemPrefix(msgs []Message, prefix string) []Message {
+func withSystemPrefix(msgs []contract.Message, prefix string) []contract.Message {
 	if prefix == "" {
 		return msgs
 	}
-	out := make([]Message, 0, len(msgs)+1)
+	out := make([]contract.Message, 0, len(msgs)+1)
 	for i, m := range msgs {
 		if m.Role == RoleSystem {
 			out = append(out, msgs[:i]...)
@@ -164,7 +166,7 @@ func withSystemPrefix(msgs []Message, prefix string) []Message {
 			return append(out, msgs[i+1:]...)
 		}
 	}
-	out = append(out, Message{Role: RoleSystem, Content: prefix})
+	out = append(out, contract.Message{Role: RoleSystem, Content: prefix})
 	return append(out, msgs...)
 }
 
@@ -186,7 +188,7 @@ func (c *OpenAI) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 	return Response{
 		Content:      ch.Message.Content,
 		FinishReason: ch.FinishReason,
-		Usage: Usage{
+		Usage: contract.Usage{
 			Prompt:     int(u.PromptTokens),
 			Completion: int(u.CompletionTokens),
 			Cached:     int(u.PromptTokensDetails.CachedTokens),

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -107,7 +109,7 @@ func newTestClient(t *testing.T, url string, sl *fakeSleeper, mut func(*Config))
 }
 
 var req = Request{
-	Messages:    []Message{{Role: RoleSystem, Content: "be brief"}, {Role: RoleUser, Content: "solve"}},
+	Messages:    []contract.Message{{Role: RoleSystem, Content: "be brief"}, {Role: RoleUser, Content: "solve"}},
 	Temperature: 0,
 	MaxTokens:   16384,
 }
@@ -128,7 +130,7 @@ func TestCompleteParsesResponseAndSendsBody(t *testing.T) {
 	}
 	resp.Latency = 0
 	want := Response{Content: "moves = [[1,0,2]]", FinishReason: "length",
-		Usage: Usage{Prompt: 120, Completion: 40, Cached: 64, Reasoning: 7}}
+		Usage: contract.Usage{Prompt: 120, Completion: 40, Cached: 64, Reasoning: 7}}
 	if diff := cmp.Diff(want, resp); diff != "" {
 		t.Errorf("response (-want +got):\n%s", diff)
 	}
@@ -165,12 +167,12 @@ func TestMaxCompletionTokens(t *testing.T) {
 }
 
 func TestSystemPrefixWithoutSystemMessage(t *testing.T) {
-	got := withSystemPrefix([]Message{{Role: RoleUser, Content: "u"}}, "/no_think")
-	want := []Message{{Role: RoleSystem, Content: "/no_think"}, {Role: RoleUser, Content: "u"}}
+	got := withSystemPrefix([]contract.Message{{Role: RoleUser, Content: "u"}}, "/no_think")
+	want := []contract.Message{{Role: RoleSystem, Content: "/no_think"}, {Role: RoleUser, Content: "u"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Error(diff)
 	}
-	in := []Message{{Role: RoleSystem, Content: "s"}}
+	in := []contract.Message{{Role: RoleSystem, Content: "s"}}
 	_ = withSystemPrefix(in, "/p")
 	if in[0].Content != "s" {
 		t.Error("withSystemPrefix modified its input")

@@ -5,29 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"repot.dev/repot-operator/contract"
 )
-
-// ServedModel is one model a server lists on /v1/models: its id and what
-// vLLM adds of it (root, max_model_len); servers that do not say leave them
-// empty.
-type ServedModel struct {
-	ID          string `json:"id"`
-	Root        string `json:"root,omitempty"`
-	MaxModelLen *int64 `json:"max_model_len,omitempty"`
-}
-
-// Describe is how reports and exports show a served model: "ID[, root
-// ROOT][, max_model_len N]".
-func (s ServedModel) Describe() string {
-	v := s.ID
-	if s.Root != "" {
-		v += ", root " + s.Root
-	}
-	if s.MaxModelLen != nil {
-		v += fmt.Sprintf(", max_model_len %d", *s.MaxModelLen)
-	}
-	return v
-}
 
 // maxServedModels bounds what ServedModels keeps of a long list (hosted
 // APIs list hundreds).
@@ -36,14 +16,14 @@ const maxServedModels = 8
 // ServedModels asks the server's /v1/models (openai-go's Models.List, no
 // retries) what it serves. The client's own model comes first when listed;
 // at most maxServedModels entries are kept.
-func (c *OpenAI) ServedModels(ctx context.Context) ([]ServedModel, error) {
+func (c *OpenAI) ServedModels(ctx context.Context) ([]contract.ServedModel, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	page, err := c.client.Models.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing the server's models: %w", err)
 	}
-	var own, rest []ServedModel
+	var own, rest []contract.ServedModel
 	for _, m := range page.Data {
 		var extra struct {
 			Root        string `json:"root"`
@@ -52,7 +32,7 @@ func (c *OpenAI) ServedModels(ctx context.Context) ([]ServedModel, error) {
 		if raw := m.RawJSON(); raw != "" {
 			_ = json.Unmarshal([]byte(raw), &extra) // optional fields: a server without them is fine
 		}
-		s := ServedModel{ID: m.ID, Root: extra.Root, MaxModelLen: extra.MaxModelLen}
+		s := contract.ServedModel{ID: m.ID, Root: extra.Root, MaxModelLen: extra.MaxModelLen}
 		if m.ID == c.cfg.Model {
 			own = append(own, s)
 		} else {

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
 )
@@ -31,7 +33,7 @@ func TestServedModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ServedModel{
+	want := []contract.ServedModel{
 		{ID: "test-model", Root: "Qwen/Qwen3-8B", MaxModelLen: ptr.To[int64](40960)},
 		{ID: "lora", Root: "/adapters/lora"},
 	}
@@ -59,7 +61,7 @@ func TestRequestParametersAreWhatIsSent(t *testing.T) {
 		s := &script{steps: []func(http.ResponseWriter, *http.Request){ok}}
 		srv := httptest.NewServer(s)
 		c := newTestClient(t, srv.URL, &fakeSleeper{}, mut)
-		r := Request{Messages: []Message{{Role: RoleUser, Content: "solve"}}, Temperature: 0.7, MaxTokens: 2048}
+		r := Request{Messages: []contract.Message{{Role: RoleUser, Content: "solve"}}, Temperature: 0.7, MaxTokens: 2048}
 		if _, err := c.Complete(context.Background(), r); err != nil {
 			t.Fatal(err)
 		}
@@ -87,13 +89,13 @@ func TestRequestParametersAreWhatIsSent(t *testing.T) {
 
 func TestServedModelDescribe(t *testing.T) {
 	for _, tc := range []struct {
-		in   ServedModel
+		in   contract.ServedModel
 		want string
 	}{
-		{ServedModel{ID: "m"}, "m"},
-		{ServedModel{ID: "m", Root: "org/m"}, "m, root org/m"},
-		{ServedModel{ID: "m", MaxModelLen: ptr.To[int64](8192)}, "m, max_model_len 8192"},
-		{ServedModel{ID: "m", Root: "org/m", MaxModelLen: ptr.To[int64](0)}, "m, root org/m, max_model_len 0"},
+		{contract.ServedModel{ID: "m"}, "m"},
+		{contract.ServedModel{ID: "m", Root: "org/m"}, "m, root org/m"},
+		{contract.ServedModel{ID: "m", MaxModelLen: ptr.To[int64](8192)}, "m, max_model_len 8192"},
+		{contract.ServedModel{ID: "m", Root: "org/m", MaxModelLen: ptr.To[int64](0)}, "m, root org/m, max_model_len 0"},
 	} {
 		if got := tc.in.Describe(); got != tc.want {
 			t.Errorf("%+v.Describe() = %q, want %q", tc.in, got, tc.want)

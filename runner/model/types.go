@@ -7,37 +7,23 @@ package model
 import (
 	"context"
 	"time"
+
+	"repot.dev/repot-operator/contract"
 )
 
-// Message roles.
+// contract.Message roles.
 const (
 	RoleSystem    = "system"
 	RoleUser      = "user"
 	RoleAssistant = "assistant"
 )
 
-// Message is one chat message.
-type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
 // Request is one chat completion request.
 type Request struct {
-	Messages    []Message
+	Messages    []contract.Message
 	Temperature float64
 	// MaxTokens caps the completion; 0 leaves it to the server.
 	MaxTokens int
-}
-
-// Usage is the server's token accounting for one call.
-type Usage struct {
-	Prompt     int `json:"prompt"`
-	Completion int `json:"completion"`
-	// Cached is usage.prompt_tokens_details.cached_tokens.
-	Cached int `json:"cached"`
-	// Reasoning is usage.completion_tokens_details.reasoning_tokens.
-	Reasoning int `json:"reasoning"`
 }
 
 // Response is a completed call.
@@ -45,7 +31,7 @@ type Response struct {
 	Content string
 	// FinishReason is the server's finish_reason ("stop", "length", ...).
 	FinishReason string
-	Usage        Usage
+	Usage        contract.Usage
 	// Latency is the wall time of the successful attempt.
 	Latency time.Duration
 	// Retries is how many failed attempts preceded the successful one.

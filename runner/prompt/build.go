@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"repot.dev/repot-operator/contract"
+
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/model"
 )
@@ -44,12 +46,12 @@ func instruction(what string) string {
 }
 
 // Initial is the first call's prompt for p (attempt 1).
-func Initial(p *envs.Problem) []model.Message { return Fresh(p, 1) }
+func Initial(p *envs.Problem) []contract.Message { return Fresh(p, 1) }
 
 // Fresh is the prompt of the attempt-th independent fresh call for p
 // (attempt 1 is Initial). Attempts above 1 carry an "Attempt: n" line so
 // that a deterministic server draws them independently.
-func Fresh(p *envs.Problem, attempt int) []model.Message {
+func Fresh(p *envs.Problem, attempt int) []contract.Message {
 	var b strings.Builder
 	stable(&b, p)
 	if attempt > 1 {
@@ -58,7 +60,7 @@ func Fresh(p *envs.Problem, attempt int) []model.Message {
 	b.WriteString("\n")
 	b.WriteString(instruction("a complete, valid plan from the initial state to the goal state"))
 	b.WriteString("\n")
-	return []model.Message{{Role: model.RoleSystem, Content: System}, {Role: model.RoleUser, Content: b.String()}}
+	return []contract.Message{{Role: model.RoleSystem, Content: System}, {Role: model.RoleUser, Content: b.String()}}
 }
 
 // stable writes the part shared by all prompts of p: the statement and the
@@ -78,7 +80,7 @@ func stable(b *strings.Builder, p *envs.Problem) {
 
 // Repair is the repair prompt for p from checkpoint c: the stable part, the
 // Marker line, then the checkpoint block and the instruction for variant v.
-func Repair(p *envs.Problem, c Checkpoint, v Variant) []model.Message {
+func Repair(p *envs.Problem, c Checkpoint, v Variant) []contract.Message {
 	var b strings.Builder
 	stable(&b, p)
 	b.WriteString("\n")
@@ -108,7 +110,7 @@ func Repair(p *envs.Problem, c Checkpoint, v Variant) []model.Message {
 		b.WriteString(instruction("the remaining moves from the verified state to the goal state"))
 	}
 	b.WriteString("\n")
-	return []model.Message{{Role: model.RoleSystem, Content: System}, {Role: model.RoleUser, Content: b.String()}}
+	return []contract.Message{{Role: model.RoleSystem, Content: System}, {Role: model.RoleUser, Content: b.String()}}
 }
 
 // oneLine compacts JSON onto one line; invalid JSON is flattened as text.

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"repot.dev/repot-operator/contract"
+
 	"repot.dev/repot-operator/runner/model"
 )
 
@@ -19,7 +21,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add("Environment: x\nInitial state (JSON): [\nGoal state (JSON): {}\n" + Marker + "\nVerified moves so far: -1\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		got, err := Parse([]model.Message{{Role: model.RoleUser, Content: text}})
+		got, err := Parse([]contract.Message{{Role: model.RoleUser, Content: text}})
 		if err != nil {
 			return
 		}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"repot.dev/repot-operator/contract"
+
 	"repot.dev/repot-operator/runner/model"
 )
 
@@ -14,7 +16,7 @@ import (
 // Fresh or Repair, from the last user message. Labels are matched at the
 // start of a line; in the stable part the last occurrence wins, so a
 // problem statement that happens to contain such a line does not confuse it.
-func Parse(msgs []model.Message) (Parsed, error) {
+func Parse(msgs []contract.Message) (Parsed, error) {
 	text := ""
 	found := false
 	for i := len(msgs) - 1; i >= 0; i-- {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 
 	"repot.dev/repot-operator/envs"
@@ -126,15 +128,15 @@ func TestParseErrors(t *testing.T) {
 	good := Initial(hanoi3())[1].Content
 	tests := []struct {
 		name string
-		msgs []model.Message
+		msgs []contract.Message
 		want string
 	}{
-		{"no user message", []model.Message{{Role: model.RoleSystem, Content: "x"}}, "no user message"},
-		{"no environment", []model.Message{{Role: model.RoleUser, Content: "hello"}}, "Environment"},
-		{"bad initial JSON", []model.Message{{Role: model.RoleUser, Content: strings.Replace(good, "Initial state (JSON): {", "Initial state (JSON): {{", 1)}}, "not valid JSON"},
-		{"no goal", []model.Message{{Role: model.RoleUser, Content: strings.Replace(good, "Goal state (JSON): ", "Goal: ", 1)}}, "Goal state"},
-		{"bad attempt", []model.Message{{Role: model.RoleUser, Content: good + "Attempt: two\n"}}, "not a count"},
-		{"repair without count", []model.Message{{Role: model.RoleUser, Content: good + Marker + "\n"}}, "Verified moves"},
+		{"no user message", []contract.Message{{Role: model.RoleSystem, Content: "x"}}, "no user message"},
+		{"no environment", []contract.Message{{Role: model.RoleUser, Content: "hello"}}, "Environment"},
+		{"bad initial JSON", []contract.Message{{Role: model.RoleUser, Content: strings.Replace(good, "Initial state (JSON): {", "Initial state (JSON): {{", 1)}}, "not valid JSON"},
+		{"no goal", []contract.Message{{Role: model.RoleUser, Content: strings.Replace(good, "Goal state (JSON): ", "Goal: ", 1)}}, "Goal state"},
+		{"bad attempt", []contract.Message{{Role: model.RoleUser, Content: good + "Attempt: two\n"}}, "not a count"},
+		{"repair without count", []contract.Message{{Role: model.RoleUser, Content: good + Marker + "\n"}}, "Verified moves"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

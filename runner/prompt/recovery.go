@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"repot.dev/repot-operator/contract"
+
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/model"
 )
@@ -55,7 +57,7 @@ type Recovery struct {
 // the trace (k
 // verified moves, the next move, the current state), then what r adds, and
 // the request for one JSON move list.
-func RecoveryPrompt(p *envs.Problem, r Recovery) []model.Message {
+func RecoveryPrompt(p *envs.Problem, r Recovery) []contract.Message {
 	var b strings.Builder
 	stable(&b, p)
 	b.WriteString("\n")
@@ -82,7 +84,7 @@ func RecoveryPrompt(p *envs.Problem, r Recovery) []model.Message {
 	}
 	b.WriteString("Answer with the moves as one JSON list, one element per move in the puzzle's move format. " +
 		"Do not write a program. End your answer with a line of the form\nFinal answer: [...]\n")
-	return []model.Message{{Role: model.RoleSystem, Content: RecoverySystem}, {Role: model.RoleUser, Content: b.String()}}
+	return []contract.Message{{Role: model.RoleSystem, Content: RecoverySystem}, {Role: model.RoleUser, Content: b.String()}}
 }
 
 // ParsedRecovery is what ParseRecovery recovers from a recovery prompt.
@@ -101,7 +103,7 @@ var recoveryLabels = []string{labelTraceMoves, labelTraceNext, labelTraceState, 
 
 // ParseRecovery reads a prompt built by RecoveryPrompt back (the simulated
 // server's view of it).
-func ParseRecovery(msgs []model.Message) (ParsedRecovery, error) {
+func ParseRecovery(msgs []contract.Message) (ParsedRecovery, error) {
 	text := ""
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == model.RoleUser {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"repot.dev/repot-operator/contract"
+
 	"github.com/google/go-cmp/cmp"
 
 	"repot.dev/repot-operator/runner/model"
@@ -51,7 +53,7 @@ func FuzzParseRecovery(f *testing.F) {
 	}
 	f.Add("Environment: x\nInitial state (JSON): {}\nGoal state (JSON): {}\n" + RecoveryMarker + "\nVerified trace moves (JSON, in order): [\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		got, err := ParseRecovery([]model.Message{{Role: model.RoleUser, Content: text}})
+		got, err := ParseRecovery([]contract.Message{{Role: model.RoleUser, Content: text}})
 		if err != nil {
 			return
 		}
