@@ -4,7 +4,7 @@ import "strings"
 
 // Files of a run's output directory (`repot run --out DIR`).
 const (
-	// RecordsFile holds one run record (summary.Record) per line, appended
+	// RecordsFile holds one run record (Record) per line, appended
 	// as runs finish. It is also the ledger ConfigMap's data key of the
 	// records (LedgerRecordsKey).
 	RecordsFile = "records.jsonl"

@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -28,6 +29,15 @@ var importRules = []struct {
 	denied []string
 	why    string
 }{
+	{"contract", []string{module + "/..."}, "the contract is the leaf that the engine, the analysis and the operator all import"},
+	{"controllers/...", []string{module + "/runner/...", module + "/programs/..."},
+		"the operator reads the contract and the analysis, never the engine or the programs"},
+	{"analysis/...", []string{
+		module + "/runner", module + "/runner/methods", module + "/runner/concurrency", module + "/runner/cli",
+		module + "/runner/sandbox", module + "/programs/...", module + "/controllers/...",
+	}, "the analysis reads the contract (records, traces), never the engine"},
+	{"programs/...", []string{module + "/runner", module + "/runner/methods", module + "/runner/cli", module + "/controllers/..."},
+		"the simulated server and the GPU telemetry are programs of their own beside the engine"},
 	{"envs/...", []string{module + "/controllers/..."}, "the engine knows nothing of the operator"},
 	{"runner/...", []string{module + "/controllers/..."}, "the engine knows nothing of the operator; main.go joins runner/cli and controllers/cli"},
 	{"controllers/build", []string{
@@ -91,6 +101,9 @@ func importViolations(root string) ([]string, error) {
 		}
 		for _, is := range f.Imports {
 			imp, _ := strconv.Unquote(is.Path.Value)
+			if dir == "contract" && strings.Contains(strings.Split(imp, "/")[0], ".") {
+				out = append(out, dir+"/"+filepath.Base(path)+" imports "+imp+" (the contract imports only the standard library)")
+			}
 			for _, r := range importRules {
 				if !matches(r.from, dir) {
 					continue
@@ -136,5 +149,25 @@ func TestImportRulesCatchAViolation(t *testing.T) {
 	}
 	if len(bad) != 1 || !strings.HasPrefix(bad[0], "runner/cli/x.go imports "+module+"/controllers/ledger") {
 		t.Errorf("violations = %q; want the one of runner/cli/x.go", bad)
+	}
+}
+
+// TestPlanningLinksNoNVML: the operator's pure parts read GPU readings
+// through the contract and link no NVML binding (go-nvml is cgo and only
+// the telemetry program needs it).
+func TestPlanningLinksNoNVML(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skipf("no go command to list dependencies with: %v", err)
+	}
+	for _, pkg := range []string{"./planning", "./ledger", "./build", "./results", "./schedule", "../contract", "../analysis/..."} {
+		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if strings.HasPrefix(dep, "github.com/NVIDIA/go-nvml") {
+				t.Errorf("%s links %s", pkg, dep)
+			}
+		}
 	}
 }

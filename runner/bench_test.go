@@ -10,6 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/runner/sandbox"
+
+	"repot.dev/repot-operator/runner/methods"
+
 	"repot.dev/repot-operator/contract"
 
 	"repot.dev/repot-operator/envs"
@@ -58,7 +62,7 @@ func BenchmarkPerCallWork(b *testing.B) {
 				e, _ := it.p.Env()
 				init, _ := it.p.Initial()
 				goal, _ := it.p.Goal()
-				Replay(e, it.p, init, goal, moves, it.p.MaxSteps)
+				methods.Replay(e, it.p, init, goal, moves, it.p.MaxSteps)
 			}
 		}
 		durs = append(durs, time.Since(start))
@@ -184,22 +188,22 @@ func replicate(ps []envs.Problem, n int) []envs.Problem {
 // memoSandbox runs each program once; the same program again gets the
 // first result after the time the first run took.
 type memoSandbox struct {
-	sb   Sandbox
+	sb   sandbox.Sandbox
 	mu   sync.Mutex
 	runs map[string]*memoRun
 }
 
 type memoRun struct {
 	done chan struct{}
-	res  ProgramResult
+	res  sandbox.Result
 	err  error
 }
 
-func newMemoSandbox(sb Sandbox) *memoSandbox {
+func newMemoSandbox(sb sandbox.Sandbox) *memoSandbox {
 	return &memoSandbox{sb: sb, runs: map[string]*memoRun{}}
 }
 
-func (m *memoSandbox) Run(ctx context.Context, code string) (ProgramResult, error) {
+func (m *memoSandbox) Run(ctx context.Context, code string) (sandbox.Result, error) {
 	m.mu.Lock()
 	r, ok := m.runs[code]
 	if !ok {
@@ -214,14 +218,14 @@ func (m *memoSandbox) Run(ctx context.Context, code string) (ProgramResult, erro
 	}
 	<-r.done
 	if err := model.SleepContext(ctx, r.res.Duration); err != nil {
-		return ProgramResult{}, err
+		return sandbox.Result{}, err
 	}
 	return r.res, r.err
 }
 
 // capacityShare makes one capacity measurement: shards engines, each with
 // conc calls in flight (0: the default configuration, adaptive).
-func capacityShare(b *testing.B, scale float64, m benchModel, shards, conc int, sb Sandbox) {
+func capacityShare(b *testing.B, scale float64, m benchModel, shards, conc int, sb sandbox.Sandbox) {
 	opts := simOptions(b, 1, 0)
 	opts.Latency = m.lat
 	opts.Latency.Scale = scale
@@ -240,12 +244,12 @@ func capacityShare(b *testing.B, scale float64, m benchModel, shards, conc int, 
 			b.Fatal(err)
 		}
 		defer out.Close()
-		ropts := DefaultOptions()
+		ropts := methods.DefaultOptions()
 		ropts.Model = "sim-strong"
 		cfg := Config{
 			Problems: problems, Methods: contract.DefaultMethods, Options: ropts, Order: OrderLongestFirst,
 			ShardIndex: i, ShardCount: shards,
-			Deps: Deps{Client: simClient(b, hs, 3), Sandbox: sb, Clock: model.SystemClock},
+			Deps: methods.Deps{Client: simClient(b, hs, 3), Sandbox: sb, Clock: model.SystemClock},
 		}
 		if conc > 0 {
 			cfg.Concurrency, cfg.FixedConcurrency = conc, true

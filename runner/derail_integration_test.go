@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"repot.dev/repot-operator/runner/runnertest"
+
+	"repot.dev/repot-operator/runner/methods"
+
 	"repot.dev/repot-operator/contract"
 
 	"repot.dev/repot-operator/analysis/summary"
@@ -16,7 +20,7 @@ import (
 // runDerailSuite runs every published case under every condition against
 // the simulated strong model, through the real client and sandbox, into
 // dir, and returns the summary.
-func runDerailSuite(t *testing.T, tasks []DerailTask, conds []string, statement, dir string) summary.Summary {
+func runDerailSuite(t *testing.T, tasks []methods.DerailTask, conds []string, statement, dir string) summary.Summary {
 	t.Helper()
 	hs := startSim(t, simOptions(t, 3, 0), nil)
 	out, err := OpenOutput(dir, "", false)
@@ -24,11 +28,11 @@ func runDerailSuite(t *testing.T, tasks []DerailTask, conds []string, statement,
 		t.Fatal(err)
 	}
 	defer out.Close()
-	opts := DefaultOptions()
+	opts := methods.DefaultOptions()
 	opts.Model, opts.CheckpointStatement = "sim-strong", statement
 	cfg := Config{
 		Derail: tasks, Methods: conds, Options: opts,
-		Deps: Deps{Client: simClient(t, hs, 3), Sandbox: realSandbox(t), Clock: model.SystemClock},
+		Deps: methods.Deps{Client: simClient(t, hs, 3), Sandbox: realSandbox(t), Clock: model.SystemClock},
 	}
 	res, s, err := Execute(context.Background(), cfg, out)
 	if err != nil {
@@ -81,7 +85,7 @@ func TestDerail550AgainstSimServer(t *testing.T) {
 			}
 		}
 		var table strings.Builder
-		if err := WriteTable(&table, s); err != nil {
+		if err := summary.WriteTable(&table, s); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("checkpoint statement %s:\n%s", st, table.String())
@@ -126,8 +130,8 @@ func TestDerailRefusesLegacyRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	cfg := Config{Derail: tasks, Methods: contract.DerailConditions, Options: DefaultOptions(),
-		Deps: Deps{Client: &scriptedClient{}, Sandbox: fakeSandbox}}
+	cfg := Config{Derail: tasks, Methods: contract.DerailConditions, Options: methods.DefaultOptions(),
+		Deps: methods.Deps{Client: &runnertest.ScriptedClient{}, Sandbox: runnertest.FakeSandbox}}
 	if _, _, err := Execute(context.Background(), cfg, out); err == nil || !strings.Contains(err.Error(), "earlier protocol") {
 		t.Errorf("err = %v, want a refusal naming the earlier protocol", err)
 	}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 
+	"repot.dev/repot-operator/runner/methods"
+
 	"repot.dev/repot-operator/contract"
 
 	"repot.dev/repot-operator/analysis/summary"
@@ -34,13 +36,13 @@ type Config struct {
 	Problems []envs.Problem
 	// Derail, when not empty, replaces Problems: the engine runs these
 	// Derail-550 cases (in order, sharded the same way) with RunDerail.
-	Derail []DerailTask
+	Derail []methods.DerailTask
 	// contract.Methods to run on every problem of the shard; with Derail, the
 	// Derail-550 conditions to run on every case.
 	Methods []string
-	Options Options
+	Options methods.Options
 	// Deps' Gate is ignored: the engine makes one from Concurrency.
-	Deps Deps
+	Deps methods.Deps
 	// Concurrency bounds model calls in flight (default DefaultConcurrency).
 	// Unless FixedConcurrency, it is an upper bound: a concurrency
 	// controller (runner/concurrency) sets the calls in flight below it from
@@ -119,22 +121,22 @@ type Result struct {
 type job struct {
 	id     string
 	p      *envs.Problem
-	derail *DerailTask
+	derail *methods.DerailTask
 	method string
 	// opts, when not nil, replaces the configured options (repot-vrr's
 	// calibration and frozen estimates).
-	opts *Options
+	opts *methods.Options
 }
 
 // do runs the job.
-func (j job) do(ctx context.Context, deps Deps, opts Options) (contract.Record, contract.Trace, error) {
+func (j job) do(ctx context.Context, deps methods.Deps, opts methods.Options) (contract.Record, contract.Trace, error) {
 	if j.opts != nil {
 		opts = *j.opts
 	}
 	if j.derail != nil {
-		return RunDerail(ctx, deps, opts, *j.derail, j.method)
+		return methods.RunDerail(ctx, deps, opts, *j.derail, j.method)
 	}
-	return RunProblem(ctx, deps, opts, j.p, j.method)
+	return methods.RunProblem(ctx, deps, opts, j.p, j.method)
 }
 
 // jobs lists the runs of the configured shard, in order, without the done
@@ -207,7 +209,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		conc = DefaultConcurrency
 	}
 	deps := cfg.Deps
-	deps.Gate = NewGate(conc)
+	deps.Gate = concurrency.NewGate(conc)
 	jobs, skipped := cfg.jobs()
 	res = Result{Skipped: skipped, Planned: len(jobs), InFlightLimit: conc, ConcurrencyMode: "fixed"}
 	prog := Progress{Total: len(jobs)}
@@ -329,7 +331,7 @@ func (cfg Config) calibrationRecords(session []contract.Record) []contract.Recor
 
 // runJobs runs jobs concurrently and writes each finished run, adding to res
 // and prog; it sets res.Aborted when ctx ended before every job finished.
-func runJobs(ctx context.Context, cfg Config, deps Deps, jobs []job, res *Result, prog *Progress) error {
+func runJobs(ctx context.Context, cfg Config, deps methods.Deps, jobs []job, res *Result, prog *Progress) error {
 	orderJobs(jobs, cfg.Order)
 	before := len(res.Records)
 
@@ -360,11 +362,11 @@ func runJobs(ctx context.Context, cfg Config, deps Deps, jobs []job, res *Result
 			defer wg.Done()
 			jctx := ctx
 			if cfg.Order != OrderSuite {
-				jctx = WithPriority(ctx, j.expected())
+				jctx = concurrency.WithPriority(ctx, j.expected())
 			}
 			rec, tr, err := j.do(jctx, deps, cfg.Options)
 			switch {
-			case errors.Is(err, ErrAborted):
+			case errors.Is(err, methods.ErrAborted):
 				return
 			case err != nil:
 				fail(err)
@@ -503,8 +505,8 @@ func validate(cfg Config) error {
 
 // validateDerail checks the checkpoint statement and that every case's
 // checkpoint problem can be built.
-func validateDerail(tasks []DerailTask, statement string) error {
-	if _, err := checkStatement(statement); err != nil {
+func validateDerail(tasks []methods.DerailTask, statement string) error {
+	if _, err := methods.CheckStatement(statement); err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
 	seen := map[string]bool{}
@@ -513,7 +515,7 @@ func validateDerail(tasks []DerailTask, statement string) error {
 			return fmt.Errorf("engine: derail case %q appears twice", t.Case.CaseID)
 		}
 		seen[t.Case.CaseID] = true
-		if _, err := CheckpointProblem(t, statement); err != nil {
+		if _, err := methods.CheckpointProblem(t, statement); err != nil {
 			return fmt.Errorf("engine: %w", err)
 		}
 	}

@@ -12,6 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/envs/envstest"
+	"repot.dev/repot-operator/runner/runnertest"
+	"repot.dev/repot-operator/runner/sandbox"
+
+	"repot.dev/repot-operator/runner/methods"
+
 	"repot.dev/repot-operator/contract"
 
 	"github.com/google/go-cmp/cmp"
@@ -25,10 +31,13 @@ import (
 
 // suite returns n copies of hanoi3 with ids h000, h001, ...; the id is the
 // natural-language prompt so the oracle client can tell them apart.
+// sol is hanoi3's solution.
+var sol = envstest.Hanoi3Solution
+
 func suite(n int) []envs.Problem {
 	out := make([]envs.Problem, n)
 	for i := range out {
-		p := *hanoi3()
+		p := *envstest.Hanoi3()
 		p.ProblemID = fmt.Sprintf("h%03d", i)
 		p.NaturalLanguagePrompt = "PROBLEM " + p.ProblemID
 		out[i] = p
@@ -78,19 +87,19 @@ func (c *oracleClient) Complete(ctx context.Context, req model.Request) (model.R
 	var code string
 	switch {
 	case strings.Contains(text, prompt.Marker):
-		code = movesCode(sol[1], "[3,0,0]")
+		code = runnertest.MovesCode(sol[1], "[3,0,0]")
 		if i%2 == 0 {
-			code = movesCode(sol[1:]...)
+			code = runnertest.MovesCode(sol[1:]...)
 		}
 	case strings.Contains(text, "Attempt: 2"):
 		code = "CRASH"
 		if i%5 == 0 {
-			code = movesCode(sol...)
+			code = runnertest.MovesCode(sol...)
 		}
 	default:
-		code = movesCode(sol[0], "[1,0,1]")
+		code = runnertest.MovesCode(sol[0], "[1,0,1]")
 		if i%3 == 0 {
-			code = movesCode(sol...)
+			code = runnertest.MovesCode(sol...)
 		}
 	}
 	return model.Response{Content: "```python\n" + code + "\n```", FinishReason: "stop", Usage: contract.Usage{Prompt: len(text) / 4, Completion: len(code) / 4}}, nil
@@ -108,10 +117,11 @@ func (b *lockedBuffer) Write(p []byte) (int, error) {
 }
 
 func engineConfig(client model.Client, problems []envs.Problem, recs, traces *lockedBuffer) Config {
-	opts := testOptions()
+	opts := methods.DefaultOptions()
+	opts.Model = "test-model"
 	return Config{
 		Problems: problems, Methods: contract.DefaultMethods, Options: opts,
-		Deps:    Deps{Client: client, Sandbox: fakeSandbox, Clock: newFakeClock()},
+		Deps:    methods.Deps{Client: client, Sandbox: runnertest.FakeSandbox, Clock: runnertest.NewFakeClock()},
 		Records: recs, Traces: traces,
 	}
 }
@@ -361,11 +371,11 @@ func TestEngineAbortKeepsRunsAlreadyFinished(t *testing.T) {
 	defer cancel()
 	var ran atomic.Int64
 	allRan := make(chan struct{})
-	sb := SandboxFunc(func(ctx context.Context, code string) (ProgramResult, error) {
+	sb := sandbox.Func(func(ctx context.Context, code string) (sandbox.Result, error) {
 		if ran.Add(1) == n {
 			close(allRan)
 		}
-		return fakeSandbox(ctx, code)
+		return runnertest.FakeSandbox(ctx, code)
 	})
 	var recs, tr lockedBuffer
 	cfg := engineConfig(&oracleClient{}, problems, &recs, &tr)

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/runner/methods"
+
 	"repot.dev/repot-operator/contract"
 
 	"github.com/google/go-cmp/cmp"
@@ -44,13 +46,13 @@ func TestMain(m *testing.M) {
 }
 
 // realSandbox returns the python sandbox, skipping when python3 is missing.
-func realSandbox(t testing.TB) Sandbox {
+func realSandbox(t testing.TB) sandbox.Sandbox {
 	t.Helper()
 	sbOnce.Do(func() { sb, sbErr = sandbox.NewPython(sandbox.Options{}) })
 	if sbErr != nil {
 		t.Skipf("no python sandbox on this machine: %v", sbErr)
 	}
-	return FromSandbox(sb)
+	return sb
 }
 
 // simOptions are a strong simulated model answering at once.
@@ -117,11 +119,11 @@ func runInto(t testing.TB, ctx context.Context, dir string, client model.Client,
 		t.Fatal(err)
 	}
 	defer out.Close()
-	opts := DefaultOptions()
+	opts := methods.DefaultOptions()
 	opts.Model = "sim-strong"
 	cfg := Config{
 		Problems: problems, Methods: contract.DefaultMethods, Options: opts, Concurrency: conc,
-		Deps: Deps{Client: client, Sandbox: realSandbox(t), Clock: model.SystemClock},
+		Deps: methods.Deps{Client: client, Sandbox: realSandbox(t), Clock: model.SystemClock},
 	}
 	res, _, err := Execute(ctx, cfg, out)
 	if err != nil {
@@ -331,11 +333,11 @@ func TestInterruptedRunResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := DefaultOptions()
+	opts := methods.DefaultOptions()
 	opts.Model = "sim-strong"
 	cfg := Config{
 		Problems: problems, Methods: contract.DefaultMethods, Options: opts, Concurrency: 4,
-		Deps: Deps{Client: simClient(t, hs, 3), Sandbox: realSandbox(t), Clock: model.SystemClock},
+		Deps: methods.Deps{Client: simClient(t, hs, 3), Sandbox: realSandbox(t), Clock: model.SystemClock},
 		Progress: func(p Progress) {
 			if p.Done == 5 {
 				cancel()

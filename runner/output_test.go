@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/runner/runnertest"
+
 	"repot.dev/repot-operator/contract"
 
 	"github.com/google/go-cmp/cmp"
@@ -100,7 +102,7 @@ func TestOpenOutputResumeEndsUnterminatedLine(t *testing.T) {
 
 func TestWriteTable(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteTable(&b, summary.Aggregate(fixtureRecords())); err != nil {
+	if err := summary.WriteTable(&b, summary.Aggregate(fixtureRecords())); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
@@ -143,7 +145,7 @@ func TestWriteTableRepairRounds(t *testing.T) {
 func tableOf(t *testing.T, recs []contract.Record) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := WriteTable(&b, summary.Aggregate(recs)); err != nil {
+	if err := summary.WriteTable(&b, summary.Aggregate(recs)); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -163,7 +165,7 @@ func fixtureRecords() []contract.Record {
 
 func TestProgressPrinter(t *testing.T) {
 	var plain bytes.Buffer
-	pp := &ProgressPrinter{W: &plain, Clock: newFakeClock(), Interval: 3 * time.Second}
+	pp := &ProgressPrinter{W: &plain, Clock: runnertest.NewFakeClock(), Interval: 3 * time.Second}
 	for i := 1; i <= 4; i++ {
 		pp.Update(Progress{Done: i, Total: 4, Solved: i / 2})
 	}
@@ -176,13 +178,13 @@ func TestProgressPrinter(t *testing.T) {
 		t.Errorf("progress without a limit shows one:\n%s", plain.String())
 	}
 	var limited bytes.Buffer
-	pp = &ProgressPrinter{W: &limited, Clock: newFakeClock()}
+	pp = &ProgressPrinter{W: &limited, Clock: runnertest.NewFakeClock()}
 	pp.Update(Progress{Done: 1, Total: 4, InFlightLimit: 27})
 	if !strings.Contains(limited.String(), "in flight <= 27") {
 		t.Errorf("progress does not show the limit: %q", limited.String())
 	}
 	var tty bytes.Buffer
-	pp = &ProgressPrinter{W: &tty, TTY: true, Clock: newFakeClock(), Interval: time.Nanosecond}
+	pp = &ProgressPrinter{W: &tty, TTY: true, Clock: runnertest.NewFakeClock(), Interval: time.Nanosecond}
 	pp.Update(Progress{Done: 1, Total: 2})
 	pp.Update(Progress{Done: 2, Total: 2})
 	if s := tty.String(); !strings.Contains(s, "\r\x1b[K[###############...............] 1/2") || !strings.HasSuffix(s, "\n") || strings.Count(s, "\n") != 1 {

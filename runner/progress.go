@@ -16,7 +16,7 @@ type ProgressPrinter struct {
 	W   io.Writer
 	TTY bool
 	// Clock reads the time for the ETA; nil means the system clock.
-	Clock Clock
+	Clock model.Clock
 	// Interval between plain lines (default 10s) or bar redraws (100ms).
 	Interval time.Duration
 

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/runner/methods"
+
 	"repot.dev/repot-operator/runner/model"
 )
 
@@ -49,7 +51,7 @@ func TestSignalsReadThroughTheModelTransport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := Config{Deps: Deps{Client: client}}.signals()
+	src := Config{Deps: methods.Deps{Client: client}}.signals()
 	if src == nil {
 		t.Fatal("no signals source for an OpenAI client")
 	}

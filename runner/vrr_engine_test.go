@@ -5,6 +5,8 @@ import (
 	"context"
 	"testing"
 
+	"repot.dev/repot-operator/runner/methods"
+
 	"repot.dev/repot-operator/contract"
 
 	"github.com/google/go-cmp/cmp"
@@ -32,13 +34,13 @@ func vrrLoops(recs []contract.Record) map[string]vrrLoopOf {
 func runVRR(t *testing.T, n, conc int, done map[string]bool, previous []contract.Record) Result {
 	t.Helper()
 	hs := startSim(t, simOptions(t, subsetSeed, 0), nil)
-	opts := DefaultOptions()
+	opts := methods.DefaultOptions()
 	opts.Model, opts.RepairBudget = "sim-strong", 3
 	opts.VRR = vrr.Config{Votes: 3, Noise: vrr.Noise{FalseAcceptPermille: 150, FalseRejectPermille: 150}, CalibrationProblems: 8}
 	var recs bytes.Buffer
 	res, err := Run(context.Background(), Config{
 		Problems: openSource(t, n), Methods: []string{contract.MethodVRR}, Options: opts, Concurrency: conc,
-		Deps: Deps{Client: simClient(t, hs, 3), Sandbox: realSandbox(t)}, Records: &recs, Done: done, Previous: previous,
+		Deps: methods.Deps{Client: simClient(t, hs, 3), Sandbox: realSandbox(t)}, Records: &recs, Done: done, Previous: previous,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"repot.dev/repot-operator/runner/methods"
+
 	"repot.dev/repot-operator/contract"
 
 	"repot.dev/repot-operator/analysis/summary"
@@ -41,12 +43,12 @@ type vrrOutcome struct {
 func runArm(t testing.TB, problems []envs.Problem, a vrrArm) vrrOutcome {
 	t.Helper()
 	hs := startSim(t, simOptions(t, 1, 0), nil)
-	opts := DefaultOptions()
+	opts := methods.DefaultOptions()
 	opts.Model, opts.RepairBudget, opts.VRR = "sim-strong", a.budget, a.cfg
 	var recs, traces bytes.Buffer
 	res, err := Run(context.Background(), Config{
 		Problems: problems, Methods: []string{a.method}, Options: opts, Concurrency: DefaultConcurrency,
-		Deps: Deps{Client: simClient(t, hs, 3), Sandbox: realSandbox(t)}, Records: &recs, Traces: &traces,
+		Deps: methods.Deps{Client: simClient(t, hs, 3), Sandbox: realSandbox(t)}, Records: &recs, Traces: &traces,
 	})
 	if err != nil {
 		t.Fatalf("%s: %v", a.label, err)

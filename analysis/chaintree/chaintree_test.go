@@ -7,12 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"repot.dev/repot-operator/runner/methods"
+
 	"repot.dev/repot-operator/contract"
 
 	"github.com/google/go-cmp/cmp"
 
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/prompt"
 )
 
@@ -77,7 +78,7 @@ func (f fixture) call(t *testing.T, idx int, purpose string, from int, plan []js
 		}
 		s = f.e.Step(s, a).Next
 	}
-	res := runner.Replay(f.e, f.p, s, f.goal, plan, f.p.MaxSteps-from)
+	res := methods.Replay(f.e, f.p, s, f.goal, plan, f.p.MaxSteps-from)
 	return contract.CallTrace{Index: idx, Purpose: purpose, Prompt: prompt.Initial(f.p), Plan: plan, Outcome: res.StopReason,
 		Replay: &contract.ReplayTrace{From: from, PrefixLen: len(res.Prefix), PlanLen: res.PlanLen, K: res.K, Error: res.Error, Kind: res.Kind, ReachedGoal: res.ReachedGoal, StopReason: res.StopReason}}
 }

@@ -12,7 +12,7 @@ import (
 // example against the schema and logs the counts by kind. The measurement
 // of docs/vrr.md writes such files (REPOT_VRR_OUT).
 //
-//	REPOT_CHAINTREE_TRACES=/tmp/vrrout/repotR3/traces.jsonl go test -run TestExportRunTraces -v ./runner/chaintree/
+//	REPOT_CHAINTREE_TRACES=/tmp/vrrout/repotR3/traces.jsonl go test -run TestExportRunTraces -v ./analysis/chaintree/
 func TestExportRunTraces(t *testing.T) {
 	paths := os.Getenv("REPOT_CHAINTREE_TRACES")
 	if paths == "" {

@@ -43,7 +43,7 @@ const (
 )
 
 // Source is one set of results: the records of one run directory, one
-// export or one evaluation, aggregated by runner/summary.
+// export or one evaluation, aggregated by analysis/summary.
 type Source struct {
 	// Name labels the source on the page, e.g. "default/demo" or "out/a".
 	Name   string

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/runner/methods"
+
 	"repot.dev/repot-operator/contract"
 
 	"github.com/google/go-cmp/cmp"
@@ -16,7 +18,6 @@ import (
 	"repot.dev/repot-operator/analysis/report/reporttest"
 	"repot.dev/repot-operator/analysis/summary"
 	"repot.dev/repot-operator/analysis/vrr"
-	"repot.dev/repot-operator/runner"
 )
 
 // rec is a record of model m on problem p with method meth.
@@ -263,8 +264,8 @@ func TestBrowserRepairRounds(t *testing.T) {
 	reporttest.Browser(t)
 	out := artifacts(t)
 	dir := t.TempDir()
-	noisy := func(votes, guardJ int) func(*runner.Options) {
-		return func(o *runner.Options) {
+	noisy := func(votes, guardJ int) func(*methods.Options) {
+		return func(o *methods.Options) {
 			o.RepairBudget = 5
 			o.VRR = vrr.Config{Votes: votes, Noise: vrr.Noise{FalseAcceptPermille: 150, FalseRejectPermille: 150}, CalibrationProblems: 8, GuardJPermille: guardJ}
 		}

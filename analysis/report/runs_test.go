@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/runner/methods"
+
 	"repot.dev/repot-operator/contract"
 
 	"repot.dev/repot-operator/envs"
@@ -46,7 +48,7 @@ func simRun(t *testing.T, dir, profile string, seed int64, n int) {
 
 // simRunWith is simRun with the methods to run and a change to the
 // options (nil: none).
-func simRunWith(t *testing.T, dir, profile string, seed int64, n int, methods []string, change func(*runner.Options)) {
+func simRunWith(t *testing.T, dir, profile string, seed int64, n int, ms []string, change func(*methods.Options)) {
 	t.Helper()
 	sbOnce.Do(func() { sb, sbErr = sandbox.NewPython(sandbox.Options{}) })
 	if sbErr != nil {
@@ -81,14 +83,14 @@ func simRunWith(t *testing.T, dir, profile string, seed int64, n int, methods []
 		t.Fatal(err)
 	}
 	defer out.Close()
-	opts := runner.DefaultOptions()
+	opts := methods.DefaultOptions()
 	opts.Model = name
 	if change != nil {
 		change(&opts)
 	}
 	cfg := runner.Config{
-		Problems: problems[:n], Methods: methods, Options: opts,
-		Deps: runner.Deps{Client: client, Sandbox: runner.FromSandbox(sb), Clock: model.SystemClock},
+		Problems: problems[:n], Methods: ms, Options: opts,
+		Deps: methods.Deps{Client: client, Sandbox: sb, Clock: model.SystemClock},
 	}
 	if _, _, err := runner.Execute(context.Background(), cfg, out); err != nil {
 		t.Fatal(err)

@@ -83,6 +83,6 @@ func TestSimulatedProfilesMatchServer(t *testing.T) {
 	sort.Strings(server)
 	sort.Strings(api)
 	if diff := cmp.Diff(server, api); diff != "" {
-		t.Errorf("simulated.profile enum vs runner/simserver.Profiles (-server +api); update SimulatedProfiles and the +kubebuilder:validation:Enum marker:\n%s", diff)
+		t.Errorf("simulated.profile enum vs programs/simserver.Profiles (-server +api); update SimulatedProfiles and the +kubebuilder:validation:Enum marker:\n%s", diff)
 	}
 }

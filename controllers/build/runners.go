@@ -242,7 +242,7 @@ func derailArgs(e *repotv1.RepotEvaluation) []string {
 }
 
 // vrrArgs are the `repot run` flags of spec.vrr: one per field that is set;
-// an unset field takes the engine's default (runner/vrr.Config.Normalized).
+// an unset field takes the engine's default (analysis/vrr.Config.Normalized).
 func vrrArgs(v *repotv1.VRRSpec) []string {
 	if v == nil {
 		return nil

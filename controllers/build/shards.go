@@ -61,7 +61,7 @@ const (
 )
 
 // RecordsRounds reports whether the evaluation's runs record their repair
-// rounds (summary.Record.Rounds): a repair budget above 1, repot-vrr or
+// rounds (contract.Record.Rounds): a repair budget above 1, repot-vrr or
 // spec.vrr.
 func RecordsRounds(e *repotv1.RepotEvaluation) bool {
 	return e.Spec.RepairBudgetOrDefault() > 1 || e.Spec.VRR != nil || slices.Contains(e.Spec.MethodsOrDefault(), repotv1.MethodVRR)

@@ -12,7 +12,7 @@ import (
 )
 
 // SandboxModeAnnotation on a ledger ConfigMap is the sandbox confinement
-// its runner reported (the runner writes it to layout.SandboxModeFile in its output
+// its runner reported (the runner writes it to contract.SandboxModeFile in its output
 // directory; the ledger-sync sidecar copies it here; the operator shows it
 // in status.sandboxMode).
 const SandboxModeAnnotation = "repot.dev/sandbox-mode"

@@ -159,7 +159,7 @@ func (s *Syncer) answer(ctx context.Context) {
 	case err == nil:
 		s.reply(contract.LedgerSyncedOK)
 	case errors.As(err, &full) || s.Clock.Since(s.doneSince) >= s.FinalTimeout:
-		s.reply(fmt.Sprintf("failed: %v (%d records are only in %s)", err, len(s.pending), s.Tail.Path))
+		s.reply(contract.SyncedFailed(fmt.Sprintf("%v (%d records are only in %s)", err, len(s.pending), s.Tail.Path)))
 	default:
 		s.Logf("ledger: %v (will retry before answering the runner)", err)
 	}

@@ -1,13 +1,14 @@
 package gputelemetry
 
 import (
-	"repot.dev/repot-operator/contract"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"strconv"
 	"sync"
 	"time"
+
+	"repot.dev/repot-operator/contract"
 
 	"k8s.io/utils/clock"
 )

@@ -1,4 +1,4 @@
-// Package gpu reads GPU telemetry through NVML for `repot gpu-telemetry`,
+// Package gputelemetry reads GPU telemetry through NVML for `repot gpu-telemetry`,
 // which runs inside the vLLM container (where the GPUs are visible) as the
 // parent of the vLLM process. It samples every device once a second,
 // accumulates energy, utilisation and peak memory, and serves the readings

@@ -1,20 +1,20 @@
 package simserver
 
 import (
-	"encoding/json"
 	"testing"
 
 	"repot.dev/repot-operator/envs"
+	"repot.dev/repot-operator/envs/envstest"
 )
 
-// hanoi3 is a 3-disk Tower of Hanoi problem and its start state.
+// hanoi3 is envstest.Hanoi3 with its environment and start state.
 func hanoi3(t testing.TB) (envs.Env, *envs.Problem, envs.State) {
 	t.Helper()
 	e, err := envs.Lookup("tower_of_hanoi")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &envs.Problem{Environment: "tower_of_hanoi", InitialState: json.RawMessage(`{"peg_names":["A","B","C"],"pegs":{"A":[3,2,1],"B":[],"C":[]}}`), GoalState: json.RawMessage(`{"peg_names":["A","B","C"],"pegs":{"A":[],"B":[],"C":[3,2,1]}}`)}
+	p := envstest.Hanoi3()
 	s, err := e.DecodeState(p.InitialState)
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"repot.dev/repot-operator/contract"
@@ -51,7 +50,7 @@ func (w *ledgerWait) await(ctx context.Context) error {
 	if err := os.Remove(synced); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("ledger hand-off: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(w.dir, contract.RunDoneFile), []byte("done\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(w.dir, contract.RunDoneFile), []byte(contract.RunDoneContent), 0o644); err != nil {
 		return fmt.Errorf("ledger hand-off: %w", err)
 	}
 	deadline := w.now().Add(w.timeout)
@@ -59,8 +58,8 @@ func (w *ledgerWait) await(ctx context.Context) error {
 		b, err := os.ReadFile(synced)
 		switch {
 		case err == nil:
-			answer := strings.TrimSpace(string(b))
-			if answer == contract.LedgerSyncedOK {
+			ok, answer := contract.ParseSynced(b)
+			if ok {
 				return nil
 			}
 			return fmt.Errorf("the ledger lacks records of this shard (ledger-sync: %s); the pod fails so that the Job runs the shard again and resumes from the ledger", answer)

@@ -14,11 +14,14 @@ import (
 	"syscall"
 	"time"
 
+	"repot.dev/repot-operator/runner/methods"
+
 	"repot.dev/repot-operator/contract"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"repot.dev/repot-operator/analysis/summary"
 	"repot.dev/repot-operator/analysis/vrr"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner"
@@ -191,7 +194,7 @@ func (f *runFlags) run(c *cobra.Command) error {
 	pp := &runner.ProgressPrinter{W: errw, TTY: isTerminal(errw), Clock: model.SystemClock}
 	cfg := runner.Config{
 		Problems: problems, Derail: derail, Methods: f.methods, Options: opts,
-		Deps:        runner.Deps{Client: client, Sandbox: runner.FromSandbox(sb), Clock: model.SystemClock},
+		Deps:        methods.Deps{Client: client, Sandbox: sb, Clock: model.SystemClock},
 		Concurrency: f.concurrency, ShardIndex: f.shardIndex, ShardCount: f.shardCnt,
 		Progress: pp.Update, Order: runner.Order(f.order),
 	}
@@ -217,7 +220,7 @@ func (f *runFlags) run(c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if err := runner.WriteTable(c.OutOrStdout(), s); err != nil {
+	if err := summary.WriteTable(c.OutOrStdout(), s); err != nil {
 		return err
 	}
 	if f.gpuTelemetryURL != "" {
@@ -243,8 +246,8 @@ func (f *runFlags) run(c *cobra.Command) error {
 }
 
 // options are the engine options the flags set (the sandbox mode aside).
-func (f *runFlags) options() runner.Options {
-	opts := runner.DefaultOptions()
+func (f *runFlags) options() methods.Options {
+	opts := methods.DefaultOptions()
 	opts.Model, opts.Temperature, opts.MaxTokens = f.modelLabel, f.temperature, f.maxTokens
 	opts.RepairBudget, opts.AdaptiveThresholdPermille = f.repairBudget, f.thresholdPermille
 	opts.CheckpointStatement = f.statement
@@ -300,7 +303,7 @@ func (f *runFlags) check() error {
 // Derail cases of --problems paired with PuzzleZoo-775; for planbench-378
 // the PlanBench file; otherwise --problems (PuzzleZoo schema), which wins,
 // or the built-in --suite.
-func (f *runFlags) loadProblems() ([]envs.Problem, []runner.DerailTask, error) {
+func (f *runFlags) loadProblems() ([]envs.Problem, []methods.DerailTask, error) {
 	switch {
 	case f.suite == envs.SuiteDerail:
 		if f.problems == "" {
@@ -314,7 +317,7 @@ func (f *runFlags) loadProblems() ([]envs.Problem, []runner.DerailTask, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		tasks, err := runner.DerailTasks(cases, pz)
+		tasks, err := methods.DerailTasks(cases, pz)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -388,7 +391,7 @@ const maxServerError = 512
 // runProvenance is what this run runs with: the binary's build, what the
 // server says of itself on /v1/models (or why it could not be asked) and
 // the request parameters every call sends.
-func runProvenance(ctx context.Context, client *model.OpenAI, opts runner.Options) contract.Provenance {
+func runProvenance(ctx context.Context, client *model.OpenAI, opts methods.Options) contract.Provenance {
 	var p contract.Provenance
 	p.RepotVersion, p.RepotCommit = runner.BuildVersion()
 	served, err := client.ServedModels(ctx)

@@ -13,6 +13,9 @@ import (
 	"repot.dev/repot-operator/runner/model"
 )
 
+// hanoi3 is envstest.Hanoi3 as a published problem states it: its id, its
+// states spread over lines (prompts carry one-line JSON) and a statement that
+// itself contains a line looking like a label.
 func hanoi3() *envs.Problem {
 	return &envs.Problem{
 		ProblemID:   "apple_hanoi_n03_seed0000_template00",

@@ -1,19 +1,17 @@
-package runner
+package summary
 
 import (
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
-
-	"repot.dev/repot-operator/analysis/summary"
 )
 
 // WriteDerailTable prints the Derail-550 figures: per model and checkpoint
 // statement, one line per condition (recovery with its interval, tokens per
 // run, stop reasons, the split by injection type and by environment), then
 // each condition against error_only.
-func WriteDerailTable(w io.Writer, ds []summary.DerailModelSummary) error {
+func WriteDerailTable(w io.Writer, ds []DerailModelSummary) error {
 	for i, d := range ds {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -42,7 +40,7 @@ func WriteDerailTable(w io.Writer, ds []summary.DerailModelSummary) error {
 	return nil
 }
 
-func splitText(ss []summary.Split) string {
+func splitText(ss []Split) string {
 	parts := make([]string, 0, len(ss))
 	for _, s := range ss {
 		parts = append(parts, fmt.Sprintf("%s %s", s.Name, s.Percent))
@@ -50,7 +48,7 @@ func splitText(ss []summary.Split) string {
 	return strings.Join(parts, ", ")
 }
 
-func reasonText(rs []summary.ReasonCount) string {
+func reasonText(rs []ReasonCount) string {
 	parts := make([]string, 0, len(rs))
 	for _, r := range rs {
 		parts = append(parts, fmt.Sprintf("%s %d", r.Reason, r.Count))

@@ -1,10 +1,11 @@
-package runner
+package methods
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"repot.dev/repot-operator/runner/sandbox"
 	"strings"
 	"time"
 
@@ -151,7 +152,7 @@ const (
 
 // runProgram runs code in the sandbox, retrying infrastructure failures of
 // the sandbox with backoff; the retries count as infra retries.
-func (r *run) runProgram(ctx context.Context, code string) (ProgramResult, error) {
+func (r *run) runProgram(ctx context.Context, code string) (sandbox.Result, error) {
 	wait := sandboxBackoff
 	for attempt := 1; ; attempt++ {
 		res, err := r.deps.Sandbox.Run(ctx, code)

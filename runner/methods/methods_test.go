@@ -1,4 +1,4 @@
-package runner
+package methods
 
 import (
 	"context"
@@ -7,6 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/envs/envstest"
+	"repot.dev/repot-operator/runner/runnertest"
+	"repot.dev/repot-operator/runner/sandbox"
+
+	"repot.dev/repot-operator/runner/concurrency"
+
 	"repot.dev/repot-operator/contract"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,7 +20,7 @@ import (
 	"repot.dev/repot-operator/runner/prompt"
 )
 
-var sol = hanoi3Solution
+var sol = envstest.Hanoi3Solution
 
 func testOptions() Options {
 	o := DefaultOptions()
@@ -32,61 +38,61 @@ func baseRecord(method string, calls int) contract.Record {
 }
 
 func TestRunProblem(t *testing.T) {
-	badAt2 := movesCode(sol[0], "[1,0,1]", sol[2])                                                           // prefix 1 of 3 (333)
-	longBad := movesCode(sol[0], sol[1], sol[2], "[3,0,1]", sol[4])                                          // prefix 3 of 5 (600)
-	shortBad := movesCode(sol[0], "[2,0,2]", sol[2], sol[3], sol[4], sol[5], sol[6], sol[0], sol[1], sol[2]) // prefix 1 of 10 (100)
-	full := movesCode(sol...)
+	badAt2 := runnertest.MovesCode(sol[0], "[1,0,1]", sol[2])                                                           // prefix 1 of 3 (333)
+	longBad := runnertest.MovesCode(sol[0], sol[1], sol[2], "[3,0,1]", sol[4])                                          // prefix 3 of 5 (600)
+	shortBad := runnertest.MovesCode(sol[0], "[2,0,2]", sol[2], sol[3], sol[4], sol[5], sol[6], sol[0], sol[1], sol[2]) // prefix 1 of 10 (100)
+	full := runnertest.MovesCode(sol...)
 	tests := []struct {
 		name    string
 		method  string
 		budget  int
-		script  []reply
+		script  []runnertest.Reply
 		want    func() contract.Record
 		froms   []int // replay "from" of each call
 		outcome []string
 	}{
-		{"pot success", contract.MethodPoT, 1, []reply{{code: full}}, func() contract.Record {
+		{"pot success", contract.MethodPoT, 1, []runnertest.Reply{{Code: full}}, func() contract.Record {
 			r := baseRecord(contract.MethodPoT, 1)
 			r.Success, r.StoppedReason, r.Route = true, contract.StopGoal, contract.RouteInitialSuccess
 			r.InitialPlanLen, r.InitialPrefixPermille, r.InitialSuccess = 7, 1000, true
 			return r
 		}, []int{0}, []string{contract.StopGoal}},
-		{"pot failure", contract.MethodPoT, 1, []reply{{code: badAt2}}, func() contract.Record {
+		{"pot failure", contract.MethodPoT, 1, []runnertest.Reply{{Code: badAt2}}, func() contract.Record {
 			r := baseRecord(contract.MethodPoT, 1)
 			r.StoppedReason, r.Route = contract.StopInvalidMove, contract.RouteNoExtraCall
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
 			return r
 		}, []int{0}, []string{contract.StopInvalidMove}},
-		{"pot-retry rescued", contract.MethodPoTRetry, 1, []reply{{code: badAt2}, {code: full}}, func() contract.Record {
+		{"pot-retry rescued", contract.MethodPoTRetry, 1, []runnertest.Reply{{Code: badAt2}, {Code: full}}, func() contract.Record {
 			r := baseRecord(contract.MethodPoTRetry, 2)
 			r.Success, r.StoppedReason, r.Route = true, contract.StopGoal, contract.RouteFreshRetry
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
 			return r
 		}, []int{0, 0}, []string{contract.StopInvalidMove, contract.StopGoal}},
-		{"pot-retry keeps the longer prefix", contract.MethodPoTRetry, 1, []reply{{code: longBad}, {code: "CRASH"}}, func() contract.Record {
+		{"pot-retry keeps the longer prefix", contract.MethodPoTRetry, 1, []runnertest.Reply{{Code: longBad}, {Code: "CRASH"}}, func() contract.Record {
 			r := baseRecord(contract.MethodPoTRetry, 2)
 			r.StoppedReason, r.Route = contract.StopInvalidMove, contract.RouteFreshRetry
 			r.InitialPlanLen, r.InitialPrefixPermille = 5, 600
 			return r
 		}, []int{0, 0}, []string{contract.StopInvalidMove, contract.StopProgramError}},
-		{"pot-retry tie keeps the first", contract.MethodPoTRetry, 1, []reply{{code: "REJECT"}, {code: "print('hi')"}}, func() contract.Record {
+		{"pot-retry tie keeps the first", contract.MethodPoTRetry, 1, []runnertest.Reply{{Code: "REJECT"}, {Code: "print('hi')"}}, func() contract.Record {
 			r := baseRecord(contract.MethodPoTRetry, 2)
 			r.StoppedReason, r.Route = contract.StopSandboxRejected, contract.RouteFreshRetry
 			return r
 		}, []int{0, 0}, []string{contract.StopSandboxRejected, contract.StopNoPlan}},
-		{"repot suffix repair", contract.MethodRePoT, 1, []reply{{code: badAt2}, {code: movesCode(sol[1:]...)}}, func() contract.Record {
+		{"repot suffix repair", contract.MethodRePoT, 1, []runnertest.Reply{{Code: badAt2}, {Code: runnertest.MovesCode(sol[1:]...)}}, func() contract.Record {
 			r := baseRecord(contract.MethodRePoT, 2)
 			r.Success, r.StoppedReason, r.Route, r.RepairUsed = true, contract.StopGoal, contract.RouteSuffixRepair, true
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
 			return r
 		}, []int{0, 1}, []string{contract.StopInvalidMove, contract.StopGoal}},
-		{"repot repair fails", contract.MethodRePoT, 1, []reply{{code: badAt2}, {code: movesCode(sol[1], sol[1])}}, func() contract.Record {
+		{"repot repair fails", contract.MethodRePoT, 1, []runnertest.Reply{{Code: badAt2}, {Code: runnertest.MovesCode(sol[1], sol[1])}}, func() contract.Record {
 			r := baseRecord(contract.MethodRePoT, 2)
 			r.StoppedReason, r.Route, r.RepairUsed = contract.StopInvalidMove, contract.RouteSuffixRepair, true
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
 			return r
 		}, []int{0, 1}, []string{contract.StopInvalidMove, contract.StopInvalidMove}},
-		{"repot budget 2", contract.MethodRePoT, 2, []reply{{code: badAt2}, {code: movesCode(sol[1], sol[2], "[9,9,9]")}, {code: movesCode(sol[3:]...)}}, func() contract.Record {
+		{"repot budget 2", contract.MethodRePoT, 2, []runnertest.Reply{{Code: badAt2}, {Code: runnertest.MovesCode(sol[1], sol[2], "[9,9,9]")}, {Code: runnertest.MovesCode(sol[3:]...)}}, func() contract.Record {
 			r := baseRecord(contract.MethodRePoT, 3)
 			r.Success, r.StoppedReason, r.Route, r.RepairUsed = true, contract.StopGoal, contract.RouteSuffixRepair, true
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
@@ -96,75 +102,75 @@ func TestRunProblem(t *testing.T) {
 			r.LoopStop = contract.LoopAccepted
 			return r
 		}, []int{0, 1, 3}, []string{contract.StopInvalidMove, contract.StopFormatError, contract.StopGoal}},
-		{"repot budget 0 is pot", contract.MethodRePoT, 0, []reply{{code: badAt2}}, func() contract.Record {
+		{"repot budget 0 is pot", contract.MethodRePoT, 0, []runnertest.Reply{{Code: badAt2}}, func() contract.Record {
 			r := baseRecord(contract.MethodRePoT, 1)
 			r.StoppedReason, r.Route = contract.StopInvalidMove, contract.RouteNoExtraCall
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
 			return r
 		}, []int{0}, []string{contract.StopInvalidMove}},
-		{"repot repair exceeds max steps", contract.MethodRePoT, 1, []reply{{code: badAt2}, {code: movesCode(sol[1], sol[2], sol[3], sol[4], sol[5], "[1,0,1]", "[1,1,0]", "[1,0,1]", "[1,1,0]", "[1,0,1]", "[1,1,0]", "[1,0,1]", "[1,1,0]", "[1,0,1]", "[1,1,0]")}}, func() contract.Record {
+		{"repot repair exceeds max steps", contract.MethodRePoT, 1, []runnertest.Reply{{Code: badAt2}, {Code: runnertest.MovesCode(sol[1], sol[2], sol[3], sol[4], sol[5], "[1,0,1]", "[1,1,0]", "[1,0,1]", "[1,1,0]", "[1,0,1]", "[1,1,0]", "[1,0,1]", "[1,1,0]", "[1,0,1]", "[1,1,0]")}}, func() contract.Record {
 			r := baseRecord(contract.MethodRePoT, 2)
 			r.StoppedReason, r.Route, r.RepairUsed = contract.StopMaxSteps, contract.RouteSuffixRepair, true
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
 			return r
 		}, []int{0, 1}, []string{contract.StopInvalidMove, contract.StopMaxSteps}},
-		{"repot-no-prefix", contract.MethodRePoTNoPrefix, 1, []reply{{code: badAt2}, {code: movesCode(sol[1:]...)}}, func() contract.Record {
+		{"repot-no-prefix", contract.MethodRePoTNoPrefix, 1, []runnertest.Reply{{Code: badAt2}, {Code: runnertest.MovesCode(sol[1:]...)}}, func() contract.Record {
 			r := baseRecord(contract.MethodRePoTNoPrefix, 2)
 			r.Success, r.StoppedReason, r.Route, r.RepairUsed = true, contract.StopGoal, contract.RouteSuffixRepair, true
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
 			return r
 		}, []int{0, 1}, []string{contract.StopInvalidMove, contract.StopGoal}},
-		{"repot-restart replays from the start", contract.MethodRePoTRestart, 1, []reply{{code: badAt2}, {code: full}}, func() contract.Record {
+		{"repot-restart replays from the start", contract.MethodRePoTRestart, 1, []runnertest.Reply{{Code: badAt2}, {Code: full}}, func() contract.Record {
 			r := baseRecord(contract.MethodRePoTRestart, 2)
 			r.Success, r.StoppedReason, r.Route, r.RepairUsed = true, contract.StopGoal, contract.RouteSuffixRepair, true
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
 			return r
 		}, []int{0, 0}, []string{contract.StopInvalidMove, contract.StopGoal}},
-		{"repot-restart suffix alone fails", contract.MethodRePoTRestart, 1, []reply{{code: badAt2}, {code: movesCode(sol[1:]...)}}, func() contract.Record {
+		{"repot-restart suffix alone fails", contract.MethodRePoTRestart, 1, []runnertest.Reply{{Code: badAt2}, {Code: runnertest.MovesCode(sol[1:]...)}}, func() contract.Record {
 			r := baseRecord(contract.MethodRePoTRestart, 2)
 			r.StoppedReason, r.Route, r.RepairUsed = contract.StopInvalidMove, contract.RouteSuffixRepair, true
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
 			return r
 		}, []int{0, 0}, []string{contract.StopInvalidMove, contract.StopInvalidMove}},
-		{"adaptive initial success", contract.MethodAdaptive, 1, []reply{{code: full}}, func() contract.Record {
+		{"adaptive initial success", contract.MethodAdaptive, 1, []runnertest.Reply{{Code: full}}, func() contract.Record {
 			r := baseRecord(contract.MethodAdaptive, 1)
 			r.Success, r.StoppedReason, r.Route = true, contract.StopGoal, contract.RouteInitialSuccess
 			r.InitialPlanLen, r.InitialPrefixPermille, r.InitialSuccess = 7, 1000, true
 			return r
 		}, []int{0}, []string{contract.StopGoal}},
-		{"adaptive empty plan", contract.MethodAdaptive, 1, []reply{{code: "CRASH"}, {code: full}}, func() contract.Record {
+		{"adaptive empty plan", contract.MethodAdaptive, 1, []runnertest.Reply{{Code: "CRASH"}, {Code: full}}, func() contract.Record {
 			r := baseRecord(contract.MethodAdaptive, 2)
 			r.Success, r.StoppedReason, r.Route = true, contract.StopGoal, contract.RouteFreshEmptyPlan
 			return r
 		}, []int{0, 0}, []string{contract.StopProgramError, contract.StopGoal}},
-		{"adaptive short prefix", contract.MethodAdaptive, 1, []reply{{code: shortBad}, {code: badAt2}}, func() contract.Record {
+		{"adaptive short prefix", contract.MethodAdaptive, 1, []runnertest.Reply{{Code: shortBad}, {Code: badAt2}}, func() contract.Record {
 			r := baseRecord(contract.MethodAdaptive, 2)
 			r.StoppedReason, r.Route = contract.StopInvalidMove, contract.RouteFreshShortPrefix
 			r.InitialPlanLen, r.InitialPrefixPermille = 10, 100
 			return r
 		}, []int{0, 0}, []string{contract.StopInvalidMove, contract.StopInvalidMove}},
-		{"adaptive suffix repair", contract.MethodAdaptive, 3, []reply{{code: longBad}, {code: movesCode(sol[3:]...)}}, func() contract.Record {
+		{"adaptive suffix repair", contract.MethodAdaptive, 3, []runnertest.Reply{{Code: longBad}, {Code: runnertest.MovesCode(sol[3:]...)}}, func() contract.Record {
 			r := baseRecord(contract.MethodAdaptive, 2)
 			r.Success, r.StoppedReason, r.Route, r.RepairUsed = true, contract.StopGoal, contract.RouteSuffixRepair, true
 			r.InitialPlanLen, r.InitialPrefixPermille = 5, 600
 			return r
 		}, []int{0, 3}, []string{contract.StopInvalidMove, contract.StopGoal}},
-		{"truncated reply", contract.MethodPoT, 1, []reply{{code: "def solve(", finish: "length"}}, func() contract.Record {
+		{"truncated reply", contract.MethodPoT, 1, []runnertest.Reply{{Code: "def solve(", Finish: "length"}}, func() contract.Record {
 			r := baseRecord(contract.MethodPoT, 1)
 			r.StoppedReason, r.Route = contract.StopTruncated, contract.RouteNoExtraCall
 			return r
 		}, []int{0}, []string{contract.StopTruncated}},
-		{"unparseable moves", contract.MethodPoT, 1, []reply{{code: "moves = [[1,0,2], [2,0"}}, func() contract.Record {
+		{"unparseable moves", contract.MethodPoT, 1, []runnertest.Reply{{Code: "moves = [[1,0,2], [2,0"}}, func() contract.Record {
 			r := baseRecord(contract.MethodPoT, 1)
 			r.Route = contract.RouteNoExtraCall
 			return r
 		}, []int{0}, nil},
-		{"infra error on first call", contract.MethodRePoT, 1, []reply{{err: errInfra}}, func() contract.Record {
+		{"infra error on first call", contract.MethodRePoT, 1, []runnertest.Reply{{Err: errInfra}}, func() contract.Record {
 			r := baseRecord(contract.MethodRePoT, 0)
 			r.StoppedReason, r.Route, r.InfraError, r.InfraRetries = contract.StopInfraError, contract.RouteNoExtraCall, errInfra.Error(), 3
 			return r
 		}, nil, nil},
-		{"infra error on repair call", contract.MethodRePoT, 1, []reply{{code: badAt2}, {err: errInfra}}, func() contract.Record {
+		{"infra error on repair call", contract.MethodRePoT, 1, []runnertest.Reply{{Code: badAt2}, {Err: errInfra}}, func() contract.Record {
 			r := baseRecord(contract.MethodRePoT, 1)
 			r.StoppedReason, r.Route, r.RepairUsed, r.InfraError, r.InfraRetries = contract.StopInfraError, contract.RouteSuffixRepair, true, errInfra.Error(), 3
 			r.InitialPlanLen, r.InitialPrefixPermille = 3, 333
@@ -172,12 +178,12 @@ func TestRunProblem(t *testing.T) {
 		}, []int{0}, []string{contract.StopInvalidMove}},
 		// A server's reply quoted in the error is cut to contract.MaxTextBytes
 		// where the record is made.
-		{"huge infra error is capped", contract.MethodPoT, 1, []reply{{err: errHugeInfra}}, func() contract.Record {
+		{"huge infra error is capped", contract.MethodPoT, 1, []runnertest.Reply{{Err: errHugeInfra}}, func() contract.Record {
 			r := baseRecord(contract.MethodPoT, 0)
 			r.StoppedReason, r.Route, r.InfraError, r.InfraRetries = contract.StopInfraError, contract.RouteNoExtraCall, contract.CapText(errHugeInfra.Error(), contract.MaxTextBytes), 3
 			return r
 		}, nil, nil},
-		{"sandbox cannot start", contract.MethodPoT, 1, []reply{{code: "INFRA"}}, func() contract.Record {
+		{"sandbox cannot start", contract.MethodPoT, 1, []runnertest.Reply{{Code: "INFRA"}}, func() contract.Record {
 			r := baseRecord(contract.MethodPoT, 1)
 			r.StoppedReason, r.Route, r.InfraError, r.InfraRetries = contract.StopInfraError, contract.RouteNoExtraCall, "sandbox: python3 not found", sandboxAttempts-1
 			return r
@@ -185,11 +191,11 @@ func TestRunProblem(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			client := &scriptedClient{script: append([]reply{}, tc.script...)}
+			client := &runnertest.ScriptedClient{Script: append([]runnertest.Reply{}, tc.script...)}
 			opts := testOptions()
 			opts.RepairBudget = tc.budget
-			deps := Deps{Client: client, Sandbox: fakeSandbox, Clock: newFakeClock(), Gate: NewGate(4), Sleep: noSleep}
-			rec, tr, err := RunProblem(context.Background(), deps, opts, hanoi3(), tc.method)
+			deps := Deps{Client: client, Sandbox: runnertest.FakeSandbox, Clock: runnertest.NewFakeClock(), Gate: concurrency.NewGate(4), Sleep: noSleep}
+			rec, tr, err := RunProblem(context.Background(), deps, opts, envstest.Hanoi3(), tc.method)
 			if err != nil {
 				t.Fatalf("RunProblem: %v", err)
 			}
@@ -203,12 +209,12 @@ func TestRunProblem(t *testing.T) {
 			want.WallMillis = rec.WallMillis
 			// The run starts at the fake clock's first reading (each reading
 			// advances it by a second).
-			want.StartedUnixMilli = fakeClockStart.UnixMilli() + 1000
+			want.StartedUnixMilli = runnertest.FakeClockStart.UnixMilli() + 1000
 			if diff := cmp.Diff(want, rec); diff != "" {
 				t.Errorf("record mismatch (-want +got):\n%s", diff)
 			}
-			if len(client.script) != 0 {
-				t.Errorf("%d scripted replies left unused", len(client.script))
+			if len(client.Script) != 0 {
+				t.Errorf("%d scripted replies left unused", len(client.Script))
 			}
 			var froms []int
 			var outcomes []string
@@ -237,8 +243,8 @@ func TestRunProblem(t *testing.T) {
 // the initial prompt, a fresh retry the attempt-2 prompt, a repair the
 // checkpoint of the verified prefix.
 func TestRunProblemPrompts(t *testing.T) {
-	p := hanoi3()
-	badAt2 := movesCode(sol[0], "[1,0,1]", sol[2])
+	p := envstest.Hanoi3()
+	badAt2 := runnertest.MovesCode(sol[0], "[1,0,1]", sol[2])
 	e, _ := p.Env()
 	init, _ := p.Initial()
 	goal, _ := p.Goal()
@@ -257,14 +263,14 @@ func TestRunProblemPrompts(t *testing.T) {
 		{contract.MethodRePoTRestart, [][]string{contents(prompt.Initial(p)), contents(prompt.Repair(p, cp, prompt.Restart))}},
 	}
 	for _, tc := range tests {
-		client := &scriptedClient{script: []reply{{code: badAt2}, {code: "CRASH"}}}
+		client := &runnertest.ScriptedClient{Script: []runnertest.Reply{{Code: badAt2}, {Code: "CRASH"}}}
 		opts := testOptions()
 		opts.Temperature, opts.MaxTokens = 0.5, 123
-		if _, _, err := RunProblem(context.Background(), Deps{Client: client, Sandbox: fakeSandbox}, opts, p, tc.method); err != nil {
+		if _, _, err := RunProblem(context.Background(), Deps{Client: client, Sandbox: runnertest.FakeSandbox}, opts, p, tc.method); err != nil {
 			t.Fatal(err)
 		}
 		var got [][]string
-		for _, r := range client.reqs {
+		for _, r := range client.Reqs {
 			got = append(got, contents(r.Messages))
 			if r.Temperature != 0.5 || r.MaxTokens != 123 {
 				t.Errorf("%s: request temperature %v max tokens %d", tc.method, r.Temperature, r.MaxTokens)
@@ -287,15 +293,15 @@ func contents(msgs []contract.Message) []string {
 func TestRunProblemAborted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	client := &scriptedClient{script: []reply{{code: "x"}}}
-	_, _, err := RunProblem(ctx, Deps{Client: client, Sandbox: fakeSandbox}, testOptions(), hanoi3(), contract.MethodPoT)
+	client := &runnertest.ScriptedClient{Script: []runnertest.Reply{{Code: "x"}}}
+	_, _, err := RunProblem(ctx, Deps{Client: client, Sandbox: runnertest.FakeSandbox}, testOptions(), envstest.Hanoi3(), contract.MethodPoT)
 	if !errors.Is(err, ErrAborted) {
 		t.Errorf("err = %v, want ErrAborted", err)
 	}
 }
 
 func TestRunProblemUnknownMethod(t *testing.T) {
-	_, _, err := RunProblem(context.Background(), Deps{}, testOptions(), hanoi3(), "magic")
+	_, _, err := RunProblem(context.Background(), Deps{}, testOptions(), envstest.Hanoi3(), "magic")
 	if err == nil || !strings.Contains(err.Error(), "unknown method") {
 		t.Errorf("err = %v, want unknown method", err)
 	}
@@ -333,16 +339,16 @@ func noSleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 func TestSandboxFailureRetried(t *testing.T) {
 	fails := 1
 	var waits []time.Duration
-	sb := SandboxFunc(func(ctx context.Context, code string) (ProgramResult, error) {
+	sb := sandbox.Func(func(ctx context.Context, code string) (sandbox.Result, error) {
 		if fails > 0 {
 			fails--
-			return ProgramResult{}, errors.New("fork: resource temporarily unavailable")
+			return sandbox.Result{}, errors.New("fork: resource temporarily unavailable")
 		}
-		return fakeSandbox(ctx, code)
+		return runnertest.FakeSandbox(ctx, code)
 	})
 	sleep := func(ctx context.Context, d time.Duration) error { waits = append(waits, d); return nil }
-	client := &scriptedClient{script: []reply{{code: movesCode(sol...)}}}
-	rec, _, err := RunProblem(context.Background(), Deps{Client: client, Sandbox: sb, Sleep: sleep}, testOptions(), hanoi3(), contract.MethodPoT)
+	client := &runnertest.ScriptedClient{Script: []runnertest.Reply{{Code: runnertest.MovesCode(sol...)}}}
+	rec, _, err := RunProblem(context.Background(), Deps{Client: client, Sandbox: sb, Sleep: sleep}, testOptions(), envstest.Hanoi3(), contract.MethodPoT)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,17 +363,17 @@ func TestSandboxFailureRetried(t *testing.T) {
 // TestRunProblemWithoutStepLimit: a problem file without max_steps (0) puts
 // no limit on the plan; it used to stop every plan before its first move.
 func TestRunProblemWithoutStepLimit(t *testing.T) {
-	p := hanoi3()
+	p := envstest.Hanoi3()
 	p.MaxSteps = 0
 	for _, tc := range []struct {
 		method string
-		script []reply
+		script []runnertest.Reply
 	}{
-		{contract.MethodPoT, []reply{{code: movesCode(sol...)}}},
-		{contract.MethodRePoT, []reply{{code: movesCode(sol[0], "[1,0,1]")}, {code: movesCode(sol[1:]...)}}},
+		{contract.MethodPoT, []runnertest.Reply{{Code: runnertest.MovesCode(sol...)}}},
+		{contract.MethodRePoT, []runnertest.Reply{{Code: runnertest.MovesCode(sol[0], "[1,0,1]")}, {Code: runnertest.MovesCode(sol[1:]...)}}},
 	} {
-		client := &scriptedClient{script: tc.script}
-		rec, _, err := RunProblem(context.Background(), Deps{Client: client, Sandbox: fakeSandbox}, testOptions(), p, tc.method)
+		client := &runnertest.ScriptedClient{Script: tc.script}
+		rec, _, err := RunProblem(context.Background(), Deps{Client: client, Sandbox: runnertest.FakeSandbox}, testOptions(), p, tc.method)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,18 +1,16 @@
-package runner
+package summary
 
 import (
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
-
-	"repot.dev/repot-operator/analysis/summary"
 )
 
 // WriteTable prints the summary as a table per model: method, success with
 // its interval, calls per problem, tokens per problem, cost vs pot, routes
 // (solved/count), then the paired comparisons.
-func WriteTable(w io.Writer, s summary.Summary) error {
+func WriteTable(w io.Writer, s Summary) error {
 	for i, m := range s.Models {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -65,7 +63,7 @@ func WriteTable(w io.Writer, s summary.Summary) error {
 // that left it solved, alpha and beta as hits/trials, the prefixes it
 // shortened, its tokens, and the true validity and observed acceptance
 // after it; then why the loops stopped.
-func writeRoundsTable(w io.Writer, m summary.ModelSummary) error {
+func writeRoundsTable(w io.Writer, m ModelSummary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	header := false
 	var stopLines []string

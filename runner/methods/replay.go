@@ -1,8 +1,4 @@
-// Package runner is the evaluation engine: verified replay of plans, the
-// RePoT methods (pot, pot-retry, repot, repot-adaptive and the Derail
-// ablations), run records and traces, and the concurrent engine behind
-// `repot run`. It knows nothing about Kubernetes.
-package runner
+package methods
 
 import (
 	"encoding/json"

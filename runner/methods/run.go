@@ -1,11 +1,14 @@
-package runner
+package methods
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"repot.dev/repot-operator/runner/sandbox"
 	"time"
+
+	"repot.dev/repot-operator/runner/concurrency"
 
 	"repot.dev/repot-operator/contract"
 
@@ -53,11 +56,11 @@ func DefaultOptions() Options {
 // Deps are the external dependencies of a run.
 type Deps struct {
 	Client  model.Client
-	Sandbox Sandbox
+	Sandbox sandbox.Sandbox
 	// Clock measures wall time; nil means the system clock.
-	Clock Clock
+	Clock model.Clock
 	// Gate bounds model calls in flight; nil means no bound.
-	Gate *Gate
+	Gate *concurrency.Gate
 	// Sleep waits between sandbox retries; nil means a timer that honours
 	// ctx.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -127,35 +130,20 @@ func RunProblem(ctx context.Context, deps Deps, opts Options, p *envs.Problem, m
 	if first.ReachedGoal {
 		return r.finish(method, contract.RouteInitialSuccess, false, first, first, nil)
 	}
-	switch method {
-	case contract.MethodPoT:
-		return r.finish(method, contract.RouteNoExtraCall, false, first, first, nil)
-	case contract.MethodPoTRetry:
-		final, err := r.freshRetry(ctx, first)
-		return r.finish(method, contract.RouteFreshRetry, false, first, final, err)
-	case contract.MethodRePoT, contract.MethodRePoTNoPrefix, contract.MethodRePoTRestart, contract.MethodVRR:
-		if opts.RepairBudget <= 0 {
-			// With no repair budget repot is pot: no extra call, so no route.
-			return r.finish(method, contract.RouteNoExtraCall, false, first, first, nil)
-		}
-		final, err := r.repair(ctx, first, repairVariants[method], opts.RepairBudget)
-		return r.finish(method, contract.RouteSuffixRepair, true, first, final, err)
-	default: // contract.MethodAdaptive
-		route := AdaptiveRoute(first, opts.AdaptiveThresholdPermille)
-		if route == contract.RouteSuffixRepair {
-			final, err := r.repair(ctx, first, prompt.Standard, 1)
-			return r.finish(method, route, true, first, final, err)
-		}
-		final, err := r.freshRetry(ctx, first)
-		return r.finish(method, route, false, first, final, err)
-	}
+	return afterFailedPlan[method](ctx, r, first)
 }
 
-// repairVariants gives the repair prompt of each repot method.
-var repairVariants = map[string]prompt.Variant{
-	contract.MethodRePoT:         prompt.Standard,
-	contract.MethodRePoTNoPrefix: prompt.NoPrefix,
-	contract.MethodRePoTRestart:  prompt.Restart,
+// afterFailedPlan is what each method does when its first plan did not reach
+// the goal (when it records no repair-loop rounds); each method's file
+// defines its step.
+var afterFailedPlan = map[string]func(ctx context.Context, r *run, first ReplayResult) (contract.Record, contract.Trace, error){
+	contract.MethodPoT:           pot,
+	contract.MethodPoTRetry:      potRetry,
+	contract.MethodRePoT:         repot,
+	contract.MethodRePoTNoPrefix: repot,
+	contract.MethodRePoTRestart:  repot,
+	contract.MethodVRR:           repot,
+	contract.MethodAdaptive:      adaptive,
 }
 
 // newRun prepares a run of p.
@@ -164,7 +152,7 @@ func newRun(deps Deps, opts Options, p *envs.Problem, method string) (*run, erro
 		deps.Clock = model.SystemClock
 	}
 	if deps.Gate == nil {
-		deps.Gate = NewGate(1 << 30)
+		deps.Gate = concurrency.NewGate(1 << 30)
 	}
 	if deps.Sleep == nil {
 		deps.Sleep = model.SleepContext
@@ -189,23 +177,6 @@ func newRun(deps Deps, opts Options, p *envs.Problem, method string) (*run, erro
 	return r, nil
 }
 
-// AdaptiveRoute routes repot-adaptive's single extra call after a failed
-// first plan: an empty plan gets a fresh retry, a verified prefix fraction
-// below the threshold (in thousandths) gets a fresh retry, anything else a
-// suffix repair. A first plan that reached the goal is initial_pot_success.
-func AdaptiveRoute(first ReplayResult, thresholdPermille int) string {
-	switch {
-	case first.ReachedGoal:
-		return contract.RouteInitialSuccess
-	case first.PlanLen == 0:
-		return contract.RouteFreshEmptyPlan
-	case 1000*len(first.Prefix) < thresholdPermille*first.PlanLen:
-		return contract.RouteFreshShortPrefix
-	default:
-		return contract.RouteSuffixRepair
-	}
-}
-
 // fromInitial makes a call whose plan starts at the initial state and
 // replays it.
 func (r *run) fromInitial(ctx context.Context, purpose string, msgs []contract.Message) (ReplayResult, error) {
@@ -218,18 +189,6 @@ func (r *run) fromInitial(ctx context.Context, purpose string, msgs []contract.M
 	return res, nil
 }
 
-// freshRetry makes one independent fresh call and keeps the better attempt.
-func (r *run) freshRetry(ctx context.Context, first ReplayResult) (ReplayResult, error) {
-	second, err := r.fromInitial(ctx, contract.PurposeFreshRetry, prompt.Fresh(r.p, 2))
-	if err != nil {
-		return first, err
-	}
-	if Better(second, first) {
-		return second, nil
-	}
-	return first, nil
-}
-
 // Better reports whether attempt a beats attempt b: success first, then the
 // longer verified prefix. Ties go to b (the earlier attempt).
 func Better(a, b ReplayResult) bool {
@@ -237,20 +196,6 @@ func Better(a, b ReplayResult) bool {
 		return a.ReachedGoal
 	}
 	return len(a.Prefix) > len(b.Prefix)
-}
-
-// repair makes up to budget repair calls from the checkpoint of cur, each
-// from the last one's checkpoint, until a plan reaches the goal (the exact
-// verifier's loop, recording no rounds).
-func (r *run) repair(ctx context.Context, cur ReplayResult, v prompt.Variant, budget int) (ReplayResult, error) {
-	for i := 0; i < budget && !cur.ReachedGoal; i++ {
-		next, _, err := r.repairOnce(ctx, cur, cur.Error, v)
-		if err != nil {
-			return cur, err
-		}
-		cur = next
-	}
-	return cur, nil
 }
 
 // replayPlan replays a call's plan from a state with a step budget; a call

@@ -1,8 +1,10 @@
-package runner
+package methods
 
 import (
 	"encoding/json"
 	"testing"
+
+	"repot.dev/repot-operator/envs/envstest"
 
 	"repot.dev/repot-operator/contract"
 
@@ -10,22 +12,6 @@ import (
 
 	"repot.dev/repot-operator/envs"
 )
-
-// hanoi3 is a 3-disk Tower of Hanoi problem from A to C.
-func hanoi3() *envs.Problem {
-	return &envs.Problem{
-		ProblemID:    "hanoi3",
-		Environment:  envs.HanoiName,
-		Complexity:   3,
-		InitialState: json.RawMessage(`{"peg_names":["A","B","C"],"pegs":{"A":[3,2,1],"B":[],"C":[]}}`),
-		GoalState:    json.RawMessage(`{"peg_names":["A","B","C"],"pegs":{"A":[],"B":[],"C":[3,2,1]}}`),
-		MinSteps:     7,
-		MaxSteps:     14,
-	}
-}
-
-// hanoi3Solution is the optimal plan as a model prints it.
-var hanoi3Solution = []string{"[1,0,2]", "[2,0,1]", "[1,2,1]", "[3,0,2]", "[1,1,0]", "[2,1,2]", "[1,0,2]"}
 
 func raws(moves ...string) []json.RawMessage {
 	out := make([]json.RawMessage, len(moves))
@@ -45,7 +31,7 @@ func mustJSON(t *testing.T, v any) string {
 }
 
 func TestReplay(t *testing.T) {
-	p := hanoi3()
+	p := envstest.Hanoi3()
 	e, err := p.Env()
 	if err != nil {
 		t.Fatal(err)
@@ -67,14 +53,14 @@ func TestReplay(t *testing.T) {
 		permille   int
 		errorEmpty bool
 	}{
-		{"solution", raws(hanoi3Solution...), 14, 7, string(mustMarshal(goal)), -1, "", true, contract.StopGoal, 1000, true},
-		{"extra moves after goal are ignored", raws(append(append([]string{}, hanoi3Solution...), "[1,2,0]", "[1,0,2]")...), 14, 7, "", -1, "", true, contract.StopGoal, 778, true},
+		{"solution", raws(envstest.Hanoi3Solution...), 14, 7, string(mustMarshal(goal)), -1, "", true, contract.StopGoal, 1000, true},
+		{"extra moves after goal are ignored", raws(append(append([]string{}, envstest.Hanoi3Solution...), "[1,2,0]", "[1,0,2]")...), 14, 7, "", -1, "", true, contract.StopGoal, 778, true},
 		{"empty plan", nil, 14, 0, string(mustMarshal(init)), -1, "", false, contract.StopNoPlan, 0, false},
 		{"invalid second move", raws("[1,0,2]", "[1,0,1]", "[2,0,1]"), 14, 1, "", 1, string(envs.InvalidTransition), false, contract.StopInvalidMove, 333, false},
 		{"larger on smaller", raws("[1,0,2]", "[2,0,2]"), 14, 1, "", 1, string(envs.ConstraintViolation), false, contract.StopInvalidMove, 500, false},
 		{"format error", raws("[1,0,2]", `"up"`), 14, 1, "", 1, contract.KindFormatError, false, contract.StopFormatError, 500, false},
 		{"plan exhausted", raws("[1,0,2]", "[2,0,1]"), 14, 2, afterTwo, -1, "", false, contract.StopPlanExhausted, 1000, false},
-		{"max steps", raws(hanoi3Solution...), 2, 2, afterTwo, 2, "", false, contract.StopMaxSteps, 286, false},
+		{"max steps", raws(envstest.Hanoi3Solution...), 2, 2, afterTwo, 2, "", false, contract.StopMaxSteps, 286, false},
 		{"max steps zero", raws("[1,0,2]"), 0, 0, string(mustMarshal(init)), 0, "", false, contract.StopMaxSteps, 0, false},
 	}
 	for _, tc := range tests {
@@ -97,7 +83,7 @@ func TestReplay(t *testing.T) {
 }
 
 func TestReplayFromGoal(t *testing.T) {
-	p := hanoi3()
+	p := envstest.Hanoi3()
 	e, _ := p.Env()
 	goal, _ := p.Goal()
 	got := Replay(e, p, goal, goal, raws("[1,2,0]"), 14)
@@ -107,7 +93,7 @@ func TestReplayFromGoal(t *testing.T) {
 }
 
 func TestReplayMessageNamesMove(t *testing.T) {
-	p := hanoi3()
+	p := envstest.Hanoi3()
 	e, _ := p.Env()
 	init, _ := p.Initial()
 	goal, _ := p.Goal()

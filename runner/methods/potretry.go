@@ -1,0 +1,27 @@
+package methods
+
+import (
+	"context"
+
+	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/runner/prompt"
+)
+
+// potRetry makes one fresh call after a failed first plan and keeps the
+// better attempt.
+func potRetry(ctx context.Context, r *run, first ReplayResult) (contract.Record, contract.Trace, error) {
+	final, err := r.freshRetry(ctx, first)
+	return r.finish(contract.MethodPoTRetry, contract.RouteFreshRetry, false, first, final, err)
+}
+
+// freshRetry makes one independent fresh call and keeps the better attempt.
+func (r *run) freshRetry(ctx context.Context, first ReplayResult) (ReplayResult, error) {
+	second, err := r.fromInitial(ctx, contract.PurposeFreshRetry, prompt.Fresh(r.p, 2))
+	if err != nil {
+		return first, err
+	}
+	if Better(second, first) {
+		return second, nil
+	}
+	return first, nil
+}
