@@ -10,18 +10,15 @@ import (
 	"testing"
 	"time"
 
-	"repot.dev/repot-operator/runner/sandbox"
-
-	"repot.dev/repot-operator/runner/methods"
-
 	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/programs/simserver"
 	"repot.dev/repot-operator/runner/concurrency"
+	"repot.dev/repot-operator/runner/methods"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/program"
 	"repot.dev/repot-operator/runner/prompt"
+	"repot.dev/repot-operator/runner/sandbox"
 )
 
 // BenchmarkPerCallWork measures the work a model call costs outside the

@@ -7,14 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"repot.dev/repot-operator/runner/runnertest"
-
-	"repot.dev/repot-operator/runner/methods"
-
-	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/analysis/summary"
+	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/runner/methods"
 	"repot.dev/repot-operator/runner/model"
+	"repot.dev/repot-operator/runner/runnertest"
 )
 
 // runDerailSuite runs every published case under every condition against

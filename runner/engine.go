@@ -9,14 +9,12 @@ import (
 	"slices"
 	"sync"
 
-	"repot.dev/repot-operator/runner/methods"
-
-	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/analysis/summary"
 	"repot.dev/repot-operator/analysis/vrr"
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/concurrency"
+	"repot.dev/repot-operator/runner/methods"
 	"repot.dev/repot-operator/runner/model"
 )
 

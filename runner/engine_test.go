@@ -12,21 +12,18 @@ import (
 	"testing"
 	"time"
 
-	"repot.dev/repot-operator/envs/envstest"
-	"repot.dev/repot-operator/runner/runnertest"
-	"repot.dev/repot-operator/runner/sandbox"
-
-	"repot.dev/repot-operator/runner/methods"
-
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
 
 	"repot.dev/repot-operator/analysis/summary"
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs"
+	"repot.dev/repot-operator/envs/envstest"
 	"repot.dev/repot-operator/runner/concurrency"
+	"repot.dev/repot-operator/runner/methods"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/prompt"
+	"repot.dev/repot-operator/runner/runnertest"
+	"repot.dev/repot-operator/runner/sandbox"
 )
 
 // suite returns n copies of hanoi3 with ids h000, h001, ...; the id is the

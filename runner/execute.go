@@ -3,9 +3,8 @@ package runner
 import (
 	"context"
 
-	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/analysis/summary"
+	"repot.dev/repot-operator/contract"
 )
 
 // Execute runs the engine into an output directory: runs already finished

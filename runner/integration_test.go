@@ -16,15 +16,13 @@ import (
 	"testing"
 	"time"
 
-	"repot.dev/repot-operator/runner/methods"
-
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
 
 	"repot.dev/repot-operator/analysis/summary"
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/programs/simserver"
+	"repot.dev/repot-operator/runner/methods"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/sandbox"
 )

@@ -9,9 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/analysis/summary"
+	"repot.dev/repot-operator/contract"
 )
 
 // Output is a run's output directory: records.jsonl (appended as runs

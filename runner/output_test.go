@@ -8,13 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"repot.dev/repot-operator/runner/runnertest"
-
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
 
 	"repot.dev/repot-operator/analysis/summary"
+	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/runner/runnertest"
 )
 
 func TestOpenOutputRefusesToOverwrite(t *testing.T) {

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
+
+	"repot.dev/repot-operator/contract"
 )
 
 func TestBuildVersion(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"repot.dev/repot-operator/runner/methods"
-
 	"repot.dev/repot-operator/runner/model"
 )
 

@@ -5,13 +5,11 @@ import (
 	"context"
 	"testing"
 
-	"repot.dev/repot-operator/runner/methods"
-
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
 
 	"repot.dev/repot-operator/analysis/vrr"
+	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/runner/methods"
 )
 
 // vrrLoopOf is what a repot-vrr record says about its loop (no clocks).

@@ -9,13 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"repot.dev/repot-operator/runner/methods"
-
-	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/analysis/summary"
 	"repot.dev/repot-operator/analysis/vrr"
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs"
+	"repot.dev/repot-operator/runner/methods"
 )
 
 // vrrArm is one configuration of the repair-loop measurement.

@@ -7,13 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"repot.dev/repot-operator/runner/methods"
-
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
 
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs"
+	"repot.dev/repot-operator/runner/methods"
 	"repot.dev/repot-operator/runner/prompt"
 )
 

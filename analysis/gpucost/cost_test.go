@@ -3,10 +3,10 @@ package gpucost
 import (
 	"testing"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
+
+	"repot.dev/repot-operator/contract"
 )
 
 func reading(inst string, uptimeMs int64, gpus ...contract.GPUTotals) contract.Reading {

@@ -9,9 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 
-	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/analysis/summary"
+	"repot.dev/repot-operator/contract"
 )
 
 // SourceFile is the optional file beside records.jsonl that says where the

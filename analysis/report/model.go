@@ -15,9 +15,8 @@ package report
 import (
 	"time"
 
-	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/analysis/summary"
+	"repot.dev/repot-operator/contract"
 )
 
 // Report is everything one page shows.

@@ -9,15 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"repot.dev/repot-operator/runner/methods"
-
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
 
 	"repot.dev/repot-operator/analysis/report/reporttest"
 	"repot.dev/repot-operator/analysis/summary"
 	"repot.dev/repot-operator/analysis/vrr"
+	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/runner/methods"
 )
 
 // rec is a record of model m on problem p with method meth.

@@ -9,13 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"repot.dev/repot-operator/runner/methods"
-
 	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/programs/simserver"
 	"repot.dev/repot-operator/runner"
+	"repot.dev/repot-operator/runner/methods"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/sandbox"
 )

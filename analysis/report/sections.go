@@ -7,12 +7,11 @@ import (
 	"sort"
 	"strconv"
 
-	"repot.dev/repot-operator/contract"
-
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 
 	"repot.dev/repot-operator/analysis/summary"
+	"repot.dev/repot-operator/contract"
 )
 
 // section is one chart with the table of its numbers.

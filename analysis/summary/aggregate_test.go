@@ -6,9 +6,9 @@ import (
 	"reflect"
 	"testing"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
+
+	"repot.dev/repot-operator/contract"
 )
 
 // rec builds a record of model "m".

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"testing"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
+
+	"repot.dev/repot-operator/contract"
 )
 
 func drec(model, cs, cond, statement, env, typ string, ok bool, infra string) contract.Record {

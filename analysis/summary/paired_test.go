@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"testing"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
+
+	"repot.dev/repot-operator/contract"
 )
 
 func outcomes(prefix string, solved ...bool) []contract.Record {

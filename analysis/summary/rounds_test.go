@@ -3,9 +3,9 @@ package summary
 import (
 	"testing"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
+
+	"repot.dev/repot-operator/contract"
 )
 
 func TestRounds(t *testing.T) {

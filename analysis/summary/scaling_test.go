@@ -3,9 +3,9 @@ package summary
 import (
 	"testing"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
+
+	"repot.dev/repot-operator/contract"
 )
 
 func sr(model, problem, env, method string, success, initialSuccess bool, prefix int) contract.Record {

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
+
+	"repot.dev/repot-operator/contract"
 )
 
 func TestVotesExactAndSeeded(t *testing.T) {

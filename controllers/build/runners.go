@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"repot.dev/repot-operator/contract"
-
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -14,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/contract"
 )
 
 // Paths inside runner pods.

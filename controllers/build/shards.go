@@ -4,11 +4,10 @@ import (
 	"slices"
 	"strconv"
 
-	"repot.dev/repot-operator/contract"
-
 	corev1 "k8s.io/api/core/v1"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/ledger"
 )
 

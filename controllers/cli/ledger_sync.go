@@ -8,10 +8,9 @@ import (
 	"syscall"
 	"time"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/spf13/cobra"
 
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/ledger"
 )
 

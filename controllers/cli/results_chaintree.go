@@ -8,11 +8,10 @@ import (
 	"path/filepath"
 	"sort"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/spf13/cobra"
 
 	"repot.dev/repot-operator/analysis/chaintree"
+	"repot.dev/repot-operator/contract"
 )
 
 // The formats of repot results export.

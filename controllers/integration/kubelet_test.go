@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"repot.dev/repot-operator/contract"
-
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -19,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
 )
 

@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"repot.dev/repot-operator/contract"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +15,7 @@ import (
 	"repot.dev/repot-operator/analysis/summary"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/exporttest"
 	"repot.dev/repot-operator/controllers/results"

@@ -7,13 +7,13 @@ import (
 	"strconv"
 	"sync"
 
-	"repot.dev/repot-operator/contract"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"repot.dev/repot-operator/contract"
 )
 
 // fakeConfigMaps holds ConfigMaps and enforces resourceVersion on patches

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"repot.dev/repot-operator/contract"
-
 	"k8s.io/utils/clock"
+
+	"repot.dev/repot-operator/contract"
 )
 
 // MergeLines adds lines to the text existing and returns the new text and

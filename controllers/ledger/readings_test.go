@@ -11,12 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"repot.dev/repot-operator/analysis/gpucost"
+	"repot.dev/repot-operator/contract"
 )
 
 func readingLine(t *testing.T, shard int, phase string, uptime int64) string {

@@ -8,12 +8,12 @@ import (
 	"strconv"
 	"strings"
 
-	"repot.dev/repot-operator/contract"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"repot.dev/repot-operator/contract"
 )
 
 // MaxLedgerBytes bounds the records text of one ledger. A ConfigMap holds at

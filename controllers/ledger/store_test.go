@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"repot.dev/repot-operator/contract"
 )
 
 func TestStoreMergeWritesOnlyChanges(t *testing.T) {

@@ -7,9 +7,9 @@ import (
 	"os"
 	"time"
 
-	"repot.dev/repot-operator/contract"
-
 	"k8s.io/utils/clock"
+
+	"repot.dev/repot-operator/contract"
 )
 
 // Merger stores records; *Store is the real one.

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"repot.dev/repot-operator/contract"
 )
 
 // syncHarness runs a Syncer on a fake clock and lets the test advance it one

@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
+
+	"repot.dev/repot-operator/contract"
 )
 
 func appendFile(t *testing.T, path, s string) {

@@ -5,11 +5,10 @@ import (
 	"strings"
 	"time"
 
-	"repot.dev/repot-operator/contract"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/contract"
 )
 
 // Spend is what one model spent: the GPU-seconds its servers held and the

@@ -3,10 +3,9 @@ package planning
 import (
 	"strings"
 
-	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/analysis/summary"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/contract"
 )
 
 // derailShort abbreviates the conditions in the Recovery printer column.

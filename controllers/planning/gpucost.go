@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"strings"
 
-	"repot.dev/repot-operator/contract"
-
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"repot.dev/repot-operator/analysis/gpucost"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
 )
 

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"sync"
 
-	"repot.dev/repot-operator/contract"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"repot.dev/repot-operator/contract"
 )
 
 // RecordCache keeps the parsed records of each ledger ConfigMap by its

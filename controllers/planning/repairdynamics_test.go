@@ -3,13 +3,12 @@ package planning
 import (
 	"testing"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+	"repot.dev/repot-operator/contract"
 )
 
 // TestRepairDynamics maps the rounds and loop stops of summary.json into

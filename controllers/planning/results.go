@@ -3,10 +3,9 @@ package planning
 import (
 	"strings"
 
-	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/analysis/summary"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/contract"
 )
 
 // EvaluationResults are the figures of the records, ready for the status.

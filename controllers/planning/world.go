@@ -3,8 +3,6 @@ package planning
 import (
 	"time"
 
-	"repot.dev/repot-operator/contract"
-
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +10,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/kueueadapter"
 )

@@ -7,10 +7,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/analysis/report"
 	"repot.dev/repot-operator/analysis/summary"
+	"repot.dev/repot-operator/contract"
 )
 
 // ExportEvaluation writes records.jsonl, summary.json and source.json into

@@ -5,10 +5,9 @@ import (
 	"math/big"
 	"strings"
 
-	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/analysis/summary"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/contract"
 )
 
 // DefaultRegressionPValue is spec.regressionPValue's default.

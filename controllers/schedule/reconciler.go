@@ -8,8 +8,6 @@ import (
 	"context"
 	"fmt"
 
-	"repot.dev/repot-operator/contract"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/contract"
 )
 
 // Labels of the evaluation controller's ledger ConfigMaps (the same values

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"repot.dev/repot-operator/contract"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -16,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
 )
 

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"repot.dev/repot-operator/contract"
-
 	"k8s.io/utils/clock"
+
+	"repot.dev/repot-operator/contract"
 )
 
 // Sampler reads every device at a fixed interval and accumulates, per GPU,

@@ -5,13 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
 	mockserver "github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 	"github.com/google/go-cmp/cmp"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"repot.dev/repot-operator/contract"
 )
 
 // scripted gives device 0 of a simulated DGX H100 readings that change on

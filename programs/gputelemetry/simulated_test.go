@@ -4,10 +4,10 @@ import (
 	"testing"
 	"time"
 
+	clocktesting "k8s.io/utils/clock/testing"
+
 	"repot.dev/repot-operator/analysis/gpucost"
 	"repot.dev/repot-operator/contract"
-
-	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // TestSimulatedH100FollowsLoad drives the simulated H100 through an idle

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/runner/model"
 )
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/prompt"
 )

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/prompt"
 )

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/prompt"
 )

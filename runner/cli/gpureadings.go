@@ -12,10 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/analysis/gpucost"
 	"repot.dev/repot-operator/analysis/summary"
+	"repot.dev/repot-operator/contract"
 )
 
 // maxReadingBytes bounds a /telemetry answer (a reading of 8 GPUs is about

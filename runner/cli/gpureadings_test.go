@@ -9,10 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
 
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/programs/gputelemetry"
 )
 

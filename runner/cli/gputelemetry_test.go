@@ -12,11 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
 
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/programs/gputelemetry"
 )
 

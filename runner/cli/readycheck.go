@@ -13,10 +13,9 @@ import (
 	"syscall"
 	"time"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/spf13/cobra"
 
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/runner/model"
 )
 

@@ -14,17 +14,15 @@ import (
 	"syscall"
 	"time"
 
-	"repot.dev/repot-operator/runner/methods"
-
-	"repot.dev/repot-operator/contract"
-
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"repot.dev/repot-operator/analysis/summary"
 	"repot.dev/repot-operator/analysis/vrr"
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner"
+	"repot.dev/repot-operator/runner/methods"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/sandbox"
 )

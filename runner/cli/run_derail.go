@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"repot.dev/repot-operator/contract"
 )
 
 // addDerailFlags adds `repot run`'s Derail-550 flags.

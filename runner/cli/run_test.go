@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
 
@@ -21,6 +19,7 @@ import (
 	"repot.dev/repot-operator/analysis/vrr"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/programs/simserver"

@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"repot.dev/repot-operator/runner/sandbox"
 	"strings"
 	"time"
 
 	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/program"
+	"repot.dev/repot-operator/runner/sandbox"
 )
 
 // infraError is a call that failed for reasons outside the model; it ends

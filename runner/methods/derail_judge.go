@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/program"
 )

@@ -6,15 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"repot.dev/repot-operator/envs/envstest"
-	"repot.dev/repot-operator/runner/runnertest"
-
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
 
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs"
+	"repot.dev/repot-operator/envs/envstest"
 	"repot.dev/repot-operator/runner/prompt"
+	"repot.dev/repot-operator/runner/runnertest"
 )
 
 // hanoi3WithOracle is hanoi3 with its oracle plan as normalized actions.

@@ -5,9 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/analysis/vrr"
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/prompt"
 )

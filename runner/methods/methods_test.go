@@ -7,17 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"repot.dev/repot-operator/envs/envstest"
-	"repot.dev/repot-operator/runner/runnertest"
-	"repot.dev/repot-operator/runner/sandbox"
-
-	"repot.dev/repot-operator/runner/concurrency"
-
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
 
+	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/envs/envstest"
+	"repot.dev/repot-operator/runner/concurrency"
 	"repot.dev/repot-operator/runner/prompt"
+	"repot.dev/repot-operator/runner/runnertest"
+	"repot.dev/repot-operator/runner/sandbox"
 )
 
 var sol = envstest.Hanoi3Solution

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/envs"
 )
 

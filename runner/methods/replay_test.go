@@ -4,13 +4,11 @@ import (
 	"encoding/json"
 	"testing"
 
-	"repot.dev/repot-operator/envs/envstest"
-
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
 
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs"
+	"repot.dev/repot-operator/envs/envstest"
 )
 
 func raws(moves ...string) []json.RawMessage {

@@ -5,17 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"repot.dev/repot-operator/runner/sandbox"
 	"time"
 
-	"repot.dev/repot-operator/runner/concurrency"
-
-	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/analysis/vrr"
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs"
+	"repot.dev/repot-operator/runner/concurrency"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/prompt"
+	"repot.dev/repot-operator/runner/sandbox"
 )
 
 // Options are the method settings of a run.

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+
+	"repot.dev/repot-operator/contract"
 )
 
 // OpenAI is a Client for any OpenAI-compatible chat completions endpoint,

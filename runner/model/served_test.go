@@ -8,10 +8,10 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
+
+	"repot.dev/repot-operator/contract"
 )
 
 // TestServedModels reads a vLLM-shaped /v1/models: the client's own model

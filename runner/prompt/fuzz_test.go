@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"repot.dev/repot-operator/contract"
-
 	"repot.dev/repot-operator/runner/model"
 )
 

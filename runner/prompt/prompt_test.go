@@ -5,10 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
 
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/model"
 )

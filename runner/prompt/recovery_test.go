@@ -4,10 +4,9 @@ import (
 	"encoding/json"
 	"testing"
 
-	"repot.dev/repot-operator/contract"
-
 	"github.com/google/go-cmp/cmp"
 
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/runner/model"
 )
 
