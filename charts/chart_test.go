@@ -5,7 +5,6 @@ package charts
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,8 +27,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 
-	opcli "repot.dev/repot-operator/controllers/cli"
-	"repot.dev/repot-operator/runner/cli"
+	"repot.dev/repot-operator/cmd/repot"
 )
 
 const chartDir = "repot-operator"
@@ -151,7 +149,7 @@ func TestChartRendersDefaults(t *testing.T) {
 	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
 		t.Errorf("manager args (-want +got):\n%s", diff)
 	}
-	if err := parseRepotArgs(c.Args); err != nil {
+	if err := repot.ParseArgs(c.Args); err != nil {
 		t.Errorf("manager args %v: %v", c.Args, err)
 	}
 	if c.SecurityContext == nil || c.SecurityContext.ReadOnlyRootFilesystem == nil || !*c.SecurityContext.ReadOnlyRootFilesystem {
@@ -195,7 +193,7 @@ func TestChartRendersOverrides(t *testing.T) {
 			t.Errorf("args %v lack %s", args, a)
 		}
 	}
-	if err := parseRepotArgs(args); err != nil {
+	if err := repot.ParseArgs(args); err != nil {
 		t.Errorf("manager args %v: %v", args, err)
 	}
 	if img := dep.Spec.Template.Spec.Containers[0].Image; img != "ghcr.io/x/repot:v9" {
@@ -238,21 +236,6 @@ func TestChartInSyncWithConfig(t *testing.T) {
 	if diff := cmp.Diff(role.Rules, rendered.Rules); diff != "" {
 		t.Errorf("chart manager rules differ from config/rbac/role.yaml (-config +chart):\n%s", diff)
 	}
-}
-
-// parseRepotArgs checks that args name a repot subcommand (of the engine,
-// runner/cli, or of the operator, controllers/cli) and that it accepts the
-// flags.
-func parseRepotArgs(args []string) error {
-	if len(args) == 0 {
-		return fmt.Errorf("no subcommand")
-	}
-	for _, c := range append(cli.Commands(), opcli.Commands()...) {
-		if c.Name() == args[0] {
-			return c.ParseFlags(args[1:])
-		}
-	}
-	return fmt.Errorf("repot has no subcommand %q in runner/cli or controllers/cli", args[0])
 }
 
 // With watchNamespace the operator holds no cluster-wide write: every rule

@@ -5,7 +5,6 @@
 package config
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,8 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "repot.dev/repot-operator/api/v1alpha1"
-	opcli "repot.dev/repot-operator/controllers/cli"
-	"repot.dev/repot-operator/runner/cli"
+	"repot.dev/repot-operator/cmd/repot"
 )
 
 func docs(t *testing.T, path string) []string {
@@ -107,25 +105,10 @@ func TestManagerArgsAreKnownFlags(t *testing.T) {
 			continue
 		}
 		args := dep.Spec.Template.Spec.Containers[0].Args
-		if err := parseRepotArgs(args); err != nil {
+		if err := repot.ParseArgs(args); err != nil {
 			t.Errorf("manager Deployment args %v: %v", args, err)
 		}
 		return
 	}
 	t.Fatal("no Deployment in manager/manager.yaml")
-}
-
-// parseRepotArgs checks that args name a repot subcommand (of the engine,
-// runner/cli, or of the operator, controllers/cli) and that it accepts the
-// flags.
-func parseRepotArgs(args []string) error {
-	if len(args) == 0 {
-		return fmt.Errorf("no subcommand")
-	}
-	for _, c := range append(cli.Commands(), opcli.Commands()...) {
-		if c.Name() == args[0] {
-			return c.ParseFlags(args[1:])
-		}
-	}
-	return fmt.Errorf("repot has no subcommand %q in runner/cli or controllers/cli", args[0])
 }

@@ -2,7 +2,7 @@
 // (the operator), ledger (the runner pod's ledger tools), results export, and
 // the cluster reader behind repot report's --evaluation and --schedule.
 // The engine's subcommands (suite, verify, run, report, sim-server, ...) are
-// in runner/cli, which imports nothing under controllers/; main.go joins both
+// in runner/cli, which imports nothing under controllers/; cmd/repot joins both
 // sets and passes ReportSources to runner/cli.
 //
 //   - manager.go: repot manager, the controller manager and its flags;

@@ -2,7 +2,7 @@
 // verify, run, report, sim-server, ready-check, gpu-telemetry and the like.
 // It imports nothing under controllers/: the operator's commands (manager,
 // ledger, results) are in controllers/cli, and what repot report reads from
-// a cluster comes in through SetClusterSources; main.go joins the two.
+// a cluster comes in through SetClusterSources; cmd/repot joins the two.
 package cli
 
 import "github.com/spf13/cobra"

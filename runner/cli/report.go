@@ -20,7 +20,7 @@ func init() { register(newReportCommand) }
 // kubeconfig's): the evaluations' results in order, then the schedule's runs,
 // and the schedule's history (nil without a schedule). The engine reads no
 // cluster itself: the operator's commands (controllers/cli.ReportSources)
-// provide it, and main.go passes it in with SetClusterSources.
+// provide it, and cmd/repot passes it in with SetClusterSources.
 type ClusterSources func(ctx context.Context, kubeconfig, namespace string, evaluations []string, schedule string) (*report.Schedule, []report.Source, error)
 
 var clusterSources ClusterSources
