@@ -6,8 +6,6 @@ import (
 	"repot.dev/repot-operator/contract"
 )
 
-// methodOrder is the canonical order of methods in summaries.
-var methodOrder = []string{contract.MethodPoT, contract.MethodPoTRetry, contract.MethodRePoT, contract.MethodAdaptive, contract.MethodRePoTNoPrefix, contract.MethodRePoTRestart, contract.MethodVRR}
 
 // methodRoutes lists the routes each method can take; summaries always show
 // them, with zero counts where no run took them.
@@ -79,7 +77,7 @@ func aggregateModel(model string, recs []contract.Record) ModelSummary {
 	ms := ModelSummary{Model: model, Methods: []MethodSummary{}, Comparisons: []Comparison{}}
 	var byMethod map[string][]contract.Record
 	ms.Problems, byMethod = byMethodOf(recs)
-	methods := orderedNames(sortedKeys(byMethod), methodOrder)
+	methods := orderedNames(sortedKeys(byMethod), contract.Methods)
 	finished := finishedRuns(methods, byMethod)
 	for _, m := range methods {
 		ms.Methods = append(ms.Methods, aggregateMethod(m, byMethod[m], finished[contract.MethodPoT]))
