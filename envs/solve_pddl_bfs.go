@@ -70,10 +70,10 @@ func (c *pddlCompact) state(key string) *PDDLState {
 	s := &PDDLState{Blocks: c.names, On: map[string]string{}, Clear: []string{}, OnTable: []string{}}
 	cl := c.clear(key)
 	for i, u := range []byte(key) {
-		switch {
-		case u == pddlHeld:
+		switch u {
+		case pddlHeld:
 			s.Holding = c.names[i]
-		case u == 0:
+		case 0:
 			s.OnTable = append(s.OnTable, c.names[i])
 		default:
 			s.On[c.names[i]] = c.names[u-1]

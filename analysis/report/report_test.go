@@ -179,13 +179,19 @@ func TestLoadDirErrors(t *testing.T) {
 		t.Errorf("empty dir: %v", err)
 	}
 	bad := t.TempDir()
-	os.WriteFile(filepath.Join(bad, "records.jsonl"), []byte(`{"model":"m","problem_id":"p","method":"pot"}`+"\n{not json}\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(bad, "records.jsonl"), []byte(`{"model":"m","problem_id":"p","method":"pot"}`+"\n{not json}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, _, err := LoadDir(bad, nil); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("bad line: %v", err)
 	}
 	badMeta := t.TempDir()
-	os.WriteFile(filepath.Join(badMeta, "records.jsonl"), []byte(`{"model":"m","problem_id":"p","method":"pot"}`+"\n"), 0o644)
-	os.WriteFile(filepath.Join(badMeta, SourceFile), []byte(`{"name":`), 0o644)
+	if err := os.WriteFile(filepath.Join(badMeta, "records.jsonl"), []byte(`{"model":"m","problem_id":"p","method":"pot"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(badMeta, SourceFile), []byte(`{"name":`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, _, err := LoadDir(badMeta, nil); err == nil || !strings.Contains(err.Error(), SourceFile) {
 		t.Errorf("bad source.json: %v", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"repot.dev/repot-operator/contract"
 )
 
-
 // methodRoutes lists the routes each method can take; summaries always show
 // them, with zero counts where no run took them.
 var methodRoutes = map[string][]string{

@@ -190,9 +190,9 @@ func (r *NVMLReader) Close() {
 	if r.started {
 		r.started = false
 		if r.events != nil {
-			call(r.events.Free)
+			_, _ = call(r.events.Free) // nothing to do about a failed release at close
 		}
-		call(r.lib.Shutdown)
+		_, _ = call(r.lib.Shutdown)
 	}
 }
 

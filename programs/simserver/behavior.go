@@ -108,8 +108,8 @@ func Decide(p *Profile, seed int64, msgs []contract.Message) Decision {
 	curve := p.solveCurve(parsed.Environment)
 	mix := p.Failures
 	u := dr.u("solve")
-	switch r := parsed.Repair; {
-	case r == nil:
+	switch r := parsed.Repair; r {
+	case nil:
 		d.Prob = curve.At(diff)
 		if dr.u("correlated") < p.Correlation {
 			u = problemKey(seed, parsed.Environment, parsed.Initial, parsed.Goal).u("solve")

@@ -29,7 +29,9 @@ func TestReportCommand(t *testing.T) {
 	runs := t.TempDir()
 	for _, m := range []string{"a", "b"} {
 		dir := filepath.Join(runs, m)
-		os.MkdirAll(dir, 0o755)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
 		line := `{"model":"` + m + `","problem_id":"p1","environment":"tower_of_hanoi","complexity":3,"method":"pot","success":true,"route":"initial_pot_success","calls":1,"initial_success":true}` + "\n"
 		if err := os.WriteFile(filepath.Join(dir, "records.jsonl"), []byte(line), 0o644); err != nil {
 			t.Fatal(err)

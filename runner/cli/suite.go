@@ -107,8 +107,9 @@ func writeProblems(out io.Writer, ps []envs.Problem) error {
 		if err != nil {
 			return fmt.Errorf("problem %s: %v", ps[i].ProblemID, err)
 		}
-		w.Write(b)
-		w.WriteByte('\n')
+		// A bufio.Writer keeps its first error and Flush returns it.
+		_, _ = w.Write(b)
+		_ = w.WriteByte('\n')
 	}
 	return w.Flush()
 }

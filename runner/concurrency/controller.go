@@ -74,9 +74,9 @@ type Options struct {
 type Mode string
 
 const (
-	// ModeServer: the server's metrics (vLLM /metrics).
+	// ModeServer reads the server's metrics (vLLM /metrics).
 	ModeServer Mode = "server-metrics"
-	// ModeCalls: the token throughput of the runner's own calls.
+	// ModeCalls reads the token throughput of the runner's own calls.
 	ModeCalls Mode = "call-throughput"
 )
 

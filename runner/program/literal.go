@@ -79,11 +79,11 @@ func parsePlanLiteral(s string, start int) ([][]byte, int, error) {
 		if p.eof() {
 			return nil, 0, p.errf("unterminated plan list")
 		}
-		switch c := p.s[p.pos]; {
-		case c == ',':
+		switch p.s[p.pos] {
+		case ',':
 			sawComma = true
 			p.pos++
-		case c == closeCh:
+		case closeCh:
 		default:
 			return nil, 0, p.errf("expected ',' or %q, found %s", closeCh, p.describe())
 		}
@@ -234,11 +234,11 @@ func (p *litParser) sequence(closeCh byte) error {
 		if p.eof() {
 			return p.errf("unterminated %s", seqName(closeCh))
 		}
-		switch c := p.s[p.pos]; {
-		case c == ',':
+		switch p.s[p.pos] {
+		case ',':
 			sawComma = true
 			p.pos++
-		case c == closeCh:
+		case closeCh:
 		default:
 			return p.errf("expected ',' or %q in %s, found %s", closeCh, seqName(closeCh), p.describe())
 		}
@@ -314,10 +314,10 @@ func (p *litParser) braces() error {
 		if p.eof() {
 			return p.errf("unterminated dict or set")
 		}
-		switch c := p.s[p.pos]; {
-		case c == ',':
+		switch p.s[p.pos] {
+		case ',':
 			p.pos++
-		case c == '}':
+		case '}':
 		default:
 			return p.errf("expected ',' or '}', found %s", p.describe())
 		}
