@@ -34,5 +34,9 @@
 //   - status.go, status_figures.go, conditions.go, events.go: the status,
 //     recomputed from the World on every pass, its conditions and the events
 //     of their transitions;
+//   - budget.go, inflight.go: spec.budget (what each model spent, which
+//     models must stop), and the calls in flight each runner shard settled at;
+//   - provenance.go: status.models[].provenance (server arguments, images,
+//     what the runners reported);
 //   - lifecycle.go: completion, failure, the active deadline and the TTL.
 package planning
