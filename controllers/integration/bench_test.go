@@ -25,6 +25,7 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/integration/framework"
 	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
 )
@@ -58,14 +59,14 @@ func BenchmarkHundredEvaluations(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if why := controlPlaneMissing(root); why != "" {
+	if why := framework.BinariesMissing(root); why != "" {
 		b.Skip(why)
 	}
 	env, cfg, err := startControlPlane(root)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer func() { _ = env.Stop() }()
+	defer func() { _ = env.Teardown() }()
 	for i := 0; i < b.N; i++ {
 		benchOnce(b, cfg, i)
 	}
@@ -141,7 +142,7 @@ func benchOnce(b *testing.B, cfg *rest.Config, iter int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer func() { _ = m.stop() }()
+	defer func() { _ = m.Stop() }()
 
 	ctx, cancel := context.WithCancel(bg)
 	defer cancel()
@@ -166,7 +167,7 @@ func benchOnce(b *testing.B, cfg *rest.Config, iter int) {
 	want := int32(benchModels * benchShards * benchRecords)
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
-		done, err := converged(m.cached, ns, want)
+		done, err := converged(m.GetCache(), ns, want)
 		if err != nil {
 			b.Fatal(err)
 		}

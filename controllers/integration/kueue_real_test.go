@@ -45,7 +45,7 @@ var _ = Describe("Kueue admission by the real Kueue manager", Ordered, func() {
 		if _, err := os.Stat(bin); err != nil {
 			Skip("bin/kueue is missing (build it with hack/build-cluster-bins.sh kueue or make kueue-bin): " + err.Error())
 		}
-		user, err := testEnv.AddUser(envtest.User{Name: "kueue-manager", Groups: []string{"system:masters"}}, nil)
+		user, err := testEnv.AddUser(envtest.User{Name: "kueue-manager", Groups: []string{"system:masters"}})
 		Expect(err).NotTo(HaveOccurred())
 		kc, err := user.KubeConfig()
 		Expect(err).NotTo(HaveOccurred())
