@@ -23,6 +23,7 @@ import (
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/kueueadapter"
+	"repot.dev/repot-operator/controllers/kueueadapter/kueuetesting"
 	"repot.dev/repot-operator/hack/localcluster/cluster"
 	"repot.dev/repot-operator/runner/layout"
 	"repot.dev/repot-operator/runner/summary"
@@ -94,30 +95,19 @@ var _ = Describe("Kueue admission by the real Kueue manager", Ordered, func() {
 		}
 		return out
 	}
-	// holds is Kueue's accounting: a finished or deactivated Workload no
-	// longer counts against the ClusterQueue, even while a deactivated one
-	// still shows QuotaReserved until the operator hands it back.
-	holds := func(wl *kueue.Workload) bool {
-		return wl != nil && apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) &&
-			!apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) && ptr.Deref(wl.Spec.Active, true)
-	}
 	// check asserts the invariants: at most two models hold quota, and
 	// only models that hold quota (or are being evicted) have servers.
 	check := func(g Gomega) (held []string) {
 		wls := workloads(g)
 		var ds appsv1.DeploymentList
 		g.Expect(k8s.List(ctx, &ds, client.InNamespace(ns))).To(Succeed())
-		for _, m := range models {
-			if holds(wls[m]) {
-				held = append(held, m)
-			}
-		}
 		for _, d := range ds.Items {
 			wl := wls[d.Labels[build.LabelModel]]
-			g.Expect(holds(wl) || apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted)).To(BeTrue(),
-				"server %s exists but its Workload holds no quota", d.Name)
+			g.Expect(kueuetesting.HoldsQuota(wl) || apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted)).To(BeTrue(),
+				"server %s exists but its Workload holds no quota: %s", d.Name, kueuetesting.Describe(wl))
 		}
-		g.Expect(len(held)).To(BeNumerically("<=", 2), "Workloads holding quota: %v", held)
+		held, err := kueuetesting.CheckQuota(wls, models, 2)
+		g.Expect(err).NotTo(HaveOccurred())
 		return held
 	}
 	setActive := func(model string, active bool) {
