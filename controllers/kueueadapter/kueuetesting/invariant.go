@@ -25,7 +25,7 @@ func HoldsQuota(wl *kueue.Workload) bool {
 	return ReservesQuota(wl) && ptr.Deref(wl.Spec.Active, true)
 }
 
-// ReservesQuota: Kueue still holds the Workload's quota, whatever its
+// ReservesQuota says whether Kueue still holds the Workload's quota, whatever its
 // spec.active says. Between a deactivation and Kueue's eviction the quota
 // is still reserved and the children may still run; once Kueue evicts
 // (Evicted=True) the operator must remove them.
