@@ -11,7 +11,7 @@
 //   - controllers/planning: the decision, pure functions of the evaluation
 //     and the World observed: the Plan, model lifecycle, status, diagnosis,
 //     conditions, the records and results of the ledgers, the provenance
-//     of each model's figures (provenance.go);
+//     of each model's figures (planning/provenance.go);
 //   - controllers (this package): the shell, below;
 //   - controllers/results: the readers behind `repot results export` and
 //     `repot report --evaluation/--schedule`;
@@ -19,13 +19,15 @@
 //     ledger`, `repot results`), joined with runner/cli's in cmd/repot;
 //   - controllers/ledger: the ledger ConfigMap store of a runner shard (used
 //     by the runner pod's ledger containers and by the readers);
-//   - controllers/schedule: the RepotSchedule controller (provenance.go: in
-//     what, other than time, a run differed from the one it is compared
-//     with); controllers/schedule/cronspec: spec.schedule and spec.timeZone
+//   - controllers/schedule: the RepotSchedule controller
+//     (schedule/provenance.go: in what, other than time, a run differed from
+//     the one it is compared with); controllers/schedule/cronspec: spec.schedule and spec.timeZone
 //     read with robfig/cron and the due times, nothing of Kubernetes (so its
 //     fuzz target compiles only that);
 //   - controllers/integration: the controller-level tests with a real API
-//     server (envtest); controllers/exporttest: export fixtures for tests.
+//     server (envtest); controllers/integration/framework: the one envtest
+//     harness every API-server test starts (control plane, CRDs, clients,
+//     manager); controllers/exporttest: export fixtures for tests.
 //
 // One reconcile (reconciler.go) reads the world of an evaluation
 // (snapshot.go: children through the owner index, keyed by the

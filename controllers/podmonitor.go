@@ -85,7 +85,7 @@ func (r *podMonitorReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		pm := podMonitorFor(e, m)
 		var err error
 		if want {
-			err = r.client.Patch(ctx, pm, client.Apply, client.FieldOwner(build.ManagerName), client.ForceOwnership)
+			err = r.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(pm), client.FieldOwner(build.ManagerName), client.ForceOwnership)
 		} else {
 			err = client.IgnoreNotFound(r.client.Delete(ctx, pm))
 		}

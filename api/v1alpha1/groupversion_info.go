@@ -16,7 +16,11 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "repot.dev", Version: "v1alpha1"}
 
 	// SchemeBuilder registers the types of this package with a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	// controller-runtime deprecates scheme.Builder for API packages (it
+	// pulls controller-runtime into them); kubebuilder still scaffolds it,
+	// and leaving it means changing every types file's registration.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion} //nolint:staticcheck // SA1019, see above
+
 
 	// AddToScheme adds the types of this package to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme

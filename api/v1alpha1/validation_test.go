@@ -2,6 +2,7 @@ package v1alpha1_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,11 +16,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+	"repot.dev/repot-operator/controllers/integration/framework"
 )
 
 // These tests run the CRD's OpenAPI and CEL validation in a real
@@ -46,29 +47,17 @@ func TestMain(m *testing.M) {
 }
 
 func runWithAPIServer(m *testing.M) int {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		panic(err)
-	}
-	bin := filepath.Join(root, "bin")
-	if _, err := os.Stat(filepath.Join(bin, "kube-apiserver")); err != nil {
-		apiServerMissing = "skipping: bin/kube-apiserver is missing; run `make envtest-bin` (hack/build-cluster-bins.sh envtest)"
+	env := &framework.Framework{}
+	cfg, err := env.Init()
+	if errors.Is(err, framework.ErrBinariesMissing) {
+		apiServerMissing = "skipping: " + err.Error()
 		return m.Run()
 	}
-	env := &envtest.Environment{
-		BinaryAssetsDirectory: bin,
-		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := env.Start()
 	if err != nil {
-		// A start that failed after the control plane ran (a CRD the API
-		// server refuses) leaves etcd and the API server running.
-		_ = env.Stop()
 		fmt.Fprintln(os.Stderr, "envtest:", err)
 		return 1
 	}
-	defer func() { _ = env.Stop() }()
+	defer func() { _ = env.Teardown() }()
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = v1alpha1.AddToScheme(scheme)

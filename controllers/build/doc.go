@@ -1,7 +1,7 @@
 // Package build holds the object builders of the RepotEvaluation controller:
 // pure functions from an evaluation's spec (and Options) to the children it
-// owns. It imports no client and nothing of the controller; the planner in
-// package controllers decides which of these objects should exist.
+// owns. It imports no client and nothing of the controller; package
+// planning decides which of these objects should exist.
 //
 //   - names.go, owner.go: child names (each carries a hash of its (evaluation, model) pair), the
 //     labels and selectors, the owner reference and the owner index key;
@@ -16,5 +16,7 @@
 //   - access.go, netpol.go, security.go: the runner's ServiceAccount, Role
 //     and RoleBinding, the runners' and the servers' NetworkPolicies, the
 //     restricted security contexts;
-//   - placement.go: spec.placement on every child.
+//   - placement.go: spec.placement on every child;
+//   - provenance.go: the server command as status.models[].provenance
+//     records it (ServerArgs, the same the server builders render).
 package build

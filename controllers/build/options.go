@@ -58,6 +58,8 @@ type MetricsScraper struct {
 	PodSelector       *metav1.LabelSelector
 }
 
+// WithDefaults is o with every unset option at its default (image, clock,
+// concurrency, creates per pass, the simulated servers' ready budget).
 func (o Options) WithDefaults() Options {
 	if o.Image == "" {
 		o.Image = DefaultImage

@@ -33,7 +33,7 @@ func (o *exportOptions) exportChaintree(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	var w io.Writer = cmd.OutOrStdout()
+	w := cmd.OutOrStdout()
 	var out *os.File
 	if o.out != "" && o.out != "-" {
 		if out, err = os.Create(o.out); err != nil {

@@ -26,6 +26,7 @@ import (
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/integration/framework"
 )
 
 // Scale of the benchmark: evaluations x simulated models, each model with
@@ -57,14 +58,14 @@ func BenchmarkHundredEvaluations(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if why := controlPlaneMissing(root); why != "" {
+	if why := framework.BinariesMissing(root); why != "" {
 		b.Skip(why)
 	}
 	env, cfg, err := startControlPlane(root)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer func() { _ = env.Stop() }()
+	defer func() { _ = env.Teardown() }()
 	for i := 0; i < b.N; i++ {
 		benchOnce(b, cfg, i)
 	}
@@ -140,7 +141,7 @@ func benchOnce(b *testing.B, cfg *rest.Config, iter int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer func() { _ = m.stop() }()
+	defer func() { _ = m.Stop() }()
 
 	ctx, cancel := context.WithCancel(bg)
 	defer cancel()
@@ -165,7 +166,7 @@ func benchOnce(b *testing.B, cfg *rest.Config, iter int) {
 	want := int32(benchModels * benchShards * benchRecords)
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
-		done, err := converged(m.cached, ns, want)
+		done, err := converged(m.GetCache(), ns, want)
 		if err != nil {
 			b.Fatal(err)
 		}

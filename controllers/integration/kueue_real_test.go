@@ -24,6 +24,7 @@ import (
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/kueueadapter"
+	"repot.dev/repot-operator/controllers/kueueadapter/kueuetesting"
 	"repot.dev/repot-operator/hack/localcluster/cluster"
 )
 
@@ -44,7 +45,7 @@ var _ = Describe("Kueue admission by the real Kueue manager", Ordered, func() {
 		if _, err := os.Stat(bin); err != nil {
 			Skip("bin/kueue is missing (build it with hack/build-cluster-bins.sh kueue or make kueue-bin): " + err.Error())
 		}
-		user, err := testEnv.AddUser(envtest.User{Name: "kueue-manager", Groups: []string{"system:masters"}}, nil)
+		user, err := testEnv.AddUser(envtest.User{Name: "kueue-manager", Groups: []string{"system:masters"}})
 		Expect(err).NotTo(HaveOccurred())
 		kc, err := user.KubeConfig()
 		Expect(err).NotTo(HaveOccurred())
@@ -93,30 +94,19 @@ var _ = Describe("Kueue admission by the real Kueue manager", Ordered, func() {
 		}
 		return out
 	}
-	// holds is Kueue's accounting: a finished or deactivated Workload no
-	// longer counts against the ClusterQueue, even while a deactivated one
-	// still shows QuotaReserved until the operator hands it back.
-	holds := func(wl *kueue.Workload) bool {
-		return wl != nil && apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) &&
-			!apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) && ptr.Deref(wl.Spec.Active, true)
-	}
 	// check asserts the invariants: at most two models hold quota, and
 	// only models that hold quota (or are being evicted) have servers.
 	check := func(g Gomega) (held []string) {
 		wls := workloads(g)
 		var ds appsv1.DeploymentList
 		g.Expect(k8s.List(ctx, &ds, client.InNamespace(ns))).To(Succeed())
-		for _, m := range models {
-			if holds(wls[m]) {
-				held = append(held, m)
-			}
-		}
 		for _, d := range ds.Items {
 			wl := wls[d.Labels[build.LabelModel]]
-			g.Expect(holds(wl) || apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted)).To(BeTrue(),
-				"server %s exists but its Workload holds no quota", d.Name)
+			g.Expect(kueuetesting.HoldsQuota(wl) || apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted)).To(BeTrue(),
+				"server %s exists but its Workload holds no quota: %s", d.Name, kueuetesting.Describe(wl))
 		}
-		g.Expect(len(held)).To(BeNumerically("<=", 2), "Workloads holding quota: %v", held)
+		held, err := kueuetesting.CheckQuota(wls, models, 2)
+		g.Expect(err).NotTo(HaveOccurred())
 		return held
 	}
 	setActive := func(model string, active bool) {

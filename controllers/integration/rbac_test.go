@@ -14,15 +14,14 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/integration/framework"
 	"repot.dev/repot-operator/controllers/ledger"
 )
 
@@ -46,11 +45,9 @@ var _ = Describe("with only the generated RBAC", Ordered, func() {
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
 		})).To(Succeed())
-		u, err := testEnv.AddUser(envtest.User{Name: user}, nil)
+		restricted, err := testEnv.ConfigAs(ctx, framework.Identity{User: user})
 		Expect(err).NotTo(HaveOccurred())
-		restricted := u.Config()
-		restricted.QPS, restricted.Burst = cfg.QPS, cfg.Burst
-		Expect(mgr.stop()).To(Succeed())
+		Expect(mgr.Stop()).To(Succeed())
 		mgr, err = startManager(restricted, clk, nil)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { restartManager(nil) })
@@ -110,7 +107,7 @@ var _ = Describe("the runner ServiceAccount", func() {
 		Eventually(exists(&rbacv1.Role{}, ns, build.RunnerAccessName("other"))).Should(BeTrue())
 
 		user := "system:serviceaccount:" + ns + ":" + access
-		groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
+		groups := framework.ServiceAccountGroups(ns)
 		allowed := func(verb, name string) bool {
 			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 				User: user, Groups: groups,
@@ -152,8 +149,8 @@ var _ = Describe("the runner ServiceAccount", func() {
 		// self-reviews, the cluster's public reads), its only rule is get
 		// and patch on its own ledgers.
 		canList := func(sa string) []authorizationv1.ResourceRule {
-			imp := rest.CopyConfig(cfg)
-			imp.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":" + sa, Groups: groups}
+			imp, err := testEnv.ConfigAs(ctx, framework.Identity{ServiceAccountNamespace: ns, ServiceAccount: sa, Impersonate: true})
+			Expect(err).NotTo(HaveOccurred())
 			as, err := newClient(imp)
 			Expect(err).NotTo(HaveOccurred())
 			review := &authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: ns}}

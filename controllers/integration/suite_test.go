@@ -10,7 +10,8 @@ import (
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"repot.dev/repot-operator/controllers/integration/framework"
 )
 
 // The controller tests run the operator's manager against a real
@@ -19,11 +20,11 @@ import (
 // ready, creating server pods and finishing Jobs, and writing ledgers as a
 // runner's ledger sidecar would.
 var (
-	testEnv *envtest.Environment
+	testEnv *framework.Framework
 	cfg     *rest.Config
 	k8s     client.Client
 	clk     *clocktesting.FakeClock
-	mgr     *runningManager
+	mgr     *framework.Manager
 	ctx     = context.Background()
 )
 
@@ -35,7 +36,7 @@ func TestControllers(t *testing.T) {
 var _ = BeforeSuite(func() {
 	root, err := repoRoot()
 	Expect(err).NotTo(HaveOccurred())
-	if why := controlPlaneMissing(root); why != "" {
+	if why := framework.BinariesMissing(root); why != "" {
 		Skip(why)
 	}
 	testEnv, cfg, err = startControlPlane(root)
@@ -52,10 +53,10 @@ var _ = AfterSuite(func() {
 	// etcd or kube-apiserver outlives the tests.
 	var stopErr error
 	if mgr != nil {
-		stopErr = mgr.stop()
+		stopErr = mgr.Stop()
 	}
 	if testEnv != nil {
-		Expect(testEnv.Stop()).To(Succeed())
+		Expect(testEnv.Teardown()).To(Succeed())
 	}
 	Expect(stopErr).NotTo(HaveOccurred())
 })
@@ -64,7 +65,7 @@ var _ = AfterSuite(func() {
 // no manager runs, and starts a fresh one (empty caches, nothing
 // remembered).
 func restartManager(meanwhile func()) {
-	Expect(mgr.stop()).To(Succeed())
+	Expect(mgr.Stop()).To(Succeed())
 	if meanwhile != nil {
 		meanwhile()
 	}

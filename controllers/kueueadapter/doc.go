@@ -1,7 +1,7 @@
 // Package kueueadapter is the controller's model of Kueue: one Workload per
 // model that gates the model's server Deployment and runner Job. It is pure
-// (no client); the shell's kueue_client.go and kueue_wiring.go talk to the
-// API server.
+// (no client); the shell's ../kueue_client.go and ../kueue_wiring.go talk to
+// the API server.
 //
 //   - kueue.go: the Queue interface the shell implements, the QueueWorld it
 //     observes (Workloads, ResourceFlavors, priority), the Workload priority,
@@ -12,5 +12,5 @@
 //     where) and the Workload operations (submit, requeue, finish).
 //
 // The planner's side (admitted models, the Plan's Workload operations, the
-// status) is planning/kueue_admission.go.
+// status) is ../planning/kueue_admission.go.
 package kueueadapter

@@ -11,7 +11,9 @@ import (
 // queueOpKind is what the controller does to a model's Workload.
 type queueOpKind int
 
+// The Workload operations of a Plan.
 const (
+	// QueueSubmit creates a model's Workload.
 	QueueSubmit queueOpKind = iota + 1
 	QueueRequeue
 	QueueFinish

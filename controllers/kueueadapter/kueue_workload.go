@@ -69,11 +69,11 @@ func modelWorkload(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o build.Opt
 type admissionState int
 
 const (
-	// AdmissionAbsent: no Workload yet; the controller creates it.
+	// AdmissionAbsent means no Workload yet; the controller creates it.
 	AdmissionAbsent admissionState = iota
 	// admissionPending: queued, no quota reserved.
 	admissionPending
-	// AdmissionAdmitted: quota reserved and admitted; the model's children
+	// AdmissionAdmitted means quota reserved and admitted; the model's children
 	// may exist, placed by the admitted flavors.
 	AdmissionAdmitted
 	// admissionEvicted: Kueue evicted the Workload (preemption,
@@ -81,7 +81,7 @@ const (
 	// and once they are gone the controller hands the quota back so that
 	// the Workload queues again.
 	admissionEvicted
-	// AdmissionFinished: the controller marked the Workload finished; its
+	// AdmissionFinished means the controller marked the Workload finished; its
 	// quota is released.
 	AdmissionFinished
 )
@@ -209,6 +209,7 @@ func conditionMessage(conds []metav1.Condition, t string) string {
 	return ""
 }
 
+// HasToleration says whether ts holds a toleration equal to t.
 func HasToleration(ts []corev1.Toleration, t corev1.Toleration) bool {
 	for i := range ts {
 		if ts[i].MatchToleration(&t) {

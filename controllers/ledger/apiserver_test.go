@@ -15,9 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/controllers/integration/framework"
 )
 
 // TestLedgerAgainstAPIServer runs restore, sync and merge against a real
@@ -25,18 +25,7 @@ import (
 // file and the CA in another, as an account that holds only the runner Role
 // the operator creates (get, update and patch on its own ledger by name).
 func TestLedgerAgainstAPIServer(t *testing.T) {
-	root, _ := filepath.Abs("../..")
-	bin := filepath.Join(root, "bin")
-	if _, err := os.Stat(filepath.Join(bin, "kube-apiserver")); err != nil {
-		t.Skip("bin/kube-apiserver is missing; run `make envtest-bin`")
-	}
-	env := &envtest.Environment{BinaryAssetsDirectory: bin}
-	cfg, err := env.Start()
-	if err != nil {
-		_ = env.Stop()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	cfg := (&framework.Framework{CRDDirs: []string{}}).InitForTest(t)
 	ctx := context.Background()
 	admin := kubernetes.NewForConfigOrDie(cfg)
 

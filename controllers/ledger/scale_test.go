@@ -17,12 +17,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/integration/framework"
 	"repot.dev/repot-operator/controllers/ledger"
 	"repot.dev/repot-operator/controllers/planning"
 )
@@ -77,18 +77,7 @@ func TestRecordBytes(t *testing.T) {
 // batches of 25. Every record survives, spilled as needed, the runner's
 // resume restores all, and the status counts every run exactly once.
 func TestLargestShardLosesNoRecord(t *testing.T) {
-	root, _ := filepath.Abs("../..")
-	bin := filepath.Join(root, "bin")
-	if _, err := os.Stat(filepath.Join(bin, "kube-apiserver")); err != nil {
-		t.Skip("bin/kube-apiserver is missing; run `make envtest-bin`")
-	}
-	env := &envtest.Environment{BinaryAssetsDirectory: bin}
-	cfg, err := env.Start()
-	if err != nil {
-		_ = env.Stop()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	cfg := (&framework.Framework{CRDDirs: []string{}}).InitForTest(t)
 	ctx := context.Background()
 	admin := kubernetes.NewForConfigOrDie(cfg)
 

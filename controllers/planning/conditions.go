@@ -54,6 +54,8 @@ func conditionTrue(conds []metav1.Condition, typ string) bool {
 	return c != nil && c.Status == metav1.ConditionTrue
 }
 
+// Truncate cuts s to at most n bytes, at a character boundary, ending in
+// "..." when it cut.
 func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s

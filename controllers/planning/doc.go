@@ -31,8 +31,13 @@
 //     problems.go: what the status says of the records (per-method results,
 //     Derail conditions, GPU energy, paired comparisons and the problem
 //     set's hash, sandbox modes, the problem count);
-//   - status.go, status_figures.go, conditions.go, events.go: the status,
-//     recomputed from the World on every pass, its conditions and the events
-//     of their transitions;
+//   - status.go, status_figures.go, conditions.go, evaluation_conditions.go,
+//     events.go: the status, recomputed from the World on every pass, its
+//     conditions (one function per condition) and the events of their
+//     transitions;
+//   - budget.go, inflight.go: spec.budget (what each model spent, which
+//     models must stop), and the calls in flight each runner shard settled at;
+//   - provenance.go: status.models[].provenance (server arguments, images,
+//     what the runners reported);
 //   - lifecycle.go: completion, failure, the active deadline and the TTL.
 package planning

@@ -73,9 +73,9 @@ func TestInfraErrorRunsAreRetried(t *testing.T) {
 	// Job UIDs vary: "done" is the Job that just completed, "new" a new one.
 	prev := first.Job
 	for i := range got {
-		switch uid := got[i].Job; {
-		case uid == "":
-		case uid == prev:
+		switch uid := got[i].Job; uid {
+		case "":
+		case prev:
 			got[i].Job = "done"
 		default:
 			got[i].Job, prev = "new", uid

@@ -33,6 +33,7 @@ type parsedLedger struct {
 	problems        []ledgerProblem
 }
 
+// NamespacedName is the namespace and name of an object.
 func NamespacedName(e interface {
 	GetNamespace() string
 	GetName() string
@@ -40,6 +41,7 @@ func NamespacedName(e interface {
 	return types.NamespacedName{Namespace: e.GetNamespace(), Name: e.GetName()}
 }
 
+// NewRecordCache is an empty RecordCache.
 func NewRecordCache() *RecordCache {
 	return &RecordCache{evals: map[types.NamespacedName]map[string]parsedLedger{}, memo: map[types.NamespacedName]memoResults{}}
 }

@@ -3,7 +3,6 @@ package planning
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -103,125 +102,27 @@ func progressText(done, total int32) string {
 	return fmt.Sprintf("%d/%d", done, total)
 }
 
-// evaluationConditions derives the one-word state and every condition.
+// evaluationConditions derives the one-word state and every condition, in
+// the status's order, each from its own function of the same facts.
 func evaluationConditions(e *repotv1.RepotEvaluation, w *World, out outcome, views []serverView, models []modelState, runners []runnerDiagnosis) (repotv1.EvaluationState, []metav1.Condition) {
+	f := observeConditionFacts(e, w, out, views, models, runners)
 	cs := newConditionSet(e.Status.Conditions, e.Generation, metav1.NewTime(w.Now))
-	suspend := e.Spec.IsSuspended()
-	// The servers that should be up are those of the active models.
-	n, ready, queued := 0, 0, 0
-	for i := range models {
-		switch {
-		case models[i].Active:
-			n++
-			if views[i].Ready {
-				ready++
-			}
-		case !models[i].Done:
-			queued++
-		}
+	for _, c := range []struct {
+		typ string
+		of  func(*conditionFacts) conditionValue
+	}{
+		{repotv1.ConditionServersReady, serversReadyCondition},
+		{repotv1.ConditionRunning, runningCondition},
+		{repotv1.ConditionComplete, completeCondition},
+		{repotv1.ConditionFailed, failedCondition},
+		{repotv1.ConditionReady, readyCondition},
+		{repotv1.ConditionReconciling, reconcilingCondition},
+		{repotv1.ConditionStalled, stalledCondition},
+	} {
+		v := c.of(f)
+		cs.set(c.typ, v.Status, v.Reason, v.Message)
 	}
-
-	// ServersReady.
-	var stalled, waiting *serverView
-	for i := range views {
-		if views[i].State == repotv1.ServerStalled && stalled == nil {
-			stalled = &views[i]
-		}
-		if views[i].Reason == repotv1.ReasonWaitingForCapacity && waiting == nil {
-			waiting = &views[i]
-		}
-	}
-	switch {
-	case out.Phase != phaseActive || suspend:
-		cs.set(repotv1.ConditionServersReady, false, repotv1.ReasonServersStopped, "the model servers are stopped")
-	case n == 0 && queued > 0:
-		cs.set(repotv1.ConditionServersReady, false, repotv1.ReasonModelsQueued, fmt.Sprintf("%d model(s) wait in Queued for a slot of spec.maxParallelModels or for admission", queued))
-	case n == 0:
-		cs.set(repotv1.ConditionServersReady, false, repotv1.ReasonServersStopped, "every model's runs are recorded and its server deleted")
-	case ready == n:
-		cs.set(repotv1.ConditionServersReady, true, repotv1.ReasonServersAnswered, fmt.Sprintf("all %d running model(s) answered a completion", n))
-	case stalled != nil:
-		cs.set(repotv1.ConditionServersReady, false, stalled.Reason, stalled.Message)
-	case waiting != nil:
-		cs.set(repotv1.ConditionServersReady, false, waiting.Reason, waiting.Message)
-	default:
-		cs.set(repotv1.ConditionServersReady, false, repotv1.ReasonServersStarting, fmt.Sprintf("%d of %d model(s) answered a completion; waiting for %s", ready, n, strings.Join(notReady(views, models), ", ")))
-	}
-
-	// Running.
-	active := activeJobs(e, w)
-	switch {
-	case out.Phase != phaseActive:
-		cs.set(repotv1.ConditionRunning, false, repotv1.ReasonRunnersFinished, "the evaluation ended")
-	case suspend:
-		cs.set(repotv1.ConditionRunning, false, repotv1.ReasonSuspended, "spec.suspend is true: runners are suspended and servers scaled to zero; resuming continues from the ledgers")
-	case active > 0:
-		cs.set(repotv1.ConditionRunning, true, repotv1.ReasonRunnersActive, fmt.Sprintf("%d of %d runner Job(s) running", active, n))
-	default:
-		cs.set(repotv1.ConditionRunning, false, repotv1.ReasonWaitingForServers, "runner Jobs start once their model's server is ready")
-	}
-
-	// Complete, Failed and the kstatus conditions.
-	stallReason, stallMsg := "", ""
-	switch {
-	case w.Problems.Unavailable != "":
-		stallReason, stallMsg = repotv1.ReasonProblemsUnavailable, w.Problems.Unavailable
-	case stalled != nil:
-		stallReason, stallMsg = repotv1.ReasonServerStalled, stalled.Message
-	default:
-		for _, d := range runners {
-			if d.Cause != "" {
-				stallReason, stallMsg = d.Cause, d.Message
-				break
-			}
-		}
-	}
-	switch out.Phase {
-	case phaseComplete:
-		cs.set(repotv1.ConditionComplete, true, out.Reason, out.Message)
-		cs.set(repotv1.ConditionFailed, false, repotv1.ReasonAllRunsRecorded, "the evaluation completed")
-		cs.set(repotv1.ConditionReady, true, out.Reason, out.Message)
-		cs.set(repotv1.ConditionReconciling, false, repotv1.ReasonReconciled, "nothing left to do")
-		cs.set(repotv1.ConditionStalled, false, repotv1.ReasonReconciled, "nothing left to do")
-		return repotv1.StateComplete, cs.out
-	case phaseFailed:
-		cs.set(repotv1.ConditionComplete, false, repotv1.ReasonFailed, out.Message)
-		cs.set(repotv1.ConditionFailed, true, out.Reason, out.Message)
-		cs.set(repotv1.ConditionReady, false, repotv1.ReasonFailed, out.Message)
-		cs.set(repotv1.ConditionReconciling, false, repotv1.ReasonReconciled, "the evaluation failed")
-		cs.set(repotv1.ConditionStalled, true, repotv1.ReasonFailed, out.Message)
-		return repotv1.StateFailed, cs.out
-	}
-	inProgress := "runs are still missing from the ledgers"
-	cs.set(repotv1.ConditionComplete, false, repotv1.ReasonInProgress, inProgress)
-	cs.set(repotv1.ConditionFailed, false, repotv1.ReasonInProgress, inProgress)
-	cs.set(repotv1.ConditionReady, false, repotv1.ReasonInProgress, inProgress)
-	switch {
-	case suspend:
-		cs.set(repotv1.ConditionReconciling, false, repotv1.ReasonSuspended, "spec.suspend is true")
-		cs.set(repotv1.ConditionStalled, false, repotv1.ReasonSuspended, "spec.suspend is true")
-		return repotv1.StateSuspended, cs.out
-	case stallReason != "":
-		cs.set(repotv1.ConditionReconciling, false, stallReason, stallMsg)
-		cs.set(repotv1.ConditionStalled, true, stallReason, stallMsg)
-		return repotv1.StateStalled, cs.out
-	}
-	if waiting != nil {
-		// Capacity, not failure: GitOps tools read Reconciling as progress.
-		cs.set(repotv1.ConditionReconciling, true, repotv1.ReasonWaitingForCapacity, waiting.Message)
-		cs.set(repotv1.ConditionStalled, false, repotv1.ReasonWaitingForCapacity, "waiting for capacity is not stalled until spec.stalledAfterSeconds passed")
-	} else {
-		cs.set(repotv1.ConditionReconciling, true, repotv1.ReasonInProgress, inProgress)
-		cs.set(repotv1.ConditionStalled, false, repotv1.ReasonInProgress, "no known obstacle")
-	}
-	// From its first recorded run until its last, an evaluation reads
-	// Running: a sweep between one model's server and the next one's has no
-	// runner active, yet it is not back to Pending (the per-model phases
-	// say which model waits for what).
-	if active > 0 || len(w.Records) > 0 {
-		return repotv1.StateRunning, cs.out
-	}
-	return repotv1.StatePending, cs.out
+	return evaluationState(f), cs.out
 }
 
 func notReady(views []serverView, models []modelState) []string {

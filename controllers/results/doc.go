@@ -9,5 +9,8 @@
 //   - results_schedule.go: ReadSchedule and ReadScheduleReport, a
 //     RepotSchedule's history and its runs;
 //   - results_export.go: ExportEvaluation and ExportSchedule, the
-//     records.jsonl, summary.json and source.json written to a directory.
+//     records.jsonl, summary.json and source.json written to a directory;
+//   - provenance.go: the provenance facts (problem-set hash, sandbox mode,
+//     each model's images, server arguments, sampling...) the export and the
+//     report show.
 package results

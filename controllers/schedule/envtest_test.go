@@ -3,10 +3,10 @@ package schedule_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,14 +22,12 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/integration/framework"
 	"repot.dev/repot-operator/controllers/schedule"
 )
 
@@ -65,23 +63,16 @@ func run(m *testing.M) int {
 		skipWhy = "fuzzing: the API-server tests do not run"
 		return m.Run()
 	}
-	root, _ := filepath.Abs("../..")
-	if _, err := os.Stat(filepath.Join(root, "bin", "kube-apiserver")); err != nil {
-		skipWhy = "bin/kube-apiserver is missing: run `make envtest-bin` (hack/build-cluster-bins.sh envtest) for the schedule controller tests"
-		return m.Run()
-	}
-	env := &envtest.Environment{
-		BinaryAssetsDirectory: filepath.Join(root, "bin"),
-		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
+	env := &framework.Framework{}
 	var err error
-	if cfg, err = env.Start(); err != nil {
-		_ = env.Stop() // a CRD refused after the control plane started
+	if cfg, err = env.Init(); errors.Is(err, framework.ErrBinariesMissing) {
+		skipWhy = err.Error() + " (the schedule controller tests)"
+		return m.Run()
+	} else if err != nil {
 		fmt.Fprintln(os.Stderr, "envtest:", err)
 		return 1
 	}
-	defer func() { _ = env.Stop() }()
+	defer func() { _ = env.Teardown() }()
 	scheme = runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = repotv1.AddToScheme(scheme)
@@ -100,21 +91,13 @@ func run(m *testing.M) int {
 
 // startManager starts a manager with the schedule controller only.
 func startManager() error {
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	m, err := framework.StartManager(cfg, ctrl.Options{Scheme: scheme}, func(ctx context.Context, mgr ctrl.Manager) error {
+		return schedule.SetupWithManager(ctx, mgr, schedule.Options{Clock: clk})
 	})
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := schedule.SetupWithManager(ctx, mgr, schedule.Options{Clock: clk}); err != nil {
-		cancel()
-		return err
-	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	stopFn = func() { cancel(); <-done }
+	stopFn = func() { _ = m.Stop() }
 	return nil
 }
 

@@ -34,7 +34,9 @@ func TestGenerateErrors(t *testing.T) {
 	if _, err := generate(dir); err == nil || !strings.Contains(err.Error(), "no CRD manifests") {
 		t.Errorf("empty dir: %v", err)
 	}
-	os.WriteFile(filepath.Join(dir, "x.yaml"), []byte("kind: ConfigMap\nfoo: [\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "x.yaml"), []byte("kind: ConfigMap\nfoo: [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := generate(dir); err == nil || !strings.Contains(err.Error(), "x.yaml") {
 		t.Errorf("bad yaml: %v", err)
 	}

@@ -44,7 +44,7 @@ vet: ## go vet the tree.
 
 .PHONY: verify
 verify: GENERATED := api/v1alpha1/zz_generated.deepcopy.go config/crd/bases config/rbac/role.yaml config/namespaced/manager_role.yaml $(CHART_DIR)/crds $(CHART_DIR)/files docs/api-reference.md
-verify: generate manifests ## Regenerate code and manifests; fail on any git difference or unformatted Go file.
+verify: generate manifests lint ## Regenerate code and manifests; fail on any git difference, unformatted Go file or lint finding.
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
 		if [ -n "$$out" ]; then echo "verify: files not gofmt'ed (run make fmt):"; echo "$$out"; exit 1; fi
 	@changed=$$(git status --porcelain -- $(GENERATED)); \

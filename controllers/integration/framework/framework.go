@@ -1,0 +1,316 @@
+// Package framework is the one envtest harness of the module's API-server
+// tests (modelled on Kueue's test/integration/framework): a Framework starts
+// etcd and kube-apiserver from bin/ (hack/build-cluster-bins.sh envtest)
+// with the CRDs of config/crd/bases, makes clients, runs a manager, and
+// stops it all. It can hand out a rest.Config that authenticates or
+// impersonates a given user or ServiceAccount (ConfigAs), so that a
+// manager can run with only the RBAC the project ships.
+//
+// Its users: controllers/integration (the controller suite and its
+// benchmark), controllers/schedule, controllers/ledger and api/v1alpha1.
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	authnv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// DefaultCRDDir is the operator's CRDs, relative to the module root.
+const DefaultCRDDir = "config/crd/bases"
+
+// Framework is one test control plane. Set the fields, then Init; Teardown
+// stops it.
+type Framework struct {
+	// CRDDirs are the directories of CRDs to install, relative to the
+	// module root unless absolute; every one must exist. Nil means
+	// DefaultCRDDir; an empty non-nil slice installs none.
+	CRDDirs []string
+	// APIServerFlags are set on the kube-apiserver ("service-cluster-ip-range":
+	// "10.0.0.0/16").
+	APIServerFlags map[string]string
+	// QPS and Burst of the admin rest.Config (0: 500 and 1000, so that the
+	// tests' clients are not throttled).
+	QPS   float32
+	Burst int
+
+	root string
+	env  *envtest.Environment
+	cfg  *rest.Config
+}
+
+// ErrBinariesMissing is Init's error when bin/ lacks etcd or kube-apiserver;
+// callers skip their tests on it (errors.Is).
+var ErrBinariesMissing = errors.New("the test control plane is not built")
+
+// ModuleRoot is the directory holding go.mod, from the working directory up.
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// BinariesMissing says why envtest cannot run under root, or "" when it
+// can: bin/etcd and bin/kube-apiserver must be built.
+func BinariesMissing(root string) string {
+	for _, b := range []string{"kube-apiserver", "etcd"} {
+		if _, err := os.Stat(filepath.Join(root, "bin", b)); err != nil {
+			return fmt.Sprintf("bin/%s is missing: run `make envtest-bin` (hack/build-cluster-bins.sh envtest) to build the test control plane", b)
+		}
+	}
+	return ""
+}
+
+// Init starts etcd and kube-apiserver from the module's bin/ with the CRDs
+// installed and returns the admin (system:masters) config. When bin/ lacks
+// them, the error wraps ErrBinariesMissing and says how to build them.
+func (f *Framework) Init() (*rest.Config, error) {
+	root, err := ModuleRoot()
+	if err != nil {
+		return nil, err
+	}
+	f.root = root
+	if why := BinariesMissing(root); why != "" {
+		return nil, fmt.Errorf("%w: %s", ErrBinariesMissing, why)
+	}
+	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
+	dirs := f.CRDDirs
+	if dirs == nil {
+		dirs = []string{DefaultCRDDir}
+	}
+	env := &envtest.Environment{BinaryAssetsDirectory: filepath.Join(root, "bin"), ErrorIfCRDPathMissing: true}
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(root, filepath.FromSlash(d))
+		}
+		env.CRDDirectoryPaths = append(env.CRDDirectoryPaths, d)
+	}
+	for k, v := range f.APIServerFlags {
+		env.ControlPlane.GetAPIServer().Configure().Set(k, v)
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		_ = env.Stop() // a CRD refused after the control plane started
+		return nil, fmt.Errorf("start envtest: %w", err)
+	}
+	cfg.QPS, cfg.Burst = 500, 1000
+	if f.QPS > 0 {
+		cfg.QPS = f.QPS
+	}
+	if f.Burst > 0 {
+		cfg.Burst = f.Burst
+	}
+	f.env, f.cfg = env, cfg
+	return cfg, nil
+}
+
+// InitForTest is Init for one test: it skips t when bin/ lacks the
+// binaries, fails it on any other error, and tears down when t ends.
+func (f *Framework) InitForTest(t testing.TB) *rest.Config {
+	t.Helper()
+	cfg, err := f.Init()
+	if errors.Is(err, ErrBinariesMissing) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := f.Teardown(); err != nil {
+			t.Errorf("stop the test control plane: %v", err)
+		}
+	})
+	return cfg
+}
+
+// Root is the module root Init found.
+func (f *Framework) Root() string { return f.root }
+
+// Config is the admin config Init returned (nil before Init).
+func (f *Framework) Config() *rest.Config { return f.cfg }
+
+// SetupClient is a client of the admin config with the scheme.
+func (f *Framework) SetupClient(scheme *k8sruntime.Scheme) (client.Client, error) {
+	if f.cfg == nil {
+		return nil, errors.New("framework: SetupClient before Init")
+	}
+	return client.New(f.cfg, client.Options{Scheme: scheme})
+}
+
+// Teardown stops kube-apiserver and etcd (nothing when Init did not start
+// them).
+func (f *Framework) Teardown() error {
+	if f.env == nil {
+		return nil
+	}
+	err := f.env.Stop()
+	f.env, f.cfg = nil, nil
+	return err
+}
+
+// AddUser provisions a user the API server authenticates by client
+// certificate (envtest's AddUser): its Config holds only the RBAC its name
+// and groups are bound to.
+func (f *Framework) AddUser(u envtest.User) (*envtest.AuthenticatedUser, error) {
+	if f.env == nil {
+		return nil, errors.New("framework: AddUser before Init")
+	}
+	return f.env.AddUser(u, f.cfg)
+}
+
+// Identity is who a rest.Config from ConfigAs acts as: a user (with its
+// groups) or a ServiceAccount.
+type Identity struct {
+	// User and Groups name a user; Groups may be empty.
+	User   string
+	Groups []string
+	// ServiceAccountNamespace and ServiceAccount name a ServiceAccount
+	// instead of a user (it must exist unless Impersonate is set).
+	ServiceAccountNamespace, ServiceAccount string
+	// Impersonate: the admin's credentials with impersonation headers,
+	// instead of the identity's own (a client certificate for a user, a
+	// TokenRequest token for a ServiceAccount). Both are authorized as the
+	// identity; authenticating also exercises authentication itself.
+	Impersonate bool
+}
+
+// ServiceAccountGroups are the groups the API server gives a ServiceAccount
+// of namespace ns.
+func ServiceAccountGroups(ns string) []string {
+	return []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
+}
+
+// ConfigAs is a rest.Config that acts as id, with the admin config's QPS
+// and Burst: a manager started with it holds only the RBAC bound to id.
+func (f *Framework) ConfigAs(ctx context.Context, id Identity) (*rest.Config, error) {
+	if f.cfg == nil {
+		return nil, errors.New("framework: ConfigAs before Init")
+	}
+	sa := id.ServiceAccount != ""
+	if sa == (id.User != "") {
+		return nil, errors.New("framework: an Identity names either a User or a ServiceAccount")
+	}
+	var out *rest.Config
+	switch {
+	case id.Impersonate && sa:
+		out = rest.CopyConfig(f.cfg)
+		out.Impersonate = rest.ImpersonationConfig{
+			UserName: "system:serviceaccount:" + id.ServiceAccountNamespace + ":" + id.ServiceAccount,
+			Groups:   ServiceAccountGroups(id.ServiceAccountNamespace),
+		}
+	case id.Impersonate:
+		out = rest.CopyConfig(f.cfg)
+		out.Impersonate = rest.ImpersonationConfig{UserName: id.User, Groups: id.Groups}
+	case sa:
+		cs, err := kubernetes.NewForConfig(f.cfg)
+		if err != nil {
+			return nil, err
+		}
+		tr, err := cs.CoreV1().ServiceAccounts(id.ServiceAccountNamespace).CreateToken(ctx, id.ServiceAccount, &authnv1.TokenRequest{
+			Spec: authnv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](24 * 3600)}}, metav1.CreateOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("token of ServiceAccount %s/%s: %w", id.ServiceAccountNamespace, id.ServiceAccount, err)
+		}
+		out = &rest.Config{Host: f.cfg.Host, BearerToken: tr.Status.Token, TLSClientConfig: rest.TLSClientConfig{CAData: f.cfg.CAData}}
+	default:
+		u, err := f.AddUser(envtest.User{Name: id.User, Groups: id.Groups})
+		if err != nil {
+			return nil, err
+		}
+		out = u.Config()
+	}
+	out.QPS, out.Burst = f.cfg.QPS, f.cfg.Burst
+	return out, nil
+}
+
+// ManagerSetup wires the controllers under test into a manager.
+type ManagerSetup func(ctx context.Context, mgr ctrl.Manager) error
+
+// Manager is a started manager and the means to stop it.
+type Manager struct {
+	ctrl.Manager
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// StartManager starts a manager on cfg (a Framework's admin config, one of
+// its ConfigAs, or a wrapped one) with opts, after setup. The test defaults fill what opts leave
+// unset: no metrics or health listener, and controller names that may
+// repeat (a test restarts the manager in the same process).
+func StartManager(cfg *rest.Config, opts ctrl.Options, setup ManagerSetup) (*Manager, error) {
+	if opts.Metrics.BindAddress == "" {
+		opts.Metrics = metricsserver.Options{BindAddress: "0"}
+	}
+	if opts.HealthProbeBindAddress == "" {
+		opts.HealthProbeBindAddress = "0"
+	}
+	if opts.Controller.SkipNameValidation == nil {
+		opts.Controller.SkipNameValidation = ptr.To(true)
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := setup(ctx, mgr); err != nil {
+		cancel()
+		return nil, err
+	}
+	m := &Manager{Manager: mgr, cancel: cancel, done: make(chan error, 1)}
+	go func() { m.done <- mgr.Start(ctx) }()
+	return m, nil
+}
+
+// Stop stops the manager and waits for it; after 30 seconds it gives up
+// and writes every goroutine's stack to a file the error names.
+func (m *Manager) Stop() error {
+	m.cancel()
+	select {
+	case err := <-m.done:
+		return err
+	case <-time.After(30 * time.Second):
+		buf := make([]byte, 1<<20)
+		n := runtime.Stack(buf, true)
+		path := filepath.Join(os.TempDir(), fmt.Sprintf("repot-manager-stop-%d.txt", time.Now().UnixNano()))
+		_ = os.WriteFile(path, buf[:n], 0o644)
+		return fmt.Errorf("manager did not stop in 30s (goroutines in %s)", path)
+	}
+}
+
+// zapLevel logs errors only unless REPOT_TEST_VERBOSE is set.
+func zapLevel() zapcore.Level {
+	if os.Getenv("REPOT_TEST_VERBOSE") != "" {
+		return zapcore.DebugLevel
+	}
+	return zapcore.ErrorLevel
+}
