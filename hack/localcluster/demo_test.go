@@ -1,61 +1,33 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
-func TestPrintTable(t *testing.T) {
-	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	tbl := &metav1.Table{
-		ColumnDefinitions: []metav1.TableColumnDefinition{
-			{Name: "Name", Type: "string"},
-			{Name: "Progress", Type: "string"},
-			{Name: "Detail", Type: "string", Priority: 1},
-			{Name: "Age", Type: "date"},
-		},
-		Rows: []metav1.TableRow{
-			{Cells: []any{"demo", "960/960", "x", "2026-11-30T08:55:00Z"}, Object: runtime.RawExtension{Raw: []byte(`{"metadata":{"namespace":"default"}}`)}},
-			{Cells: []any{"other", nil, "y", "2026-11-29T09:00:00Z"}, Object: runtime.RawExtension{Raw: []byte(`{"metadata":{"namespace":"team"}}`)}},
-		},
-	}
-	var b bytes.Buffer
-	printTable(&b, tbl, true, false, now)
-	want := "NAMESPACE   NAME    PROGRESS   AGE\n" +
-		"default     demo    960/960    5m\n" +
-		"team        other   <none>     24h\n"
-	if diff := cmp.Diff(want, b.String()); diff != "" {
-		t.Errorf("table (-want +got):\n%s", diff)
-	}
-}
-
 func TestSimulatedSamples(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, body string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+	path := filepath.Join(t.TempDir(), "samples.yaml")
+	write := func(body string) {
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	write("demo.yaml", "apiVersion: repot.dev/v1alpha1\nkind: RepotEvaluation\nmetadata: {name: demo}\nspec:\n  models:\n  - {name: a, simulated: {profile: strong}}\n  - {name: b, simulated: {profile: weak}}\n")
-	write("vllm.yaml", "apiVersion: repot.dev/v1alpha1\nkind: RepotEvaluation\nmetadata: {name: big}\nspec:\n  models:\n  - {name: a, simulated: {profile: strong}}\n  - {name: q, vllm: {model: Qwen/Qwen3-0.6B}}\n")
-	write("kustomization.yaml", "resources: [demo.yaml]\n")
-	got, err := simulatedSamples(dir)
+	write("apiVersion: repot.dev/v1alpha1\nkind: RepotEvaluation\nmetadata: {name: demo}\nspec:\n  models:\n  - {name: a, simulated: {profile: strong}}\n  - {name: b, simulated: {profile: weak}}\n" +
+		"---\napiVersion: repot.dev/v1alpha1\nkind: RepotEvaluation\nmetadata: {name: big}\nspec:\n  models:\n  - {name: a, simulated: {profile: strong}}\n  - {name: q, vllm: {model: Qwen/Qwen3-0.6B}}\n" +
+		"---\n# only a comment\n")
+	got, total, err := simulatedSamples(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0].GetName() != "demo" {
-		t.Errorf("got %d samples, want only demo", len(got))
+	if len(got) != 1 || got[0].GetName() != "demo" || total != 2 {
+		t.Errorf("got %d samples of %d objects, want only demo of 2", len(got), total)
 	}
-	write("bad.yaml", "kind: [\n")
-	if _, err := simulatedSamples(dir); err == nil {
+	write("kind: [\n")
+	if _, _, err := simulatedSamples(path); err == nil {
 		t.Errorf("a broken manifest was accepted")
 	}
 }
