@@ -97,6 +97,13 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 	step := func(format string, args ...any) {
 		fmt.Fprintf(out, "[%5.1fs] %s\n", time.Since(t0).Seconds(), fmt.Sprintf(format, args...))
 	}
+	// The real kubectl and helm do the user's steps: missing, say so first.
+	tools := kubeTool{binDir: o.up.binDir, out: out}
+	for _, name := range []string{"kubectl", "helm"} {
+		if _, err := tools.path(name); err != nil {
+			return err
+		}
+	}
 	kubeconfig := o.kubeconfig
 	var lc *localCluster
 	if kubeconfig != "" {
@@ -131,7 +138,7 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tools := kubeTool{binDir: o.up.binDir, kubeconfig: kubeconfig, out: out}
+	tools.kubeconfig = kubeconfig
 	// As users install it: with helm, into a namespace that enforces the
 	// restricted Pod Security Standard; a Deployment of the image.
 	if err := installOperator(ctx, tools, cs, o.chart, o.up.nodeImages[0], o.chartSets); err != nil {
