@@ -12,6 +12,9 @@
 #                            hack/netpol/xt-nfqueue.patch    $KUBE_NETWORK_POLICIES_VERSION
 # and, in its own module (its release's go.mod), after them:
 #   kueue                    sigs.k8s.io/kueue/cmd/kueue     the version go.mod pins
+# and in the project's own module (go.mod's `tool helm.sh/helm/v4/cmd/helm`,
+# so that it shares the compiled Kubernetes libraries with the operator):
+#   helm                     helm.sh/helm/v4/cmd/helm        the version go.mod pins
 #
 # Why one module: built in a module each, these programs compiled their own
 # copies of client-go, k8s.io/api, apimachinery, gRPC, OpenTelemetry... at
@@ -30,7 +33,7 @@
 #   control-plane  envtest + kube-controller-manager kube-scheduler
 #   node           kubelet kube-proxy coredns kube-network-policies (a real node)
 #   kueue          kueue
-#   tools          kubectl (what the demo, the e2e specs and the docs run)
+#   tools          kubectl helm (what the demo, the e2e specs and the docs run)
 #   all            all of the above
 #
 # A binary is rebuilt only when missing or built with another recipe:
@@ -49,6 +52,8 @@ api_version=$(grep -E "^\s*(require\s+)?k8s.io/api\s+v" go.mod | head -1 | awk '
 kube_version="v1.${api_version#v0.}"
 kueue_version=${KUEUE_VERSION:-$(awk '$1=="sigs.k8s.io/kueue"{print $2; exit} $1=="require" && $2=="sigs.k8s.io/kueue"{print $3; exit}' go.mod)}
 [ -n "$kueue_version" ] || { echo "build-cluster-bins: go.mod has no sigs.k8s.io/kueue requirement" >&2; exit 1; }
+helm_version=$(awk '$1=="helm.sh/helm/v4"{print $2; exit} $1=="require" && $2=="helm.sh/helm/v4"{print $3; exit}' go.mod)
+[ -n "$helm_version" ] || { echo "build-cluster-bins: go.mod has no helm.sh/helm/v4 requirement" >&2; exit 1; }
 etcd_version=${ETCD_VERSION:-v3.7.3}
 coredns_version=${COREDNS_VERSION:-v1.14.7}
 netpol_version=${KUBE_NETWORK_POLICIES_VERSION:-v0.8.0}
@@ -66,11 +71,13 @@ declare -A pkg=(
   [coredns]=repot.dev/build/cluster/coredns
   [kube-network-policies]=sigs.k8s.io/kube-network-policies/cmd
   [kueue]=./cmd/kueue
+  [helm]=helm.sh/helm/v4/cmd/helm
 )
 declare -A version=(
   [etcd]=$etcd_version [kube-apiserver]=$kube_version [kube-controller-manager]=$kube_version
   [kube-scheduler]=$kube_version [kubelet]=$kube_version [kube-proxy]=$kube_version [kubectl]=$kube_version
   [coredns]=$coredns_version [kube-network-policies]=$netpol_version [kueue]=$kueue_version
+  [helm]=$helm_version
 )
 
 names=()
@@ -79,8 +86,8 @@ for arg in "${@:-all}"; do
     envtest) names+=(etcd kube-apiserver) ;;
     control-plane) names+=(etcd kube-apiserver kube-controller-manager kube-scheduler) ;;
     node) names+=(kubelet kube-proxy coredns kube-network-policies) ;;
-    tools) names+=(kubectl) ;;
-    all) names+=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl coredns kube-network-policies kueue) ;;
+    tools) names+=(kubectl helm) ;;
+    all) names+=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl coredns kube-network-policies kueue helm) ;;
     *) [ -n "${pkg[$arg]:-}" ] || { echo "build-cluster-bins: unknown binary or group $arg" >&2; exit 2; }
        names+=("$arg") ;;
   esac
@@ -145,7 +152,7 @@ pins=(
 recipe=v1
 modkey=$(printf '%s\n' "$recipe" "${pins[@]}" "$kube_version" "$etcd_version" "$coredns_version" "$netpol_version" \
   "$(sha256sum <"$netpol_patch")" "$coredns_main" "$tools_go" | sha256sum | cut -c1-12)
-key_of() { if [ "$1" = kueue ]; then echo "${version[$1]}"; else echo "${version[$1]}+m$modkey"; fi; }
+key_of() { case $1 in kueue|helm) echo "${version[$1]}" ;; *) echo "${version[$1]}+m$modkey" ;; esac; }
 
 # missing_of NAME...: those of NAMES not built in bin/ as their key (the
 # others are reported cached).
@@ -162,8 +169,10 @@ missing_of() {
 # waits only when what it needs is missing, then finds it cached if another
 # process built it meanwhile (CI builds everything in the background while
 # `make test` asks for etcd and kube-apiserver only).
-shared_names=() want_kueue=
-for n in "${names[@]}"; do if [ "$n" = kueue ]; then want_kueue=1; else shared_names+=("$n"); fi; done
+shared_names=() want_kueue= want_helm=
+for n in "${names[@]}"; do
+  case $n in kueue) want_kueue=1 ;; helm) want_helm=1 ;; *) shared_names+=("$n") ;; esac
+done
 missing=()
 if [ ${#shared_names[@]} -gt 0 ]; then
   read -ra missing <<<"$(missing_of "${shared_names[@]}" 2>/dev/null)"
@@ -249,4 +258,22 @@ if [ -n "$want_kueue" ] && [ -n "$(missing_of kueue)" ]; then
   mv "$bin/kueue.tmp" "$bin/kueue"
   record kueue "$(key_of kueue)"
   echo "kueue $kueue_version: built in $(( $(date +%s) - start ))s"
+fi
+
+# helm: in the project's module (go.mod's tool directive), after the others.
+if [ -n "$want_helm" ] && [ -n "$(missing_of helm 2>/dev/null)" ]; then
+  exec 9>&-
+  build_lock helm
+fi
+if [ -n "$want_helm" ] && [ -n "$(missing_of helm)" ]; then
+  start=$(date +%s)
+  grep -qE '^tool[[:space:]]+helm.sh/helm/v4/cmd/helm$' go.mod || { echo "build-cluster-bins: go.mod lacks 'tool helm.sh/helm/v4/cmd/helm' (go get -tool helm.sh/helm/v4/cmd/helm@$helm_version)" >&2; exit 1; }
+  echo "helm $helm_version: building helm.sh/helm/v4/cmd/helm in the project's module (cold: about 5 minutes on two cores)..."
+  # The operator's build settings (the Makefile's -trimpath and CGO_CFLAGS,
+  # cgo on), so that the Kubernetes packages compiled for it are reused.
+  CGO_CFLAGS=${CGO_CFLAGS:--O2 -g -Wno-deprecated-declarations} go build -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$helm_version -X helm.sh/helm/v4/internal/version.metadata= -X helm.sh/helm/v4/internal/version.gitTreeState=clean" \
+    -o "$bin/helm.tmp" helm.sh/helm/v4/cmd/helm
+  mv "$bin/helm.tmp" "$bin/helm"
+  record helm "$(key_of helm)"
+  echo "helm $helm_version: built in $(( $(date +%s) - start ))s"
 fi

@@ -93,7 +93,7 @@ var _ = Describe("a derail-550 evaluation on the local cluster", Ordered, Label(
 		}
 		Expect(e.Status.Summary.Derail).To(HavePrefix("nf "))
 
-		get := tc.localcluster("get", "reval", name, "-n", ns)
+		get := tc.kubectl("get", "reval", name, "-n", ns)
 		GinkgoWriter.Println(get)
 		Expect(get).To(ContainSubstring("RECOVERY"))
 		Expect(get).To(ContainSubstring("sla "))

@@ -90,7 +90,7 @@ var _ = Describe("the operator on the local cluster", Ordered, func() {
 		// one for faults'.
 		tc = startRealCluster("main", "--gpus", "3")
 		DeferCleanup(func() { tc.stop() })
-		tc.localcluster("apply", "-f", filepath.Join(rootDir, "config/samples/demo.yaml"))
+		tc.kubectl("apply", "-n", ns, "-f", filepath.Join(rootDir, "config/samples/demo.yaml"))
 		u := &repotv1.RepotEvaluation{}
 		Expect(yaml.Unmarshal([]byte(faultsYAML), u)).To(Succeed())
 		u.Namespace = ns

@@ -115,6 +115,13 @@ const operatorNamespace = "repot-system"
 // Deployment of the image built from the Dockerfile, as users install it.
 // Without root the spec is skipped: a real node needs it.
 func startRealCluster(name string, clusterArgs ...string) *testCluster {
+	tc := bootRealCluster(name, clusterArgs...)
+	tc.installOperator(filepath.Join(rootDir, "charts/repot-operator"))
+	return tc
+}
+
+// bootRealCluster is startRealCluster without the operator.
+func bootRealCluster(name string, clusterArgs ...string) *testCluster {
 	if os.Geteuid() != 0 {
 		Skip("a real node needs root (containerd, the kubelet, the CNI plugins): run make e2e as root")
 	}
@@ -146,9 +153,21 @@ func startRealCluster(name string, clusterArgs ...string) *testCluster {
 	Expect(err).NotTo(HaveOccurred())
 	tc.cs, err = kubernetes.NewForConfig(cfg)
 	Expect(err).NotTo(HaveOccurred())
-	tc.localcluster("helm-install", filepath.Join(rootDir, "charts/repot-operator"), "--namespace", operatorNamespace,
-		"--set-string", "image.repository=localhost/repot-operator", "--set-string", "image.tag=dev")
 	return tc
+}
+
+// operatorRelease is the chart's Helm release.
+const operatorRelease = "repot-operator"
+
+// installOperator installs the operator as the docs say: the namespace made
+// to enforce the restricted Pod Security Standard (kubectl), then `helm
+// install` of the chart with the image built from the Dockerfile. Extra
+// helm flags (--skip-crds) follow the chart.
+func (tc *testCluster) installOperator(chart string, helmArgs ...string) {
+	tc.kubectl("create", "namespace", operatorNamespace)
+	tc.kubectl("label", "namespace", operatorNamespace, "pod-security.kubernetes.io/enforce=restricted")
+	tc.helm(append([]string{"install", operatorRelease, chart, "--namespace", operatorNamespace,
+		"--set-string", "image.repository=localhost/repot-operator", "--set-string", "image.tag=dev"}, helmArgs...)...)
 }
 
 // smallRunner is what the real-node specs' runners request: a quarter of a
@@ -227,10 +246,26 @@ func (tc *testCluster) killOperator() {
 
 // localcluster runs a bin/localcluster subcommand against the cluster.
 func (tc *testCluster) localcluster(args ...string) string {
-	cmd := exec.Command(filepath.Join(binDir, "localcluster"), append(args, "--kubeconfig", tc.kubeconfig)...)
+	return tc.tool("localcluster", args...)
+}
+
+// kubectl runs bin/kubectl against the cluster, as a user would.
+func (tc *testCluster) kubectl(args ...string) string { return tc.tool("kubectl", args...) }
+
+// helm runs bin/helm against the cluster, as a user would.
+func (tc *testCluster) helm(args ...string) string { return tc.tool("helm", args...) }
+
+// tool runs bin/NAME ARGS with KUBECONFIG pointing at the cluster, logs the
+// command and its output to the spec's log, and fails the spec when it
+// fails.
+func (tc *testCluster) tool(name string, args ...string) string {
+	cmd := exec.Command(filepath.Join(binDir, name), args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+tc.kubeconfig)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	Expect(cmd.Run()).To(Succeed(), "localcluster %v:\n%s", args, out.String())
+	err := cmd.Run()
+	GinkgoWriter.Printf("$ %s %s\n%s", name, strings.Join(args, " "), out.String())
+	Expect(err).NotTo(HaveOccurred(), "%s %s:\n%s", name, strings.Join(args, " "), out.String())
 	return out.String()
 }
 

@@ -39,7 +39,7 @@ func envOr(k, def string) string {
 }
 
 func TestE2E(t *testing.T) {
-	for _, b := range []string{"repot", "localcluster", "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+	for _, b := range []string{"repot", "localcluster", "kubectl", "helm", "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
 		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
 			t.Fatalf("%v: run `make e2e` (it builds bin/ first)", err)
 		}

@@ -4,11 +4,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -24,7 +20,8 @@ func (c *clientFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&c.namespace, "namespace", "n", "default", "namespace")
 }
 
-func (c *clientFlags) config() (*rest.Config, error) {
+// dynamic returns a dynamic client for the selected cluster.
+func (c *clientFlags) dynamic() (dynamic.Interface, error) {
 	path := c.kubeconfig
 	if path == "" {
 		path = os.Getenv("KUBECONFIG")
@@ -41,22 +38,5 @@ func (c *clientFlags) config() (*rest.Config, error) {
 		return nil, err
 	}
 	cfg.QPS, cfg.Burst = 50, 100
-	return cfg, nil
-}
-
-func (c *clientFlags) clients() (*rest.Config, dynamic.Interface, *restmapper.DeferredDiscoveryRESTMapper, discovery.CachedDiscoveryInterface, error) {
-	cfg, err := c.config()
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	disc := memory.NewMemCacheClient(dc)
-	return cfg, dyn, restmapper.NewDeferredDiscoveryRESTMapper(disc), disc, nil
+	return dynamic.NewForConfig(cfg)
 }

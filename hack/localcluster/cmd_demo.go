@@ -18,7 +18,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 )
@@ -59,14 +63,14 @@ which must be able to pull the image of --node-image.`,
 	addUpFlags(cmd, &o.up)
 	f := cmd.Flags()
 	f.StringVar(&o.repot, "repot", "bin/repot", "the host's repot binary, which writes the report")
-	f.StringVar(&o.samples, "samples", "config/samples/demo.yaml", "samples file (or dir); the RepotEvaluations whose models are all simulated are applied")
+	f.StringVar(&o.samples, "samples", "config/samples/demo.yaml", "samples file; the RepotEvaluations whose models are all simulated are applied (kubectl apply)")
 	f.StringVarP(&o.ns, "namespace", "n", "default", "namespace of the evaluations")
 	f.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
 	f.DurationVar(&o.stallAfter, "stalled-timeout", 3*time.Minute, "give up once an evaluation has been Stalled this long")
 	f.BoolVar(&o.keep, "keep-running", false, "keep the cluster and operator running after the demo (until Ctrl-C)")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "run the demo on the cluster of this kubeconfig (kind, minikube or a real one) instead of a local cluster: the operator is installed from the chart with the image of --node-image, which that cluster must be able to pull")
 	f.StringVar(&o.chart, "chart", "charts/repot-operator", "the operator's Helm chart")
-	f.StringArrayVar(&o.chartSets, "set-string", nil, "a value for the chart, as helm's --set-string takes it")
+	f.StringArrayVar(&o.chartSets, "set-string", nil, "a value for the chart, passed to helm's --set-string")
 	f.StringVar(&o.report, "report", "", "HTML report to write at the end (default DIR/demo-report.html; \"-\" for none)")
 	return cmd
 }
@@ -93,6 +97,13 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 	step := func(format string, args ...any) {
 		fmt.Fprintf(out, "[%5.1fs] %s\n", time.Since(t0).Seconds(), fmt.Sprintf(format, args...))
 	}
+	// The real kubectl and helm do the user's steps: missing, say so first.
+	tools := kubeTool{binDir: o.up.binDir, out: out}
+	for _, name := range []string{"kubectl", "helm"} {
+		if _, err := tools.path(name); err != nil {
+			return err
+		}
+	}
 	kubeconfig := o.kubeconfig
 	var lc *localCluster
 	if kubeconfig != "" {
@@ -114,36 +125,40 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 		kubeconfig = l.Kubeconfig()
 		step("cluster ready; kubeconfig %s", kubeconfig)
 	}
-	cf := clientFlags{kubeconfig: kubeconfig, namespace: o.ns}
-	cfg, dyn, mapper, disc, err := cf.clients()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
 	}
-	// As users install it: the chart, a Deployment of the image.
-	img := o.up.nodeImages[0]
-	repo, tag := splitImage(img)
-	sets := append([]string{"image.repository=" + repo, "image.tag=" + tag}, o.chartSets...)
-	if err := helmInstall(ctx, clientFlags{kubeconfig: kubeconfig, namespace: demoOperatorNamespace}, o.chart, "repot-operator", nil, sets, io.Discard); err != nil {
-		return fmt.Errorf("installing the chart %s: %w", o.chart, err)
-	}
-	step("installed the operator from the chart %s into %s (image %s)", o.chart, demoOperatorNamespace, img)
+	cfg.QPS, cfg.Burst = 50, 100
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	tools.kubeconfig = kubeconfig
+	// As users install it: with helm, into a namespace that enforces the
+	// restricted Pod Security Standard; a Deployment of the image.
+	if err := installOperator(ctx, tools, cs, o.chart, o.up.nodeImages[0], o.chartSets); err != nil {
+		return fmt.Errorf("installing the chart %s: %w", o.chart, err)
+	}
+	step("installed the operator from the chart %s into %s (image %s)", o.chart, demoOperatorNamespace, o.up.nodeImages[0])
 	pod, err := waitOperatorPod(ctx, cs, o.up.readyTimeout)
 	if err != nil {
 		return err
 	}
 	step("operator running: pod %s/%s on node %s (%s)", pod.Namespace, pod.Name, pod.Spec.NodeName, pod.Status.ContainerStatuses[0].ContainerID)
 	operatorFailed := func() error { return operatorPodFailed(ctx, cs) }
-	samples, err := simulatedSamples(o.samples)
+	samples, total, err := simulatedSamples(o.samples)
 	if err != nil {
 		return err
 	}
 	if len(samples) == 0 {
 		return fmt.Errorf("no RepotEvaluation with only simulated models in %s", o.samples)
 	}
+	changed := len(samples) != total
 	if o.kubeconfig != "" {
 		if gpus, err := clusterGPUs(ctx, cs); err != nil {
 			return err
@@ -151,11 +166,25 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 			for _, u := range samples {
 				dropSimulatedGPUs(u)
 			}
+			changed = true
 			step("no node of this cluster offers nvidia.com/gpu: the samples' simulated servers hold no GPU")
 		}
 	}
-	mapper.Reset()
-	if err := applyAll(ctx, dyn, mapper, samples, o.ns, io.Discard); err != nil {
+	if !changed {
+		err = tools.run(ctx, nil, true, "kubectl", "apply", "-n", o.ns, "-f", o.samples)
+	} else {
+		// Only the simulated samples, as changed above: on stdin.
+		var docs []string
+		for _, u := range samples {
+			b, err := yaml.Marshal(u.Object)
+			if err != nil {
+				return err
+			}
+			docs = append(docs, string(b))
+		}
+		err = tools.run(ctx, strings.NewReader(strings.Join(docs, "---\n")), true, "kubectl", "apply", "-n", o.ns, "-f", "-")
+	}
+	if err != nil {
 		return err
 	}
 	var names []string
@@ -207,7 +236,7 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 		}
 	}
 	fmt.Fprintln(out)
-	if err := printGet(ctx, cfg, mapper, disc, kubeconfig, o.ns, out); err != nil {
+	if err := tools.run(ctx, nil, true, "kubectl", "get", "reval", "-n", o.ns); err != nil {
 		return err
 	}
 	evals, err := listEvaluations(ctx, dyn, o.ns)
@@ -234,12 +263,10 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 			step("the evaluations and the operator stay on the cluster of %s", kubeconfig)
 			return nil
 		}
-		for _, s := range samples {
-			if err := dyn.Resource(repotv1.GroupVersion.WithResource("repotevaluations")).Namespace(o.ns).Delete(ctx, s.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("deleting RepotEvaluation %s: %w", s.GetName(), err)
-			}
+		if err := tools.run(ctx, nil, true, "kubectl", append([]string{"delete", "reval", "-n", o.ns, "--ignore-not-found"}, names...)...); err != nil {
+			return err
 		}
-		step("deleted RepotEvaluation %s; the operator stays installed in %s (remove it with: kubectl delete namespace %s, and the CRDs with: kubectl delete -f config/crd/bases)", strings.Join(names, ", "), demoOperatorNamespace, demoOperatorNamespace)
+		step("the operator stays installed in %s (remove it with: helm uninstall %s -n %s; helm leaves the CRDs: kubectl delete -f %s/crds)", demoOperatorNamespace, demoRelease, demoOperatorNamespace, o.chart)
 		return nil
 	}
 	if o.keep {
@@ -279,15 +306,30 @@ func progressLine(ev *repotv1.RepotEvaluation) string {
 	return b.String()
 }
 
-// simulatedSamples returns the RepotEvaluations of path whose models are all
-// simulated (the ones that can run on the local cluster).
-func simulatedSamples(path string) ([]*unstructured.Unstructured, error) {
-	objs, err := readManifests([]string{path})
+// simulatedSamples returns the RepotEvaluations of the file path whose
+// models are all simulated (the ones that can run on the local cluster),
+// and how many objects the file holds.
+func simulatedSamples(path string) ([]*unstructured.Unstructured, int, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	defer f.Close()
+	dec := k8syaml.NewYAMLOrJSONDecoder(f, 4096)
 	var out []*unstructured.Unstructured
-	for _, u := range objs {
+	total := 0
+	for i := 1; ; i++ {
+		var m map[string]any
+		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
+			return out, total, nil
+		} else if err != nil {
+			return nil, 0, fmt.Errorf("%s: document %d: %w", path, i, err)
+		}
+		if len(m) == 0 {
+			continue
+		}
+		total++
+		u := &unstructured.Unstructured{Object: m}
 		if u.GetKind() != "RepotEvaluation" {
 			continue
 		}
@@ -303,7 +345,6 @@ func simulatedSamples(path string) ([]*unstructured.Unstructured, error) {
 			out = append(out, u)
 		}
 	}
-	return out, nil
 }
 
 // shownProgress is what the demo last printed about an evaluation: it prints
@@ -368,6 +409,32 @@ func splitImage(ref string) (repo, tag string) {
 	return ref[:i], ref[i+1:]
 }
 
+// demoRelease is the operator's Helm release.
+const demoRelease = "repot-operator"
+
+// installOperator installs (or upgrades) the operator's release with helm,
+// the image's repository and tag as values, into demoOperatorNamespace,
+// made first (kubectl) to enforce the restricted Pod Security Standard.
+func installOperator(ctx context.Context, tools kubeTool, cs kubernetes.Interface, chart, img string, sets []string) error {
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, demoOperatorNamespace, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		if err := tools.run(ctx, nil, true, "kubectl", "create", "namespace", demoOperatorNamespace); err != nil {
+			return err
+		}
+	} else if err != nil {
+		return err
+	}
+	if err := tools.run(ctx, nil, true, "kubectl", "label", "--overwrite", "namespace", demoOperatorNamespace, "pod-security.kubernetes.io/enforce=restricted"); err != nil {
+		return err
+	}
+	repo, tag := splitImage(img)
+	args := []string{"upgrade", "--install", demoRelease, chart, "--namespace", demoOperatorNamespace,
+		"--set-string", "image.repository=" + repo, "--set-string", "image.tag=" + tag}
+	for _, s := range sets {
+		args = append(args, "--set-string", s)
+	}
+	return tools.run(ctx, nil, false, "helm", args...)
+}
+
 // operatorPods selects the chart's manager pods.
 const operatorPods = "app.kubernetes.io/name=repot-operator,app.kubernetes.io/component=manager"
 
@@ -390,7 +457,7 @@ func waitOperatorPod(ctx context.Context, cs kubernetes.Interface, timeout time.
 			return nil, err
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("the operator's pod in %s is not Ready after %v (localcluster get pods -n %s)", demoOperatorNamespace, timeout, demoOperatorNamespace)
+			return nil, fmt.Errorf("the operator's pod in %s is not Ready after %v (kubectl get pods -n %s)", demoOperatorNamespace, timeout, demoOperatorNamespace)
 		}
 		select {
 		case <-ctx.Done():

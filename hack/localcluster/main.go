@@ -6,9 +6,10 @@
 //
 //	localcluster up [--nodes 1] [--gpus 2] [--dir bin/localcluster-state]  # foreground until SIGINT/SIGTERM
 //	localcluster wait|down|env [--dir D]
-//	localcluster apply -f FILE|DIR ...                      # server-side apply, no kubectl needed
-//	localcluster get RESOURCE [NAME] [-n NS|-A]              # the table kubectl would print
-//	localcluster logs NAMESPACE/POD [-c CONTAINER]
+//	localcluster report [NAME] [-n NS]                      # the evaluations' status tables
+//	localcluster demo                                        # what `make demo` runs
+//
+// Everything else is the real kubectl and helm (bin/kubectl, bin/helm).
 package main
 
 import (

@@ -29,7 +29,7 @@ func newReportCommand() *cobra.Command {
 		Short: "Print the status tables of RepotEvaluations (per model and method: solved, rate, interval, calls, tokens, cost vs pot, routes)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, dyn, _, _, err := cf.clients()
+			dyn, err := cf.dynamic()
 			if err != nil {
 				return err
 			}

@@ -1,8 +1,8 @@
 # Local cluster, demo and end-to-end tests (hack/localcluster, hack/e2e).
 # Included by the top-level Makefile. Nothing here needs Docker, kind or a
 # GPU; the local cluster's real node needs root on Linux (without it the
-# e2e specs skip and say so, and `make demo` needs KUBECONFIG=); kubectl is
-# used for printing when installed, never required.
+# e2e specs skip and say so, and `make demo` needs KUBECONFIG=). The demo
+# and the e2e specs run the real kubectl and helm, built into bin/.
 
 LOCALCLUSTER_STATE ?= bin/localcluster-state
 E2E_STATE ?= bin/e2e-state
@@ -13,10 +13,11 @@ E2E_FLAGS ?=
 
 # What the demo and the e2e tests run on the host: the control plane (built
 # once per Kubernetes version; 20+ minutes cold on two cores, cached in bin/),
-# the repot binary (the report, the e2e tests' reference runs) and the local
-# cluster.
-localcluster-bins: ## Build the control plane (cached), bin/repot and bin/localcluster.
-	@hack/build-cluster-bins.sh control-plane
+# kubectl and helm (built once per version from the module proxy; what the
+# demo, the e2e specs and the docs run), the repot binary (the report, the
+# e2e tests' reference runs) and the local cluster.
+localcluster-bins: ## Build the control plane, kubectl and helm (cached), bin/repot and bin/localcluster.
+	@hack/build-cluster-bins.sh control-plane tools
 	go build -o bin/repot .
 	go build -o bin/localcluster ./hack/localcluster
 
@@ -52,7 +53,7 @@ realnode-bins: ## Build the kubelet, kube-proxy, CoreDNS and kube-network-polici
 
 # End-to-end tests on the same local cluster (Ginkgo, build tag e2e).
 # E2E_FLAGS=-ginkgo.label-filter=... picks suites (labels: derail, kueue,
-# realnode, recreate, schedule). E2E_KUEUE=no leaves out Kueue: it is not
+# helm, realnode, recreate, schedule). E2E_KUEUE=no leaves out Kueue: it is not
 # built and its suite (label kueue) does not run; CI runs the rest so while
 # Kueue still builds (a later label filter in E2E_FLAGS replaces this one).
 E2E_KUEUE ?= yes
