@@ -25,6 +25,7 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/kueueadapter"
+	"repot.dev/repot-operator/controllers/kueueadapter/kueuetesting"
 )
 
 // kueueSweepYAML is four simulated models, each server asking for one GPU, in
@@ -96,36 +97,8 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, Label("kueue")
 		}
 		return out
 	}
-	// holdsQuota is Kueue's own accounting (its workload controller drops a
-	// Workload from the ClusterQueue's usage once it is finished or
-	// deactivated): quota reserved, not finished, and active. A deactivated
-	// Workload keeps QuotaReserved=True until the operator has removed its
-	// children and handed the reservation back, but Kueue already counts
-	// its quota as free and may admit the next model at once.
-	holdsQuota := func(wl *kueue.Workload) bool {
-		return wl != nil && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) &&
-			!meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) && ptr.Deref(wl.Spec.Active, true)
-	}
-	// reservesQuota: Kueue still holds the Workload's quota, whatever its
-	// spec.active says. Between a deactivation and Kueue's eviction the
-	// quota is still reserved and the children may still run; once Kueue
-	// evicts (Evicted=True) the operator must remove them.
-	reservesQuota := func(wl *kueue.Workload) bool {
-		return wl != nil && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) &&
-			!meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished)
-	}
-	// describe is a Workload's state for a failure message.
-	describe := func(wl *kueue.Workload) string {
-		if wl == nil {
-			return "none"
-		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "active=%v rv=%s", ptr.Deref(wl.Spec.Active, true), wl.ResourceVersion)
-		for _, c := range wl.Status.Conditions {
-			fmt.Fprintf(&b, " %s=%s/%s@%s", c.Type, c.Status, c.Reason, c.LastTransitionTime.Format(time.TimeOnly))
-		}
-		return b.String()
-	}
+	// Kueue's quota invariant, as the envtest spec checks it.
+	holdsQuota, reservesQuota, describe := kueuetesting.HoldsQuota, kueuetesting.ReservesQuota, kueuetesting.Describe
 	finished := func(wl *kueue.Workload) bool {
 		return wl != nil && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished)
 	}

@@ -11,16 +11,30 @@ type Layout struct {
 	Dir string
 }
 
-// Paths inside the state dir.
-func (l Layout) PKI() PKI               { return PKI{Dir: l.Dir + "/pki"} }
-func (l Layout) EtcdData() string       { return l.Dir + "/etcd" }
-func (l Layout) Logs() string           { return l.Dir + "/logs" }
+// PKI is the cluster's certificates and keys.
+func (l Layout) PKI() PKI { return PKI{Dir: l.Dir + "/pki"} }
+
+// EtcdData is etcd's data directory.
+func (l Layout) EtcdData() string { return l.Dir + "/etcd" }
+
+// Logs is the directory of the components' logs.
+func (l Layout) Logs() string { return l.Dir + "/logs" }
+
+// Log is the log file of component name.
 func (l Layout) Log(name string) string { return l.Dir + "/logs/" + name + ".log" }
-func (l Layout) Kubeconfig() string     { return l.Dir + "/kubeconfig" }
+
+// Kubeconfig is the admin kubeconfig users and tests read.
+func (l Layout) Kubeconfig() string { return l.Dir + "/kubeconfig" }
+
+// ComponentKubeconfig is the kubeconfig of a component's user.
 func (l Layout) ComponentKubeconfig(user string) string {
 	return l.Dir + "/kubeconfigs/" + strings.ReplaceAll(user, ":", "-") + ".kubeconfig"
 }
-func (l Layout) PIDFile() string   { return l.Dir + "/localcluster.pid" }
+
+// PIDFile holds the pid of the process that runs the cluster.
+func (l Layout) PIDFile() string { return l.Dir + "/localcluster.pid" }
+
+// ReadyFile exists once the cluster is ready.
 func (l Layout) ReadyFile() string { return l.Dir + "/ready" }
 
 // Ports are the loopback ports of the control plane.
