@@ -134,16 +134,9 @@ func failedCondition(f *conditionFacts) conditionValue {
 	return conditionValue{false, repotv1.ReasonInProgress, inProgress}
 }
 
-// readyCondition (kstatus): the evaluation completed.
-func readyCondition(f *conditionFacts) conditionValue {
-	switch f.out.Phase {
-	case phaseComplete:
-		return conditionValue{true, f.out.Reason, f.out.Message}
-	case phaseFailed:
-		return conditionValue{false, repotv1.ReasonFailed, f.out.Message}
-	}
-	return conditionValue{false, repotv1.ReasonInProgress, inProgress}
-}
+// readyCondition (kstatus): the evaluation completed; the same value as
+// Complete.
+func readyCondition(f *conditionFacts) conditionValue { return completeCondition(f) }
 
 // reconcilingCondition (kstatus): the evaluation makes progress; waiting
 // for capacity counts as progress, for GitOps tools read it so.
