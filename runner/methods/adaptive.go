@@ -9,14 +9,14 @@ import (
 
 // adaptive routes its one extra call by the first plan's verified prefix
 // (AdaptiveRoute): a suffix repair from the checkpoint, or a fresh retry.
-func adaptive(ctx context.Context, r *run, first ReplayResult) (contract.Record, contract.Trace, error) {
+func adaptive(ctx context.Context, r *run, method string, first ReplayResult) (contract.Record, contract.Trace, error) {
 	route := AdaptiveRoute(first, r.opts.AdaptiveThresholdPermille)
 	if route == contract.RouteSuffixRepair {
 		final, err := r.repair(ctx, first, prompt.Standard, 1)
-		return r.finish(contract.MethodAdaptive, route, true, first, final, err)
+		return r.finish(method, route, true, first, final, err)
 	}
 	final, err := r.freshRetry(ctx, first)
-	return r.finish(contract.MethodAdaptive, route, false, first, final, err)
+	return r.finish(method, route, false, first, final, err)
 }
 
 // AdaptiveRoute routes repot-adaptive's single extra call after a failed

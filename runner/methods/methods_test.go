@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs/envstest"
@@ -377,5 +378,18 @@ func TestRunProblemWithoutStepLimit(t *testing.T) {
 		if !rec.Success || rec.StoppedReason != contract.StopGoal {
 			t.Errorf("%s: success %v stopped %q, want success at the goal", tc.method, rec.Success, rec.StoppedReason)
 		}
+	}
+}
+
+// TestEveryMethodHasAStep: RunProblem admits exactly the contract's methods
+// and looks each one's step up in afterFailedPlan, so the two must agree (a
+// method without a step would panic on its first failed plan).
+func TestEveryMethodHasAStep(t *testing.T) {
+	var got []string
+	for m := range afterFailedPlan {
+		got = append(got, m)
+	}
+	if diff := cmp.Diff(contract.Methods, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("afterFailedPlan's methods differ from contract.Methods (-contract +steps):\n%s", diff)
 	}
 }

@@ -8,6 +8,6 @@ import (
 
 // pot is one-shot Program-of-Thought: a failed first plan is the result,
 // with no extra call.
-func pot(_ context.Context, r *run, first ReplayResult) (contract.Record, contract.Trace, error) {
-	return r.finish(contract.MethodPoT, contract.RouteNoExtraCall, false, first, first, nil)
+func pot(_ context.Context, r *run, method string, first ReplayResult) (contract.Record, contract.Trace, error) {
+	return r.finish(method, contract.RouteNoExtraCall, false, first, first, nil)
 }

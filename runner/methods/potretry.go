@@ -9,9 +9,9 @@ import (
 
 // potRetry makes one fresh call after a failed first plan and keeps the
 // better attempt.
-func potRetry(ctx context.Context, r *run, first ReplayResult) (contract.Record, contract.Trace, error) {
+func potRetry(ctx context.Context, r *run, method string, first ReplayResult) (contract.Record, contract.Trace, error) {
 	final, err := r.freshRetry(ctx, first)
-	return r.finish(contract.MethodPoTRetry, contract.RouteFreshRetry, false, first, final, err)
+	return r.finish(method, contract.RouteFreshRetry, false, first, final, err)
 }
 
 // freshRetry makes one independent fresh call and keeps the better attempt.

@@ -11,8 +11,7 @@ import (
 // RepairBudget suffix-repair calls (repot-no-prefix and repot-restart differ
 // only in the repair prompt; repot-vrr runs here with the exact verifier
 // and no rounds to record). With no repair budget it is pot.
-func repot(ctx context.Context, r *run, first ReplayResult) (contract.Record, contract.Trace, error) {
-	method := r.trace.Method
+func repot(ctx context.Context, r *run, method string, first ReplayResult) (contract.Record, contract.Trace, error) {
 	if r.opts.RepairBudget <= 0 {
 		// With no repair budget repot is pot: no extra call, so no route.
 		return r.finish(method, contract.RouteNoExtraCall, false, first, first, nil)

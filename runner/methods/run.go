@@ -128,13 +128,13 @@ func RunProblem(ctx context.Context, deps Deps, opts Options, p *envs.Problem, m
 	if first.ReachedGoal {
 		return r.finish(method, contract.RouteInitialSuccess, false, first, first, nil)
 	}
-	return afterFailedPlan[method](ctx, r, first)
+	return afterFailedPlan[method](ctx, r, method, first)
 }
 
 // afterFailedPlan is what each method does when its first plan did not reach
 // the goal (when it records no repair-loop rounds); each method's file
 // defines its step.
-var afterFailedPlan = map[string]func(ctx context.Context, r *run, first ReplayResult) (contract.Record, contract.Trace, error){
+var afterFailedPlan = map[string]func(ctx context.Context, r *run, method string, first ReplayResult) (contract.Record, contract.Trace, error){
 	contract.MethodPoT:           pot,
 	contract.MethodPoTRetry:      potRetry,
 	contract.MethodRePoT:         repot,
