@@ -148,7 +148,10 @@ func startCluster(ctx context.Context, o upOptions, log io.Writer) (lc *localClu
 		if err := cluster.RealNodeRequirements(); err != nil {
 			return nil, fmt.Errorf("%w\n(--nodes 0 runs the control plane alone, without root)", err)
 		}
-		if err := makeRealNodeBridge(); err != nil {
+		if err := lockRealNodeHost(dir); err != nil {
+			return nil, err
+		}
+		if err := makeRealNodeBridge(log); err != nil {
 			return nil, err
 		}
 		lc.cleanups = append(lc.cleanups, func() { _ = exec.Command("ip", "link", "del", realNodeBridge(0)).Run() })

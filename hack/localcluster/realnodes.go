@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -159,14 +161,50 @@ func realNodePodCIDR(i int) string { return fmt.Sprintf("10.88.%d.0/24", i) }
 func realNodeBridge(i int) string  { return fmt.Sprintf("repot%d", i) }
 func realNodeGateway(i int) net.IP { return net.IPv4(10, 88, byte(i), 1) }
 
+// realNodeLock is the host-wide lock a local cluster with a real node holds
+// for its whole life: one real node per host (the bridge, the device-plugin
+// socket, the cgroup root and the node ports are the host's). A cluster that
+// was killed releases it with its process, so the next one can tell a bridge
+// left behind from one in use.
+const realNodeLock = "/run/repot-localcluster-realnode.lock"
+
+// heldRealNodeLock keeps the lock's file open (and so the lock held) until
+// the process exits.
+var heldRealNodeLock *os.File
+
+// lockRealNodeHost takes realNodeLock, or says which cluster holds it.
+func lockRealNodeHost(stateDir string) error {
+	f, err := os.OpenFile(realNodeLock, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := os.ReadFile(realNodeLock)
+		f.Close()
+		return fmt.Errorf("a local cluster with a real node already runs on this host (%s); stop it first (one real node per host)",
+			strings.TrimSpace(string(holder)))
+	}
+	_ = f.Truncate(0)
+	_, _ = fmt.Fprintf(f, "pid %d, state dir %s\n", os.Getpid(), stateDir)
+	heldRealNodeLock = f
+	return nil
+}
+
 // makeRealNodeBridge creates real node 0's bridge with its gateway address
 // before the API server starts, so that the API server can advertise that
 // address (the CNI bridge plugin takes the bridge as it finds it). The
-// node's Stop deletes it.
-func makeRealNodeBridge() error {
+// node's Stop deletes it. The caller holds realNodeLock, so a bridge that
+// exists already was left by a cluster that was killed: it is deleted, with
+// the pods' veths on it.
+func makeRealNodeBridge(log io.Writer) error {
 	br, gw := realNodeBridge(0), realNodeGateway(0)
 	if _, err := net.InterfaceByName(br); err == nil {
-		return fmt.Errorf("a network device %s exists already (a local cluster with a real node runs, or one was killed: ip link del %s)", br, br)
+		fmt.Fprintf(log, "deleting bridge %s, left by a local cluster that was killed\n", br)
+		ports, _ := os.ReadDir("/sys/class/net/" + br + "/brif")
+		if out, err := exec.Command("ip", "link", "del", br).CombinedOutput(); err != nil {
+			return fmt.Errorf("a network device %s exists already and cannot be deleted: %w: %s", br, err, out)
+		}
+		deleteStaleVeths(log, ports)
 	}
 	for _, args := range [][]string{
 		{"link", "add", br, "type", "bridge"},
@@ -179,6 +217,17 @@ func makeRealNodeBridge() error {
 		}
 	}
 	return nil
+}
+
+// deleteStaleVeths deletes the host ends of the pod veths on the given
+// bridge ports, as a killed cluster leaves them; their pods' network
+// namespaces go with them.
+func deleteStaleVeths(log io.Writer, ports []os.DirEntry) {
+	for _, p := range ports {
+		if err := exec.Command("ip", "link", "del", p.Name()).Run(); err == nil {
+			fmt.Fprintf(log, "deleted stale veth %s\n", p.Name())
+		}
+	}
 }
 
 // grantNetworkPolicyEnforcer lets the real nodes' NetworkPolicy enforcer
