@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -9,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -82,7 +84,36 @@ func (r *EvaluationReconciler) applyChildren(ctx context.Context, e *repotv1.Rep
 		took.Add(1)
 		return nil
 	})
+	if err != nil {
+		return int(took.Load()), taken, err
+	}
+	err = r.parallel(ctx, annotated(p.Annotate), func(ctx context.Context, obj planning.Object) error {
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": obj.GetAnnotations()}})
+		if err != nil {
+			return err
+		}
+		if err := r.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
+			return fmt.Errorf("annotate %T %s: %w", obj, obj.GetName(), err)
+		}
+		took.Add(1)
+		return nil
+	})
 	return int(took.Load()), taken, err
+}
+
+// annotated is each Annotate's object carrying only its new annotations,
+// the body of its merge patch.
+func annotated(as []planning.Annotate) []planning.Object {
+	out := make([]planning.Object, 0, len(as))
+	for _, a := range as {
+		obj, ok := a.Object.DeepCopyObject().(planning.Object)
+		if !ok {
+			continue
+		}
+		obj.SetAnnotations(a.Annotations)
+		out = append(out, obj)
+	}
+	return out
 }
 
 // nameTaken reads the object that made the creation of child fail with

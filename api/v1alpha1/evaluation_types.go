@@ -20,6 +20,7 @@ import (
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.summary.state`,priority=1,description="Pending, Running, Suspended, Complete, Failed, Stalled or BudgetExhausted"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 30",message="metadata.name must be at most 30 characters: the names of servers, Jobs and ledgers are built from it"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must start with a lowercase letter and hold only lowercase letters, digits and '-' (no dots), ending with a letter or digit, e.g. run-2026-12-03: the servers' Service names (DNS-1035 labels) are built from it"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.startTime) || ((has(self.spec.suite) ? has(oldSelf.spec.suite) && self.spec.suite == oldSelf.spec.suite : !has(oldSelf.spec.suite)) && (has(self.spec.problems) ? has(oldSelf.spec.problems) && self.spec.problems == oldSelf.spec.problems : !has(oldSelf.spec.problems)) && (has(self.spec.methods) ? has(oldSelf.spec.methods) && self.spec.methods == oldSelf.spec.methods : !has(oldSelf.spec.methods)))",message="spec.suite, spec.problems and spec.methods cannot change once the evaluation has started (status.startTime is set); only spec.suspend, spec.budget, spec.maxParallelModels and spec.stalledAfterSeconds may change. Create a new RepotEvaluation instead (a RepotSchedule creates one per run from a template you may edit)"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.startTime) || ((has(self.spec.repairBudget) ? has(oldSelf.spec.repairBudget) && self.spec.repairBudget == oldSelf.spec.repairBudget : !has(oldSelf.spec.repairBudget)) && (has(self.spec.adaptive) ? has(oldSelf.spec.adaptive) && self.spec.adaptive == oldSelf.spec.adaptive : !has(oldSelf.spec.adaptive)) && (has(self.spec.sampling) ? has(oldSelf.spec.sampling) && self.spec.sampling == oldSelf.spec.sampling : !has(oldSelf.spec.sampling)) && (has(self.spec.vrr) ? has(oldSelf.spec.vrr) && self.spec.vrr == oldSelf.spec.vrr : !has(oldSelf.spec.vrr)))",message="spec.repairBudget, spec.adaptive, spec.sampling and spec.vrr cannot change once the evaluation has started (status.startTime is set); only spec.suspend, spec.budget, spec.maxParallelModels and spec.stalledAfterSeconds may change. Create a new RepotEvaluation instead (a RepotSchedule creates one per run from a template you may edit)"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.startTime) || (has(self.spec.placement) ? has(oldSelf.spec.placement) && self.spec.placement == oldSelf.spec.placement : !has(oldSelf.spec.placement))",message="spec.placement cannot change once the evaluation has started (status.startTime is set): its children already carry it. Create a new RepotEvaluation instead (a RepotSchedule creates one per run from a template you may edit)"
@@ -29,7 +30,9 @@ import (
 type RepotEvaluation struct {
 	metav1.TypeMeta `json:",inline"`
 	// metadata is the standard object metadata. metadata.name is at most 30
-	// characters.
+	// characters and a DNS-1035 label: it starts with a lowercase letter
+	// and holds only lowercase letters, digits and '-' (no dots), because
+	// the servers' Service names are built from it.
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 

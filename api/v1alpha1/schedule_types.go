@@ -20,10 +20,12 @@ import (
 // +kubebuilder:printcolumn:name="Regressed",type=string,JSONPath=`.status.conditions[?(@.type=="Regressed")].status`,description="True when the last finished run is significantly worse than the run before it"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 21",message="metadata.name of a RepotSchedule must be at most 21 characters: each run is a RepotEvaluation named <schedule>-<8-digit minute>, and evaluation names are at most 30 characters"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name of a RepotSchedule must start with a lowercase letter and hold only lowercase letters, digits and '-' (no dots), ending with a letter or digit: its runs are RepotEvaluations named <schedule>-<8-digit minute>, whose servers' Service names (DNS-1035 labels) are built from it"
 type RepotSchedule struct {
 	metav1.TypeMeta `json:",inline"`
 	// metadata is the standard object metadata. metadata.name is at most 21
-	// characters.
+	// characters and a DNS-1035 label (a lowercase letter first; lowercase
+	// letters, digits and '-' only).
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 

@@ -84,6 +84,9 @@ var _ = Describe("the identity of children", func() {
 		ev := revtesting.MakeEvaluation("ev", ns).Simulated("m", "strong", 1).Shards(1).Obj()
 		Expect(k8s.Create(ctx, ev)).To(Succeed())
 		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "m"))).Should(BeTrue())
+		// The status of the pass that created it (written after the
+		// children) comes with the next watch event.
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) { g.Expect(e.Status.Models).To(HaveLen(1)) })
 		// A server pod of an earlier "ev" (another UID), with the same
 		// labels otherwise, that cannot pull its image.
 		old := getEval(ns, "ev")

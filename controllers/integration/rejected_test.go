@@ -84,12 +84,18 @@ var _ = Describe("a spec edited before the start", func() {
 
 		By("replacing the model while the spec is still editable")
 		e := getEval(ns, "ev")
+		// A ledger of the model to be removed, as its runner Job would have
+		// made before the start was undone: the operator deletes it too
+		// (with only the shipped RBAC).
+		bigLedger := build.LedgerConfigMaps(e, &e.Spec.Models[0])[0]
+		Expect(k8s.Create(ctx, bigLedger)).To(Succeed())
 		p := client.MergeFrom(e.DeepCopy())
 		e.Spec.Models = revtesting.MakeEvaluation("ev", ns).Simulated("m", "strong", 1).Obj().Spec.Models
 		Expect(k8s.Patch(ctx, e, p)).To(Succeed())
 
 		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "m"))).Should(BeTrue())
 		Eventually(exists(&corev1.Service{}, ns, build.ServerName("ev", "big"))).Should(BeFalse(), "the removed model's Service stays")
+		Eventually(exists(&corev1.ConfigMap{}, ns, bigLedger.Name)).Should(BeFalse(), "the removed model's ledger stays")
 		Eventually(func(g Gomega) {
 			var r rbacv1.Role
 			g.Expect(k8s.Get(ctx, key(ns, build.RunnerAccessName("ev")), &r)).To(Succeed())

@@ -21,7 +21,14 @@ import (
 // runner's ledger sidecar would.
 var (
 	testEnv *framework.Framework
-	cfg     *rest.Config
+	// cfg is the admin's config: the tests' own client (k8s) acts as the
+	// cluster's users and the parts that do not run here.
+	cfg *rest.Config
+	// managerCfg impersonates the operator's ServiceAccount bound to the
+	// ClusterRole the project ships (config/rbac/role.yaml), and nothing
+	// else: every spec runs the manager with the permissions a user's
+	// cluster gives it, so a verb the markers lack fails here first.
+	managerCfg *rest.Config
 	k8s     client.Client
 	clk     *clocktesting.FakeClock
 	mgr     *framework.Manager
@@ -43,8 +50,10 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	k8s, err = newClient(cfg)
 	Expect(err).NotTo(HaveOccurred())
+	managerCfg, err = testEnv.ConfigAsShippedManager(ctx, "repot-operator-manager")
+	Expect(err).NotTo(HaveOccurred())
 	clk = clocktesting.NewFakeClock(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))
-	mgr, err = startManager(cfg, clk, nil)
+	mgr, err = startManager(managerCfg, clk, nil)
 	Expect(err).NotTo(HaveOccurred())
 })
 
@@ -70,7 +79,7 @@ func restartManager(meanwhile func()) {
 		meanwhile()
 	}
 	var err error
-	mgr, err = startManager(cfg, clk, nil)
+	mgr, err = startManager(managerCfg, clk, nil)
 	Expect(err).NotTo(HaveOccurred())
 }
 

@@ -192,13 +192,10 @@ func (p *Plan) planInfraRetry(e *repotv1.RepotEvaluation, w *World, m *repotv1.M
 		p.Delete = append(p.Delete, j.DeepCopy())
 		return
 	}
-	u := cm.DeepCopy()
-	if u.Annotations == nil {
-		u.Annotations = map[string]string{}
-	}
-	u.Annotations[build.AnnotationInfraRetries] = strconv.Itoa(n + 1)
-	u.Annotations[build.AnnotationInfraRetryOf] = string(j.UID)
-	p.Update = append(p.Update, u)
+	p.Annotate = append(p.Annotate, Annotate{Object: cm.DeepCopy(), Annotations: map[string]string{
+		build.AnnotationInfraRetries: strconv.Itoa(n + 1),
+		build.AnnotationInfraRetryOf: string(j.UID),
+	}})
 }
 
 // modelRunsTotal is a model's run total: problems x methods, as recorded in

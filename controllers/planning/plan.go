@@ -35,6 +35,11 @@ type Plan struct {
 	Create []Object
 	Update []Object
 	Delete []Object
+	// Annotate are annotation changes to children that others write too
+	// (the ledgers, which the runners' sidecars patch): sent as merge
+	// patches of those keys alone, they never conflict with those writes
+	// and need only the patch verb.
+	Annotate []Annotate
 
 	Status repotv1.RepotEvaluationStatus
 	Events []Event
@@ -46,6 +51,12 @@ type Plan struct {
 	// Queue are the actions on Kueue Workloads (kueue_admission.go),
 	// carried out by the shell after the children.
 	Queue []kueueadapter.QueueOp
+}
+
+// Annotate sets Annotations on Object (a child as observed).
+type Annotate struct {
+	Object      Object
+	Annotations map[string]string
 }
 
 // PlanEvaluation is the controller's decision for one evaluation and the

@@ -2,7 +2,10 @@ package planning
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -52,6 +55,10 @@ func digest(p Plan) planDigest {
 			s += fmt.Sprintf(" suspend=%t", *x.Spec.Suspend)
 		}
 		d.Update = append(d.Update, s)
+	}
+	for _, a := range p.Annotate {
+		keys := slices.Sorted(maps.Keys(a.Annotations))
+		d.Update = append(d.Update, kindName(a.Object)+" annotate="+strings.Join(keys, ","))
 	}
 	for _, o := range p.Delete {
 		d.Delete = append(d.Delete, kindName(o))

@@ -1,5 +1,7 @@
 package planning
 
+import "maps"
+
 // project returns the world as it will be once the plan's child changes
 // are applied. The status describes that world, so that a pass which
 // creates the children also reports them, and the next pass finds nothing
@@ -13,6 +15,17 @@ func project(w *World, p *Plan) *World {
 		for _, o := range objs {
 			n.put(o)
 		}
+	}
+	for _, a := range p.Annotate {
+		o, ok := a.Object.DeepCopyObject().(Object)
+		if !ok {
+			continue
+		}
+		merged := map[string]string{}
+		maps.Copy(merged, o.GetAnnotations())
+		maps.Copy(merged, a.Annotations)
+		o.SetAnnotations(merged)
+		n.put(o)
 	}
 	for _, o := range p.Delete {
 		if k := KindOf(o); k != nil {

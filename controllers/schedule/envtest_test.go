@@ -39,12 +39,15 @@ import (
 // the output of a model.
 
 var (
-	cfg     *rest.Config
-	k8s     client.Client
-	scheme  *runtime.Scheme
-	clk     *clocktesting.FakeClock
-	stopFn  func()
-	skipWhy string
+	// cfg is the admin's (the tests' own client); managerCfg is the
+	// operator's ServiceAccount with only the RBAC the project ships.
+	cfg        *rest.Config
+	managerCfg *rest.Config
+	k8s        client.Client
+	scheme     *runtime.Scheme
+	clk        *clocktesting.FakeClock
+	stopFn     func()
+	skipWhy    string
 )
 
 func TestMain(m *testing.M) {
@@ -80,6 +83,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	if managerCfg, err = env.ConfigAsShippedManager(context.Background(), "repot-operator-manager"); err != nil {
+		fmt.Fprintln(os.Stderr, "envtest:", err)
+		return 1
+	}
 	clk = clocktesting.NewFakeClock(time.Now())
 	if err := startManager(); err != nil {
 		fmt.Fprintln(os.Stderr, "manager:", err)
@@ -91,7 +98,7 @@ func run(m *testing.M) int {
 
 // startManager starts a manager with the schedule controller only.
 func startManager() error {
-	m, err := framework.StartManager(cfg, ctrl.Options{Scheme: scheme}, func(ctx context.Context, mgr ctrl.Manager) error {
+	m, err := framework.StartManager(managerCfg, ctrl.Options{Scheme: scheme}, func(ctx context.Context, mgr ctrl.Manager) error {
 		return schedule.SetupWithManager(ctx, mgr, schedule.Options{Clock: clk})
 	})
 	if err != nil {

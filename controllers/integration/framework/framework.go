@@ -22,6 +22,9 @@ import (
 
 	"go.uber.org/zap/zapcore"
 	authnv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -33,6 +36,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
 )
 
 // DefaultCRDDir is the operator's CRDs, relative to the module root.
@@ -313,4 +317,59 @@ func zapLevel() zapcore.Level {
 		return zapcore.DebugLevel
 	}
 	return zapcore.ErrorLevel
+}
+
+// ManagerServiceAccount is the ServiceAccount the integration suites run
+// the manager as, with the RBAC the project ships bound to it.
+var ManagerServiceAccount = Identity{ServiceAccountNamespace: "repot-system", ServiceAccount: "repot-operator", Impersonate: true}
+
+// ShippedManagerRole is the manager's ClusterRole as the project ships it:
+// config/rbac/role.yaml, generated from the +kubebuilder:rbac markers (the
+// chart installs the same rules from its files/manager-role.yaml, which a
+// test keeps equal to it).
+const ShippedManagerRole = "config/rbac/role.yaml"
+
+// ConfigAsShippedManager creates ManagerServiceAccount, binds the shipped
+// ClusterRole (ShippedManagerRole, under the name roleName) to it, and
+// returns a config that impersonates it: a manager started with it holds
+// exactly the permissions a user's cluster grants the operator, so a
+// missing verb fails the test rather than an installation.
+func (f *Framework) ConfigAsShippedManager(ctx context.Context, roleName string) (*rest.Config, error) {
+	if f.cfg == nil {
+		return nil, errors.New("framework: ConfigAsShippedManager before Init")
+	}
+	b, err := os.ReadFile(filepath.Join(f.root, filepath.FromSlash(ShippedManagerRole)))
+	if err != nil {
+		return nil, err
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(b, &role); err != nil {
+		return nil, fmt.Errorf("%s: %w", ShippedManagerRole, err)
+	}
+	role.ObjectMeta = metav1.ObjectMeta{Name: roleName}
+	cs, err := kubernetes.NewForConfig(f.cfg)
+	if err != nil {
+		return nil, err
+	}
+	id := ManagerServiceAccount
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: id.ServiceAccountNamespace}}
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, err
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: id.ServiceAccount}}
+	if _, err := cs.CoreV1().ServiceAccounts(id.ServiceAccountNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, err
+	}
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{}); err != nil {
+		return nil, fmt.Errorf("create the shipped ClusterRole: %w", err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: roleName},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: roleName},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: id.ServiceAccountNamespace, Name: id.ServiceAccount}},
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	return f.ConfigAs(ctx, id)
 }
