@@ -29,10 +29,10 @@ var (
 	// else: every spec runs the manager with the permissions a user's
 	// cluster gives it, so a verb the markers lack fails here first.
 	managerCfg *rest.Config
-	k8s     client.Client
-	clk     *clocktesting.FakeClock
-	mgr     *framework.Manager
-	ctx     = context.Background()
+	k8s        client.Client
+	clk        *clocktesting.FakeClock
+	mgr        *framework.Manager
+	ctx        = context.Background()
 )
 
 func TestControllers(t *testing.T) {
