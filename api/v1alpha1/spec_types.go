@@ -160,10 +160,12 @@ type RepotEvaluationSpec struct {
 	// (the scheduler says Unschedulable) reads Reconciling with reason
 	// WaitingForCapacity, with the scheduler's message, before the
 	// evaluation reads Stalled: an autoscaler may still add a node. A
-	// server that then stays Stalled (for any reason) for as long again is
-	// scaled to zero so that it holds no GPU; suspending and resuming the
-	// evaluation starts it again. 0 to 86400, default 600. May change while
-	// the evaluation runs.
+	// model that then cannot make progress for as long again (its server
+	// Stalled for any reason, its runner pods unable to pull their image,
+	// be scheduled or mount their volumes, or its problems unreadable) has
+	// its server scaled to zero so that it holds no GPU; suspending and
+	// resuming the evaluation starts it again. 0 to 86400, default 600. May
+	// change while the evaluation runs.
 	// +optional
 	// +kubebuilder:default=600
 	// +kubebuilder:validation:Minimum=0

@@ -80,7 +80,7 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 		p.planEnded(e, w, out)
 		p.planKueue(e, w, o, models, true)
 	case hasStarted(e, w) || !e.Spec.IsSuspended():
-		p.planChildren(e, w, o, views, models)
+		p.planChildren(e, w, o, views, models, diagnoseModelsRunners(e, w, models))
 		p.planKueue(e, w, o, models, false)
 	}
 	p.Create = p.Create[:min(len(p.Create), o.CreatesPerPass)]
@@ -134,7 +134,7 @@ func (p *Plan) requeueIn(d time.Duration) {
 // while suspended) and, once the server is ready, its runner Job and the
 // ledgers it writes; for a Done model the deletion of its server; for an
 // evicted model the deletion of its server and runners.
-func (p *Plan) planChildren(e *repotv1.RepotEvaluation, w *World, o build.Options, views []serverView, models []modelState) {
+func (p *Plan) planChildren(e *repotv1.RepotEvaluation, w *World, o build.Options, views []serverView, models []modelState, runners []runnerDiagnosis) {
 	suspend := e.Spec.IsSuspended()
 	access := build.RunnerAccessName(e.Name)
 	if !hasNamed(w.ServiceAccounts, access) {
@@ -175,7 +175,7 @@ func (p *Plan) planChildren(e *repotv1.RepotEvaluation, w *World, o build.Option
 			continue
 		}
 		if build.HasServer(m) {
-			p.planServer(e, m, w, o, suspend, views[i])
+			p.planServer(e, m, w, o, suspend, views[i], modelStall(e, w, m, views[i], runners[i]))
 		}
 		if infraRetryDue(e, w, m, w.results(e)) {
 			p.planInfraRetry(e, w, m)
@@ -257,9 +257,10 @@ func (p *Plan) ensureNetworkPolicy(w *World, want *networkingv1.NetworkPolicy) {
 }
 
 // planServer creates or scales a model's server: one replica, or zero while
-// suspended so that the GPUs are released, or zero once it stayed Stalled
-// for spec.stalledAfterSeconds (see planStall).
-func (p *Plan) planServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *World, o build.Options, suspend bool, view serverView) {
+// suspended so that the GPUs are released, or zero once the model stayed
+// stalled for spec.stalledAfterSeconds (see planStall). No server is created
+// while the problems cannot be read: it could serve no runner.
+func (p *Plan) planServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *World, o build.Options, suspend bool, view serverView, stall stallCause) {
 	name := build.ServerName(e.Name, m.Name)
 	if w.service(name) == nil {
 		p.Create = append(p.Create, build.ServerService(e, m))
@@ -270,14 +271,14 @@ func (p *Plan) planServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *W
 	}
 	d := w.deployment(name)
 	if d == nil {
-		if !suspend {
+		if !suspend && w.Problems.Unavailable == "" {
 			p.Create = append(p.Create, build.ServerDeployment(e, m, o, replicas))
 		}
 		return
 	}
 	u := d.DeepCopy()
 	if !suspend {
-		p.planStall(e, u, view, w.Now)
+		p.planStall(e, u, view, stall, w.Now)
 		if _, released := u.Annotations[build.AnnotationReleased]; released {
 			replicas = 0
 		}
@@ -301,22 +302,48 @@ func serverReleased(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec) 
 	return d != nil && d.Annotations[build.AnnotationReleased] != "" && !e.Spec.IsSuspended()
 }
 
+// stallCause is why a model with a server cannot make progress, or "" when
+// nothing stops it (as far as the operator can see).
+type stallCause struct {
+	Reason, Message string
+}
+
+// modelStall is what stalls a model: its server Stalled; its problems
+// unreadable while no runner Job of it exists (a running runner has read
+// them already); or its runner pods stuck (an image that cannot be pulled,
+// a pod no node takes, a volume that does not mount). Each of these holds a
+// server's GPUs for nothing, so each starts the release clock (planStall).
+func modelStall(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec, view serverView, runner runnerDiagnosis) stallCause {
+	switch {
+	case view.State == repotv1.ServerStalled:
+		return stallCause{view.Reason, view.Message}
+	case w.Problems.Unavailable != "" && w.job(build.RunnerJobName(e.Name, m.Name)) == nil:
+		return stallCause{repotv1.ReasonProblemsUnavailable, w.Problems.Unavailable}
+	case runner.Cause != "":
+		return stallCause{runner.Cause, runner.Message}
+	}
+	return stallCause{}
+}
+
 // planStall keeps the stall annotations of a server Deployment d (a copy
-// the caller writes back): the time the server was first seen Stalled, and,
-// once it stayed Stalled for spec.stalledAfterSeconds, the release that
-// scales it to zero so that an unattended failure holds no GPU. The ledgers
-// stay; suspending and resuming the evaluation starts the server again.
-func (p *Plan) planStall(e *repotv1.RepotEvaluation, d *appsv1.Deployment, view serverView, now time.Time) {
+// the caller writes back): the time the model was first seen stalled
+// (modelStall), and, once it stayed stalled for spec.stalledAfterSeconds,
+// the release that scales the server to zero so that an unattended failure
+// holds no GPU. The ledgers stay; suspending and resuming the evaluation
+// starts the server again.
+func (p *Plan) planStall(e *repotv1.RepotEvaluation, d *appsv1.Deployment, view serverView, stall stallCause, now time.Time) {
 	if _, released := d.Annotations[build.AnnotationReleased]; released {
 		return
 	}
-	if view.Ready {
-		// Only a server that answers ends a stall: a crash-looping one
-		// reads Starting between its crashes, and its clock must go on.
+	switch {
+	case stall.Reason != "":
+	case view.Ready:
+		// Only a server that answers, with nothing else stalling its
+		// model, ends a stall: a crash-looping server reads Starting
+		// between its crashes, and its clock must go on.
 		delete(d.Annotations, build.AnnotationStalledSince)
 		return
-	}
-	if view.State != repotv1.ServerStalled {
+	default:
 		return
 	}
 	after := time.Duration(e.Spec.StalledAfterSecondsOrDefault()) * time.Second
@@ -333,7 +360,7 @@ func (p *Plan) planStall(e *repotv1.RepotEvaluation, d *appsv1.Deployment, view 
 		p.requeueIn(left)
 		return
 	}
-	d.Annotations[build.AnnotationReleased] = Truncate(view.Reason+": "+view.Message, 1024)
+	d.Annotations[build.AnnotationReleased] = Truncate(stall.Reason+": "+stall.Message, 1024)
 }
 
 // planJob returns a model's runner Job to create (once its server is ready

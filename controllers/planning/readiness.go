@@ -62,7 +62,7 @@ func observeServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *World, o
 	case d.Annotations[build.AnnotationReleased] != "":
 		reason, msg, _ := strings.Cut(d.Annotations[build.AnnotationReleased], ": ")
 		v.State, v.Reason = repotv1.ServerStalled, reason
-		v.Message = Truncate(fmt.Sprintf("server of model %s scaled to zero to release its GPUs: it stayed Stalled for spec.stalledAfterSeconds (%ds); its ledgers stay, and suspending and resuming the evaluation starts it again. The cause: %s",
+		v.Message = Truncate(fmt.Sprintf("server of model %s scaled to zero to release its GPUs: the model could not make progress for spec.stalledAfterSeconds (%ds); its ledgers stay: fix the cause, then suspend and resume the evaluation to start it again. The cause: %s",
 			m.Name, e.Spec.StalledAfterSecondsOrDefault(), msg), 1024)
 		return v
 	case d.Spec.Replicas != nil && *d.Spec.Replicas == 0:

@@ -134,3 +134,107 @@ func TestCrashLoopKeepsItsStallClock(t *testing.T) {
 		t.Errorf("runner Job %v: want it suspended while its server is released", j)
 	}
 }
+
+// runnerPod is a pod of the model's runner Job in the given state, created
+// at created.
+func runnerPod(eval, model string, created time.Time, status corev1.PodStatus) corev1.Pod {
+	return corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: build.RunnerJobName(eval, model) + "-0-xyz", CreationTimestamp: metav1.NewTime(created),
+			Labels: build.ChildLabels(eval, model, build.ComponentRunner)},
+		Status: status,
+	}
+}
+
+// TestModelStalledByAnythingReleasesItsServer: whatever keeps a model from
+// progressing (not only its server) holds the server's GPUs for nothing,
+// so the server is scaled to zero spec.stalledAfterSeconds after the cause
+// is first seen, and its runner Job suspended; suspending and resuming
+// starts it again.
+func TestModelStalledByAnythingReleasesItsServer(t *testing.T) {
+	pullFails := corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: "run", Image: "repot:typo",
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "not found"}}}}}
+	unschedulable := corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled,
+		Status: corev1.ConditionFalse, Message: "0/3 nodes match the node selector"}}}
+	mountFails := corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}}
+	for _, tt := range []struct {
+		name string
+		// stall breaks the running evaluation at t0 (its runner Job runs
+		// and its server answers).
+		stall      func(w *World)
+		wantReason string
+	}{
+		{"runner image cannot be pulled", func(w *World) {
+			w.RunnerPods = []corev1.Pod{runnerPod("ev", "sim", t0, pullFails)}
+		}, repotv1.ReasonRunnerImagePullFailed},
+		{"runner pod no node takes", func(w *World) {
+			w.RunnerPods = []corev1.Pod{runnerPod("ev", "sim", t0.Add(-300*time.Second), unschedulable)}
+		}, repotv1.ReasonRunnerPending},
+		{"runner volume does not mount", func(w *World) {
+			pod := runnerPod("ev", "sim", t0.Add(-300*time.Second), mountFails)
+			w.RunnerPods = []corev1.Pod{pod}
+			w.MountFailures = map[string]string{pod.Name: `configmap "problems" not found`}
+		}, repotv1.ReasonRunnerMountFailed},
+		{"problems unreadable before the runner Job", func(w *World) {
+			w.Jobs = nil
+			w.Problems = problemsInfo{Unavailable: "spec.problems.configMap: ConfigMap \"p\" does not exist"}
+		}, repotv1.ReasonProblemsUnavailable},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := revtesting.MakeEvaluation("ev", "ns").Simulated("sim", "strong", 1).Shards(1).Obj()
+			e.Spec.StalledAfterSeconds = ptr.To[int32](300)
+			w := newWorld()
+			settle(e, w, t0)
+			setServerReady(w, "ev", "sim", true)
+			settle(e, w, t0)
+			if w.job(build.RunnerJobName("ev", "sim")) == nil {
+				t.Fatal("no runner Job: the setup did not start the model")
+			}
+			tt.stall(w)
+			name := build.ServerName("ev", "sim")
+			replicas := func() int32 { return ptr.Deref(w.deployment(name).Spec.Replicas, 1) }
+			step(e, w, t0.Add(time.Second))
+			if got := replicas(); got != 1 {
+				t.Fatalf("replicas %d at once; want the server kept for spec.stalledAfterSeconds", got)
+			}
+			step(e, w, t0.Add(302*time.Second))
+			if got := replicas(); got != 0 {
+				t.Fatalf("replicas %d after spec.stalledAfterSeconds stalled by %s; want 0 (the GPUs released)", got, tt.wantReason)
+			}
+			step(e, w, t0.Add(303*time.Second)) // the pass that observes the release
+			if j := w.job(build.RunnerJobName("ev", "sim")); j != nil && !ptr.Deref(j.Spec.Suspend, false) {
+				t.Error("the runner Job runs on while its server is released")
+			}
+			srv := e.Status.Models[0].Server
+			if srv.State != repotv1.ServerStalled || srv.Reason != tt.wantReason || !strings.Contains(srv.Message, "scaled to zero") {
+				t.Errorf("server status %s/%s %q; want Stalled/%s saying it was scaled to zero", srv.State, srv.Reason, srv.Message, tt.wantReason)
+			}
+			if e.Status.Summary.State != repotv1.StateStalled {
+				t.Errorf("state %s, want Stalled", e.Status.Summary.State)
+			}
+			e.Spec.Suspend = ptr.To(true)
+			step(e, w, t0.Add(400*time.Second))
+			e.Spec.Suspend = ptr.To(false)
+			step(e, w, t0.Add(401*time.Second))
+			if got := replicas(); got != 1 {
+				t.Errorf("replicas %d after suspend and resume; want the server started again", got)
+			}
+		})
+	}
+}
+
+// TestNoServerBeforeProblemsAreReadable: a server is not created while the
+// problem set cannot be read; it could serve no runner.
+func TestNoServerBeforeProblemsAreReadable(t *testing.T) {
+	e := revtesting.MakeEvaluation("ev", "ns").Simulated("sim", "strong", 1).Shards(1).Obj()
+	w := newWorld()
+	w.Problems = problemsInfo{Unavailable: "spec.problems.configMap: ConfigMap \"p\" does not exist"}
+	settle(e, w, t0)
+	if d := w.deployment(build.ServerName("ev", "sim")); d != nil {
+		t.Fatal("a server was created for problems that cannot be read")
+	}
+	w.Problems = problemsInfo{Count: 120}
+	settle(e, w, t0.Add(time.Minute))
+	if d := w.deployment(build.ServerName("ev", "sim")); d == nil {
+		t.Fatal("no server once the problems are readable")
+	}
+}
