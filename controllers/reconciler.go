@@ -100,9 +100,17 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	// 4. Decide (pure).
+	// 4. Decide (pure). Complete is final: the pass that would first
+	//    write it decides again on the ledgers as the API server holds
+	//    them, since the cache may lag the last records (confirmLedgers).
 	opts := r.planOptions(ctx)
 	p := planning.PlanEvaluation(e, w, opts)
+	if p.Status.Summary != nil && p.Status.Summary.State == repotv1.StateComplete && !isComplete(e) {
+		if err := r.confirmLedgers(ctx, e, w); err != nil {
+			return ctrl.Result{}, err
+		}
+		p = planning.PlanEvaluation(e, w, opts)
+	}
 	// 5. The spec freezes with the first child: the pass that would create
 	//    the first children records the start first (the CEL rules of the
 	//    CRD refuse spec edits once status.startTime is set). If that write
@@ -155,6 +163,11 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, r.deleteEvaluation(ctx, e)
 	}
 	return ctrl.Result{RequeueAfter: p.RequeueAfter}, nil
+}
+
+// isComplete says whether e's stored status already reads Complete.
+func isComplete(e *repotv1.RepotEvaluation) bool {
+	return e.Status.Summary != nil && e.Status.Summary.State == repotv1.StateComplete
 }
 
 func (r *EvaluationReconciler) fetch(ctx context.Context, req ctrl.Request) (*repotv1.RepotEvaluation, error) {

@@ -59,15 +59,7 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 		return nil, err
 	}
 
-	w.Records, w.LedgerProblems = r.ledgers.Read(planning.NamespacedName(e), w.Ledgers)
-	w.ShardsInFlight = planning.ShardsInFlight(w.Ledgers, r.ledgers.RecordsOf(planning.NamespacedName(e)))
-	res := r.ledgers.Results(planning.NamespacedName(e), planning.ResultsKey(e.Generation, w.Ledgers), func() planning.EvaluationResults {
-		return planning.ComputeResults(e, w.Records)
-	})
-	w.Results = &res
-	if n := len(w.LedgerProblems); n > 0 {
-		log.FromContext(ctx).Info("skipping ledger lines that are not records", "count", n, "first", w.LedgerProblems[0].String())
-	}
+	r.readRecords(ctx, e, w)
 
 	w.Problems = planning.ProblemsFromSpec(e)
 	if p := e.Spec.Problems; p != nil && p.ConfigMap != nil {
@@ -83,6 +75,41 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 		}
 	}
 	return w, nil
+}
+
+// readRecords parses the records of w.Ledgers (each ConfigMap once per
+// resourceVersion) and aggregates them into w.Results.
+func (r *EvaluationReconciler) readRecords(ctx context.Context, e *repotv1.RepotEvaluation, w *planning.World) {
+	w.Records, w.LedgerProblems = r.ledgers.Read(planning.NamespacedName(e), w.Ledgers)
+	w.ShardsInFlight = planning.ShardsInFlight(w.Ledgers, r.ledgers.RecordsOf(planning.NamespacedName(e)))
+	res := r.ledgers.Results(planning.NamespacedName(e), planning.ResultsKey(e.Generation, w.Ledgers), func() planning.EvaluationResults {
+		return planning.ComputeResults(e, w.Records)
+	})
+	w.Results = &res
+	if n := len(w.LedgerProblems); n > 0 {
+		log.FromContext(ctx).Info("skipping ledger lines that are not records", "count", n, "first", w.LedgerProblems[0].String())
+	}
+}
+
+// confirmLedgers reads e's ledgers from the API server rather than the
+// cache, and the records with them. Complete is final, and a runner Job
+// completes only once its ledger confirmed every record, but the cache
+// may show the Job's completion before the last ledger patch: the pass
+// that would first write Complete confirms it on the ledgers as stored.
+func (r *EvaluationReconciler) confirmLedgers(ctx context.Context, e *repotv1.RepotEvaluation, w *planning.World) error {
+	var cms corev1.ConfigMapList
+	if err := r.apiReader.List(ctx, &cms, client.InNamespace(e.Namespace),
+		client.MatchingLabels{build.LabelEvaluation: e.Name, build.LabelComponent: build.ComponentLedger}); err != nil {
+		return fmt.Errorf("read the ledgers to confirm completion: %w", err)
+	}
+	w.Ledgers = w.Ledgers[:0]
+	for _, cm := range cms.Items {
+		if planning.OwnedBy(e, &cm) {
+			w.Ledgers = append(w.Ledgers, cm)
+		}
+	}
+	r.readRecords(ctx, e, w)
+	return nil
 }
 
 // ownPod says whether p is a pod of e's servers or runners rather than of

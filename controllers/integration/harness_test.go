@@ -45,6 +45,13 @@ func startControlPlane(root string) (*framework.Framework, *rest.Config, error) 
 // startManager starts the operator's manager the way `repot manager` does
 // (same cache options, same setup), with an injected clock.
 func startManager(cfg *rest.Config, clk *clocktesting.FakeClock, wrap func(build.Options) build.Options) (*framework.Manager, error) {
+	return startManagerWithClient(cfg, clk, wrap, nil)
+}
+
+// startManagerWithClient is startManager whose manager's client (the
+// cached one the reconcilers read the world through) wrapClient wraps, so
+// that a test can make the cache lag the API server.
+func startManagerWithClient(cfg *rest.Config, clk *clocktesting.FakeClock, wrap func(build.Options) build.Options, wrapClient func(client.Client) client.Client) (*framework.Manager, error) {
 	scheme, err := controllers.NewScheme()
 	if err != nil {
 		return nil, err
@@ -56,7 +63,17 @@ func startManager(cfg *rest.Config, clk *clocktesting.FakeClock, wrap func(build
 	if wrap != nil {
 		opts = wrap(opts)
 	}
-	return framework.StartManager(cfg, ctrl.Options{Scheme: scheme, Cache: controllers.CacheOptions("", true)},
+	mo := ctrl.Options{Scheme: scheme, Cache: controllers.CacheOptions("", true)}
+	if wrapClient != nil {
+		mo.NewClient = func(c *rest.Config, o client.Options) (client.Client, error) {
+			cl, err := client.New(c, o)
+			if err != nil {
+				return nil, err
+			}
+			return wrapClient(cl), nil
+		}
+	}
+	return framework.StartManager(cfg, mo,
 		func(ctx context.Context, mgr ctrl.Manager) error { return controllers.SetupWithManager(ctx, mgr, opts) })
 }
 

@@ -97,8 +97,22 @@ func run(m *testing.M) int {
 }
 
 // startManager starts a manager with the schedule controller only.
-func startManager() error {
-	m, err := framework.StartManager(managerCfg, ctrl.Options{Scheme: scheme}, func(ctx context.Context, mgr ctrl.Manager) error {
+func startManager() error { return startManagerWithClient(nil) }
+
+// startManagerWithClient is startManager whose manager's (cached) client
+// wrapClient wraps, so that a test can make the cache lag.
+func startManagerWithClient(wrapClient func(client.Client) client.Client) error {
+	mo := ctrl.Options{Scheme: scheme}
+	if wrapClient != nil {
+		mo.NewClient = func(c *rest.Config, o client.Options) (client.Client, error) {
+			cl, err := client.New(c, o)
+			if err != nil {
+				return nil, err
+			}
+			return wrapClient(cl), nil
+		}
+	}
+	m, err := framework.StartManager(managerCfg, mo, func(ctx context.Context, mgr ctrl.Manager) error {
 		return schedule.SetupWithManager(ctx, mgr, schedule.Options{Clock: clk})
 	})
 	if err != nil {
@@ -471,4 +485,46 @@ func TestWeakerModelSetsRegressed(t *testing.T) {
 		}
 	}
 	assessLive(g, s, "RepotSchedule", "Regressed", "Degraded", "Current")
+}
+
+// ledgerlessCache is a manager client whose lists of ConfigMaps find none:
+// an informer cache that has not yet seen the ledgers a run's runners
+// confirmed before its Complete status arrived.
+type ledgerlessCache struct{ client.Client }
+
+func (c ledgerlessCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if cms, ok := list.(*corev1.ConfigMapList); ok {
+		cms.Items = nil
+		return nil
+	}
+	return c.Client.List(ctx, list, opts...)
+}
+
+// TestComparisonReadsLedgersAsStored: a comparison is computed once and kept
+// as history, so it reads the runs' ledgers from the API server, not from a
+// cache that may not hold their last records yet.
+func TestComparisonReadsLedgersAsStored(t *testing.T) {
+	g := requireEnvtest(t)
+	stopFn()
+	if err := startManagerWithClient(func(c client.Client) client.Client { return ledgerlessCache{c} }); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { restart(func() {}) })
+	ns := newNamespace(g)
+	s := makeSchedule(ns, "stored", "*/5 * * * *", repotv1.ConcurrencyForbid, "sim", "strong")
+	t0 := start(g, s)
+	bs := boundaries(t0, t0.Add(11*time.Minute))
+	stepTo(g, s, bs[0])
+	g.Eventually(func(g Gomega) []string { return runs(g, ns) }).Should(ConsistOf(name("stored", bs[0])))
+	finish(g, ns, name("stored", bs[0]), repotv1.RunComplete)
+	stepTo(g, s, bs[1])
+	g.Eventually(func(g Gomega) []string { return runs(g, ns) }).Should(ConsistOf(name("stored", bs[0]), name("stored", bs[1])))
+	finish(g, ns, name("stored", bs[1]), repotv1.RunComplete)
+	g.Eventually(func(g Gomega) []repotv1.ScheduledRun { return getSchedule(g, s).Status.History }).Should(HaveLen(2))
+	h := getSchedule(g, s).Status.History[0]
+	g.Expect(h.ComparedWith).To(Equal(name("stored", bs[0])))
+	g.Expect(h.Comparisons).NotTo(BeEmpty(), "the comparison found no records")
+	for _, c := range h.Comparisons {
+		g.Expect(c.Problems).To(Equal(int32(120)), "%s/%s compared on %d problems, want all 120", c.Model, c.Method, c.Problems)
+	}
 }

@@ -44,7 +44,11 @@ type Options struct {
 
 // Reconciler runs RepotSchedules.
 type Reconciler struct {
-	client   client.Client
+	client client.Client
+	// ledgers reads a finished run's ledgers from the API server, not the
+	// cache: a comparison is computed once and kept as history, and the
+	// cache may not yet hold the last records the runners confirmed.
+	ledgers  client.Reader
 	recorder events.EventRecorder
 	clock    clock.PassiveClock
 }
@@ -72,7 +76,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		return fmt.Errorf("index RepotEvaluations by schedule: %w", err)
 	}
 	registerMetrics()
-	r := &Reconciler{client: mgr.GetClient(), recorder: mgr.GetEventRecorder("repot-operator"), clock: opts.Clock}
+	r := &Reconciler{client: mgr.GetClient(), ledgers: mgr.GetAPIReader(), recorder: mgr.GetEventRecorder("repot-operator"), clock: opts.Clock}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("repotschedule").
 		For(&repotv1.RepotSchedule{}).
@@ -212,11 +216,11 @@ func (r *Reconciler) compareNew(ctx context.Context, s *repotv1.RepotSchedule, r
 	return out, nil
 }
 
-// records reads a run's ledgers. Unreadable lines are skipped (and logged):
+// records reads a run's ledgers from the API server. Unreadable lines are skipped (and logged):
 // the evaluation controller reports them on the run itself.
 func (r *Reconciler) records(ctx context.Context, e *repotv1.RepotEvaluation) ([]contract.Record, error) {
 	var cms corev1.ConfigMapList
-	if err := r.client.List(ctx, &cms, client.InNamespace(e.Namespace),
+	if err := r.ledgers.List(ctx, &cms, client.InNamespace(e.Namespace),
 		client.MatchingLabels{labelEvaluation: e.Name, labelComponent: componentLedger}); err != nil {
 		return nil, fmt.Errorf("list ledgers of %s: %w", e.Name, err)
 	}
