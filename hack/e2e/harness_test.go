@@ -102,6 +102,9 @@ type testCluster struct {
 	// container on purpose (killOperator): the restarts operatorAlive
 	// expects.
 	operatorKills int32
+	// tenancy watches the good-tenant invariant (tenancy_test.go) from
+	// the boot to stop.
+	tenancy *tenancyWatch
 }
 
 // operatorNamespace is where the chart installs the operator.
@@ -153,6 +156,7 @@ func bootRealCluster(name string, clusterArgs ...string) *testCluster {
 	Expect(err).NotTo(HaveOccurred())
 	tc.cs, err = kubernetes.NewForConfig(cfg)
 	Expect(err).NotTo(HaveOccurred())
+	tc.watchTenancy()
 	return tc
 }
 
@@ -269,10 +273,18 @@ func (tc *testCluster) tool(name string, args ...string) string {
 	return out.String()
 }
 
+// stop checks the good-tenant invariant over the cluster's life (a
+// violation fails the spec) and stops the cluster.
 func (tc *testCluster) stop() {
-	if tc != nil && tc.cluster != nil {
-		tc.cluster.stop(60 * time.Second)
+	if tc == nil {
+		return
 	}
+	defer func() {
+		if tc.cluster != nil {
+			tc.cluster.stop(60 * time.Second)
+		}
+	}()
+	tc.checkTenancy()
 }
 
 // podLog returns the log of a container of a pod, read through the API

@@ -1,0 +1,158 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/controllers/build"
+)
+
+// laterImage is a runner image the node does not have until the spec tags
+// it (a typo fixed, a push that came late): pulling it fails, since
+// localhost is no registry.
+const laterImage = "localhost/repot-operator:later"
+
+// badImageYAML is an evaluation whose runner image cannot be pulled, with a
+// short stalledAfterSeconds so that its server is released within the spec.
+const badImageYAML = `apiVersion: repot.dev/v1alpha1
+kind: RepotEvaluation
+metadata:
+  name: badimage
+spec:
+  suite: open-source-120
+  methods: [pot]
+  stalledAfterSeconds: 20
+  models:
+  - name: sim
+    simulated: {profile: strong, seed: 1}
+  runner:
+    shardsPerModel: 1
+    image: ` + laterImage + `
+` + smallRunnerYAML
+
+// cleanedYAML is a small evaluation whose finished Job a cleanup deletes.
+const cleanedYAML = `apiVersion: repot.dev/v1alpha1
+kind: RepotEvaluation
+metadata:
+  name: cleaned
+spec:
+  suite: open-source-120
+  methods: [pot]
+  models:
+  - name: sim
+    simulated: {profile: strong, seed: 1}
+  runner:
+    shardsPerModel: 1
+` + smallRunnerYAML
+
+// These specs drive, on the real node with the operator installed from the
+// chart, the failures after which an evaluation on a shared GPU pool must
+// give back what it holds or still finish. The good-tenant invariant
+// (tenancy_test.go) watches them too.
+var _ = Describe("a good tenant of a shared GPU pool", Ordered, Label("tenant"), func() {
+	var tc *testCluster
+	get := func(g Gomega, name string) *repotv1.RepotEvaluation {
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		e := &repotv1.RepotEvaluation{}
+		g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, e)).To(Succeed())
+		return e
+	}
+	create := func(manifest string) {
+		e := &repotv1.RepotEvaluation{}
+		Expect(yaml.Unmarshal([]byte(manifest), e)).To(Succeed())
+		e.Namespace = ns
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		Expect(tc.c.Create(ctx, e)).To(Succeed())
+	}
+	serverReplicas := func(g Gomega, eval string) int32 {
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		var d appsv1.Deployment
+		g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: build.ServerName(eval, "sim")}, &d)).To(Succeed())
+		return ptr.Deref(d.Spec.Replicas, 1)
+	}
+	complete := func(name string, within time.Duration) {
+		Eventually(func(g Gomega) {
+			tc.operatorAlive()
+			e := get(g, name)
+			g.Expect(e.Status.Summary).NotTo(BeNil())
+			g.Expect(e.Status.Summary.State).To(Equal(repotv1.StateComplete), "%s: %s", name, state(e))
+			g.Expect(e.Status.Progress.RunsDone).To(Equal(e.Status.Progress.RunsTotal))
+		}).WithTimeout(within).WithPolling(2 * time.Second).Should(Succeed())
+	}
+
+	BeforeAll(func() {
+		tc = startRealCluster("tenant", "--gpus", "2")
+		DeferCleanup(func() { tc.stop() })
+	})
+
+	It("releases the server of an evaluation whose runner image cannot be pulled, and resumes once the image is there", func() {
+		create(badImageYAML)
+		Eventually(func(g Gomega) {
+			tc.operatorAlive()
+			e := get(g, "badimage")
+			c := apimeta.FindStatusCondition(e.Status.Conditions, repotv1.ConditionStalled)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "%s", state(e))
+			g.Expect(serverReplicas(g, "badimage")).To(BeZero(), "the server keeps its GPU while the runner cannot start")
+			g.Expect(e.Status.Models[0].Server.Message).To(ContainSubstring(repotv1.ReasonRunnerImagePullFailed))
+		}).WithTimeout(4 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+
+		By("tagging the image on the node, then suspending and resuming")
+		socks, _ := filepath.Glob(filepath.Join(tc.dir, "real", "*", "containerd.sock"))
+		Expect(socks).To(HaveLen(1))
+		out, err := exec.Command("ctr", "-a", socks[0], "-n", "k8s.io", "images", "tag", projectImage, laterImage).CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "ctr images tag: %s", out)
+		tc.kubectl("patch", "repotevaluation", "badimage", "-n", ns, "--type=merge", "-p", `{"spec":{"suspend":true}}`)
+		Eventually(func(g Gomega) bool { return get(g, "badimage").Spec.IsSuspended() }).Should(BeTrue())
+		tc.kubectl("patch", "repotevaluation", "badimage", "-n", ns, "--type=merge", "-p", `{"spec":{"suspend":false}}`)
+		complete("badimage", 6*time.Minute)
+	})
+
+	It("completes an evaluation whose finished runner Job a cleanup deleted", func() {
+		By("stopping the operator, so that it first sees the model after the cleanup")
+		create(cleanedYAML)
+		Eventually(func(g Gomega) {
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			var j batchv1.Job
+			g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: build.RunnerJobName("cleaned", "sim")}, &j)).To(Succeed())
+		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		tc.kubectl("scale", "deployment", "-n", operatorNamespace, "-l", "app.kubernetes.io/name=repot-operator", "--replicas=0")
+		var job batchv1.Job
+		Eventually(func(g Gomega) {
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: build.RunnerJobName("cleaned", "sim")}, &job)).To(Succeed())
+			g.Expect(job.Status.Succeeded).To(BeNumerically(">=", ptr.Deref(job.Spec.Completions, 1)), "the runner Job has not finished")
+		}).WithTimeout(6 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		By("deleting the finished Job, as a TTL policy or a cleanup CronJob would")
+		tc.kubectl("delete", "job", job.Name, "-n", ns, "--cascade=background", "--wait=true")
+		tc.kubectl("scale", "deployment", "-n", operatorNamespace, "-l", "app.kubernetes.io/name=repot-operator", "--replicas=1")
+		complete("cleaned", 4*time.Minute)
+		Consistently(func(g Gomega) {
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			var j batchv1.Job
+			err := tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: build.RunnerJobName("cleaned", "sim")}, &j)
+			g.Expect(client.IgnoreNotFound(err)).To(Succeed())
+			g.Expect(err).To(HaveOccurred(), "the operator made a new runner Job for a model that was done")
+		}).WithTimeout(10 * time.Second).WithPolling(2 * time.Second).Should(Succeed())
+	})
+})
