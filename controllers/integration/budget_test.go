@@ -44,6 +44,7 @@ func expectStoppedByBudget(ns string, runsDone int32, limit string) {
 		g.Expect(st.Status).To(Equal(metav1.ConditionTrue))
 		g.Expect(st.Reason).To(Equal(repotv1.ReasonBudgetExhausted))
 		g.Expect(st.Message).To(ContainSubstring(limit))
+		g.Expect(st.Message).To(HavePrefix("stopped by spec.budget, and resumable: "), "the message says plainly that raising the budget resumes")
 		g.Expect(st.ObservedGeneration).To(Equal(e.Generation))
 		g.Expect(e.Status.CompletionTime).To(BeNil(), "a budget stop is not the end: raising the budget resumes")
 		g.Expect(e.Status.Progress.RunsDone).To(Equal(runsDone), "every recorded run stays")

@@ -226,7 +226,7 @@ func budgetConditions(st *repotv1.RepotEvaluationStatus, e *repotv1.RepotEvaluat
 	if st.Budget == nil || !st.Budget.Exhausted || e.Spec.IsSuspended() || st.Summary == nil {
 		return
 	}
-	msg := fmt.Sprintf("the budget is exhausted: %s; %d run(s) not started, the %d recorded run(s) stay in the status (partial results); raise or remove the limit in spec.budget to resume",
+	msg := fmt.Sprintf("stopped by spec.budget, and resumable: %s; %d run(s) not started, the %d recorded run(s) stay in the status (partial results); raise or remove the limit in spec.budget and the evaluation resumes from its ledgers, running only the runs not recorded",
 		st.Budget.Message, st.Budget.RunsNotStarted, progressDone(st))
 	set := map[string]struct {
 		status bool
