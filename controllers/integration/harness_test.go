@@ -52,6 +52,13 @@ func startManager(cfg *rest.Config, clk *clocktesting.FakeClock, wrap func(build
 // cached one the reconcilers read the world through) wrapClient wraps, so
 // that a test can make the cache lag the API server.
 func startManagerWithClient(cfg *rest.Config, clk *clocktesting.FakeClock, wrap func(build.Options) build.Options, wrapClient func(client.Client) client.Client) (*framework.Manager, error) {
+	return startManagerIn("", cfg, clk, wrap, wrapClient)
+}
+
+// startManagerIn is startManagerWithClient for a manager that watches
+// namespace alone (all namespaces when it is ""), as `repot manager
+// --namespace` runs.
+func startManagerIn(namespace string, cfg *rest.Config, clk *clocktesting.FakeClock, wrap func(build.Options) build.Options, wrapClient func(client.Client) client.Client) (*framework.Manager, error) {
 	scheme, err := controllers.NewScheme()
 	if err != nil {
 		return nil, err
@@ -63,7 +70,7 @@ func startManagerWithClient(cfg *rest.Config, clk *clocktesting.FakeClock, wrap 
 	if wrap != nil {
 		opts = wrap(opts)
 	}
-	mo := ctrl.Options{Scheme: scheme, Cache: controllers.CacheOptions("", true)}
+	mo := ctrl.Options{Scheme: scheme, Cache: controllers.CacheOptions(namespace, true)}
 	if wrapClient != nil {
 		mo.NewClient = func(c *rest.Config, o client.Options) (client.Client, error) {
 			cl, err := client.New(c, o)

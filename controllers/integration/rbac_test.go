@@ -85,6 +85,42 @@ var _ = Describe("with only the shipped RBAC", func() {
 	})
 })
 
+// The namespaced install (config/namespaced, the chart's watchNamespace):
+// a manager that watches one namespace, holding its writes in a Role there
+// and only reads of cluster-scoped kinds cluster-wide.
+var _ = Describe("with only the shipped namespaced RBAC", Ordered, func() {
+	var ns string
+	BeforeAll(func() {
+		ns = createNamespace("namespaced")
+		restricted, err := testEnv.ConfigAsShippedNamespacedManager(ctx, ns, ns+"-")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(mgr.Stop()).To(Succeed())
+		mgr, err = startManagerIn(ns, restricted, clk, nil, nil)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { restartManager(nil) })
+	})
+
+	It("runs an evaluation in its namespace from creation to completion", func() {
+		Expect(k8s.Create(ctx, revtesting.MakeEvaluation("ev", ns).Simulated("m", "strong", 1).Shards(1).Obj())).To(Succeed())
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "m"))).Should(BeTrue())
+		setServerReady(ns, "ev", "m", true)
+		Eventually(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", "m"))).Should(BeTrue())
+		Eventually(exists(&rbacv1.RoleBinding{}, ns, build.RunnerAccessName("ev"))).Should(BeTrue(), "the operator may grant the runner Role")
+		writeLedger(ns, build.LedgerName("ev", "m", 0), rec("m", "p1", "pot", true, contract.RouteInitialSuccess, 1))
+		finishJob(ns, build.RunnerJobName("ev", "m"))
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(e.Status.Summary.State).To(Equal(repotv1.StateComplete))
+		})
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "m"))).Should(BeFalse())
+	})
+
+	It("leaves evaluations of other namespaces alone", func() {
+		other := createNamespace("elsewhere")
+		Expect(k8s.Create(ctx, revtesting.MakeEvaluation("ev", other).Simulated("m", "strong", 1).Obj())).To(Succeed())
+		Consistently(exists(&appsv1.Deployment{}, other, build.ServerName("ev", "m"))).Should(BeFalse())
+	})
+})
+
 // The runner's ServiceAccount may get and patch its own evaluation's
 // ledgers and nothing else: what `kubectl auth can-i --list` shows for it,
 // asked of the API server's authorizer with SubjectAccessReviews.

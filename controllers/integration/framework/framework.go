@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -352,12 +353,7 @@ func (f *Framework) ConfigAsShippedManager(ctx context.Context, roleName string)
 		return nil, err
 	}
 	id := ManagerServiceAccount
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: id.ServiceAccountNamespace}}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, err
-	}
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: id.ServiceAccount}}
-	if _, err := cs.CoreV1().ServiceAccounts(id.ServiceAccountNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := f.ensureServiceAccount(ctx, cs, id); err != nil {
 		return nil, err
 	}
 	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{}); err != nil {
@@ -372,4 +368,102 @@ func (f *Framework) ConfigAsShippedManager(ctx context.Context, roleName string)
 		return nil, err
 	}
 	return f.ConfigAs(ctx, id)
+}
+
+// ShippedNamespacedRBAC is the manager's RBAC when it watches one namespace
+// (config/namespaced/manager_role.yaml, split from ShippedManagerRole by
+// `make manifests`; the chart's watchNamespace renders the same split): a
+// Role and its RoleBinding in the namespace, and a ClusterRole of reads of
+// cluster-scoped kinds with its ClusterRoleBinding.
+const ShippedNamespacedRBAC = "config/namespaced/manager_role.yaml"
+
+// ConfigAsShippedNamespacedManager is ConfigAsShippedManager for a manager
+// that watches namespace ns alone, as the namespaced install runs it: as
+// ServiceAccount repot-operator of ns, with the namespaced RBAC bound to it
+// (the Role and RoleBinding in ns; the cluster-scoped objects named with
+// prefix). It returns a config that impersonates that ServiceAccount.
+func (f *Framework) ConfigAsShippedNamespacedManager(ctx context.Context, ns, prefix string) (*rest.Config, error) {
+	if f.cfg == nil {
+		return nil, errors.New("framework: ConfigAsShippedNamespacedManager before Init")
+	}
+	b, err := os.ReadFile(filepath.Join(f.root, filepath.FromSlash(ShippedNamespacedRBAC)))
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(f.cfg)
+	if err != nil {
+		return nil, err
+	}
+	id := Identity{ServiceAccountNamespace: ns, ServiceAccount: ManagerServiceAccount.ServiceAccount, Impersonate: true}
+	if err := f.ensureServiceAccount(ctx, cs, id); err != nil {
+		return nil, err
+	}
+	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: id.ServiceAccountNamespace, Name: id.ServiceAccount}
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		var meta metav1.TypeMeta
+		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
+			return nil, fmt.Errorf("%s: %w", ShippedNamespacedRBAC, err)
+		}
+		switch meta.Kind {
+		case "":
+			continue
+		case "Role":
+			var r rbacv1.Role
+			if err := yaml.UnmarshalStrict([]byte(doc), &r); err != nil {
+				return nil, fmt.Errorf("%s: %w", ShippedNamespacedRBAC, err)
+			}
+			r.ObjectMeta = metav1.ObjectMeta{Name: prefix + r.Name, Namespace: ns}
+			if _, err := cs.RbacV1().Roles(ns).Create(ctx, &r, metav1.CreateOptions{}); err != nil {
+				return nil, err
+			}
+		case "RoleBinding":
+			var rb rbacv1.RoleBinding
+			if err := yaml.UnmarshalStrict([]byte(doc), &rb); err != nil {
+				return nil, fmt.Errorf("%s: %w", ShippedNamespacedRBAC, err)
+			}
+			rb.ObjectMeta = metav1.ObjectMeta{Name: prefix + rb.Name, Namespace: ns}
+			rb.RoleRef.Name = prefix + rb.RoleRef.Name
+			rb.Subjects = []rbacv1.Subject{subject}
+			if _, err := cs.RbacV1().RoleBindings(ns).Create(ctx, &rb, metav1.CreateOptions{}); err != nil {
+				return nil, err
+			}
+		case "ClusterRole":
+			var cr rbacv1.ClusterRole
+			if err := yaml.UnmarshalStrict([]byte(doc), &cr); err != nil {
+				return nil, fmt.Errorf("%s: %w", ShippedNamespacedRBAC, err)
+			}
+			cr.ObjectMeta = metav1.ObjectMeta{Name: prefix + cr.Name}
+			if _, err := cs.RbacV1().ClusterRoles().Create(ctx, &cr, metav1.CreateOptions{}); err != nil {
+				return nil, err
+			}
+		case "ClusterRoleBinding":
+			var crb rbacv1.ClusterRoleBinding
+			if err := yaml.UnmarshalStrict([]byte(doc), &crb); err != nil {
+				return nil, fmt.Errorf("%s: %w", ShippedNamespacedRBAC, err)
+			}
+			crb.ObjectMeta = metav1.ObjectMeta{Name: prefix + crb.Name}
+			crb.RoleRef.Name = prefix + crb.RoleRef.Name
+			crb.Subjects = []rbacv1.Subject{subject}
+			if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &crb, metav1.CreateOptions{}); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, fmt.Errorf("%s: unexpected kind %s", ShippedNamespacedRBAC, meta.Kind)
+		}
+	}
+	return f.ConfigAs(ctx, id)
+}
+
+// ensureServiceAccount creates id's namespace and ServiceAccount unless
+// they exist.
+func (f *Framework) ensureServiceAccount(ctx context.Context, cs kubernetes.Interface, id Identity) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: id.ServiceAccountNamespace}}
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: id.ServiceAccount}}
+	if _, err := cs.CoreV1().ServiceAccounts(id.ServiceAccountNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
 }
