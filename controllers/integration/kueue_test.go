@@ -3,6 +3,7 @@ package integration_test
 import (
 	"maps"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -13,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -61,6 +63,19 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 			setCond(wl, kueue.WorkloadAdmitted, metav1.ConditionTrue, "Admitted", "The workload is admitted")
 			setCond(wl, kueue.WorkloadEvicted, metav1.ConditionFalse, "QuotaReserved", "")
 		})
+	}
+	// ensureFlavor creates the ResourceFlavor that admit assigns.
+	ensureFlavor := func() {
+		flavor := &kueue.ResourceFlavor{
+			ObjectMeta: metav1.ObjectMeta{Name: "h100"},
+			Spec: kueue.ResourceFlavorSpec{
+				NodeLabels:  map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+				Tolerations: []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+			},
+		}
+		if err := k8s.Create(ctx, flavor); err != nil && !apierrors.IsAlreadyExists(err) {
+			Expect(err).NotTo(HaveOccurred())
+		}
 	}
 	modelChildren := func(ns, model string) func(g Gomega) []string {
 		return func(g Gomega) []string {
@@ -132,16 +147,7 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 
 	It("creates nothing of a model until its Workload is admitted, places it by the flavor, removes it on eviction and resumes from the ledger", func() {
 		ns := createNamespace("kueue")
-		flavor := &kueue.ResourceFlavor{
-			ObjectMeta: metav1.ObjectMeta{Name: "h100"},
-			Spec: kueue.ResourceFlavorSpec{
-				NodeLabels:  map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
-				Tolerations: []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
-			},
-		}
-		if err := k8s.Create(ctx, flavor); err != nil {
-			Expect(k8s.Get(ctx, key("", "h100"), flavor)).To(Succeed())
-		}
+		ensureFlavor()
 		e := revtesting.MakeEvaluation("ev", ns).Simulated("a", "strong", 1).Simulated("b", "weak", 2).Shards(1).Obj()
 		e.Labels = map[string]string{kueueadapter.QueueNameLabel: "gpus"}
 		Expect(k8s.Create(ctx, e)).To(Succeed())
@@ -210,5 +216,39 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 			return apimeta.IsStatusConditionTrue(getWorkload(g, ns, "a").Status.Conditions, kueue.WorkloadFinished)
 		}).Should(BeTrue())
 		Expect(modelChildren(ns, "b")(Default)).To(BeEmpty())
+	})
+
+	It("finishes the Workload of an evaluation that failed while its runner Job ran, so that it holds no quota", func() {
+		ns := createNamespace("kueue-fail")
+		ensureFlavor()
+		e := revtesting.MakeEvaluation("ev", ns).Simulated("a", "strong", 1).Shards(1).ActiveDeadline(60).Obj()
+		e.Labels = map[string]string{kueueadapter.QueueNameLabel: "gpus"}
+		Expect(k8s.Create(ctx, e)).To(Succeed())
+		Eventually(func(g Gomega) { getWorkload(g, ns, "a") }).Should(Succeed())
+		admit(ns, "a")
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "a"))).Should(BeTrue())
+		setServerReady(ns, "ev", "a", true)
+		Eventually(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", "a"))).Should(BeTrue())
+
+		By("the active deadline passes while the runner Job runs")
+		clk.Step(61 * time.Second)
+		poke(ns, "ev")
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(condition(e, repotv1.ConditionFailed).Reason).To(Equal(repotv1.ReasonDeadlineExceeded))
+		})
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "a"))).Should(BeFalse())
+		Eventually(func(g Gomega) bool {
+			var j batchv1.Job
+			g.Expect(k8s.Get(ctx, key(ns, build.RunnerJobName("ev", "a")), &j)).To(Succeed())
+			return ptr.Deref(j.Spec.Suspend, false)
+		}).Should(BeTrue(), "the runner Job is suspended, not finished")
+
+		By("the suspended Job runs no pods: the Workload is finished and the quota released")
+		Eventually(func(g Gomega) bool {
+			return apimeta.IsStatusConditionTrue(getWorkload(g, ns, "a").Status.Conditions, kueue.WorkloadFinished)
+		}).Should(BeTrue())
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(model(g, e, 0).Admission).To(HavePrefix("Finished"))
+		})
 	})
 })

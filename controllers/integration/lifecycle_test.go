@@ -141,6 +141,49 @@ var _ = Describe("lifecycle", func() {
 		Eventually(exists(&repotv1.RepotEvaluation{}, ns, "ev")).Should(BeFalse())
 	})
 
+	It("completes when a Done model's finished runner Job was deleted by a cleanup, and does not create it again", func() {
+		ns := createNamespace("cleanup")
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "problems", Namespace: ns},
+			Data: map[string]string{"problems.jsonl": `{"id":"p1","environment":"tower_of_hanoi","complexity":3}` + "\n"}}
+		Expect(k8s.Create(ctx, cm)).To(Succeed())
+		ev := revtesting.MakeEvaluation("ev", ns).Simulated("a", "strong", 1).Simulated("b", "weak", 1).Shards(1).
+			Methods(repotv1.MethodPoT).ProblemsConfigMap("problems", "").Obj()
+		Expect(k8s.Create(ctx, ev)).To(Succeed())
+		for _, m := range []string{"a", "b"} {
+			Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", m))).Should(BeTrue())
+			setServerReady(ns, "ev", m, true)
+			Eventually(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", m))).Should(BeTrue())
+		}
+
+		By("model a's one run is recorded and its Job completes: a is Done")
+		writeLedger(ns, build.LedgerName("ev", "a", 0), rec("a", "p1", "pot", true, contract.RouteInitialSuccess, 1))
+		finishJob(ns, build.RunnerJobName("ev", "a"))
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(model(g, e, 0).Phase).To(Equal(repotv1.ModelDone))
+			g.Expect(model(g, e, 0).RunsDone).To(BeEquivalentTo(1))
+			g.Expect(model(g, e, 0).RunsTotal).To(BeEquivalentTo(1))
+		})
+
+		By("a cleanup deletes a's finished Job: it is not created again")
+		var ja batchv1.Job
+		Expect(k8s.Get(ctx, key(ns, build.RunnerJobName("ev", "a")), &ja)).To(Succeed())
+		Expect(k8s.Delete(ctx, &ja, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
+		Eventually(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", "a"))).Should(BeFalse())
+		poke(ns, "ev")
+		Consistently(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", "a")), "700ms").Should(BeFalse())
+
+		By("model b finishes: the evaluation completes without a's Job")
+		writeLedger(ns, build.LedgerName("ev", "b", 0), rec("b", "p1", "pot", false, contract.RouteInitialSuccess, 1))
+		finishJob(ns, build.RunnerJobName("ev", "b"))
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(condition(e, repotv1.ConditionComplete).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(e.Status.Summary.State).To(Equal(repotv1.StateComplete))
+			g.Expect(e.Status.Progress.RunsDone).To(Equal(int32(2)))
+			g.Expect(model(g, e, 0).Phase).To(Equal(repotv1.ModelDone))
+		})
+		Expect(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", "a"))()).To(BeFalse(), "the deleted Job was created again")
+	})
+
 	It("owns every child through a controller reference, so deletion needs no finalizer", func() {
 		ns := createNamespace("delete")
 		startRunning(ns, sim(ns))

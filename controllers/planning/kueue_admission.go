@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
@@ -125,14 +126,18 @@ func modelHoldsGPUs(e *repotv1.RepotEvaluation, w *World, model string) bool {
 }
 
 // modelChildrenLeft says whether anything that holds a model's resources
-// is left: what modelHoldsGPUs counts, its unfinished runner Job, or a
-// runner pod that has not ended. Kueue's quota covers both pod sets, so a
-// model's Workload is finished only once this is false.
+// is left: what modelHoldsGPUs counts, its unfinished runner Job unless it
+// is suspended, or a runner pod that has not ended. Kueue's quota covers
+// both pod sets, so a model's Workload is finished only once this is false.
+// A suspended Job runs no pods (the Job controller deletes them; those
+// still terminating are counted as pods): the runner Job of a failed
+// evaluation, which planEnded suspends and which never finishes, must not
+// hold the quota for good.
 func modelChildrenLeft(e *repotv1.RepotEvaluation, w *World, model string) bool {
 	if modelHoldsGPUs(e, w, model) {
 		return true
 	}
-	if j := w.job(build.RunnerJobName(e.Name, model)); j != nil && !jobFinished(j) {
+	if j := w.job(build.RunnerJobName(e.Name, model)); j != nil && !jobFinished(j) && !ptr.Deref(j.Spec.Suspend, false) {
 		return true
 	}
 	return podsLeft(w.RunnerPods, model)

@@ -5,10 +5,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/kueueadapter"
 )
@@ -197,5 +200,91 @@ func TestRemovedModelReleasesItsWorkloadAndLedgers(t *testing.T) {
 	p = step(e, w, t0.Add(2*time.Second))
 	if diff := cmp.Diff([]string{"delete " + gone.Name}, ops(p)); diff != "" {
 		t.Errorf("once nothing of the removed model is left (-want +got):\n%s", diff)
+	}
+}
+
+// An evaluation that fails while a model's runner Job runs holds no quota:
+// its server is deleted and its running Job suspended (planEnded), and once
+// the suspended Job's pods are gone its Workload is finished, like the
+// Workloads of the models that never started.
+func TestFailedEvaluationReleasesItsQuota(t *testing.T) {
+	cases := []struct {
+		name string
+		// fail ends the evaluation at t0+10m.
+		fail func(w *World)
+	}{{
+		name: "the active deadline passes while the Job runs",
+		fail: func(w *World) {},
+	}, {
+		name: "the runner Job fails",
+		fail: func(w *World) {
+			finishJob(w, build.RunnerJobName("ev", "m1"), batchv1.JobFailed, "BackoffLimitExceeded")
+		},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := sweep()
+			e.Labels = map[string]string{kueueadapter.QueueNameLabel: "gpus"}
+			e.Spec.ActiveDeadlineSeconds = ptr.To[int64](600)
+			w := newWorld()
+			w.Kueue = kueueadapter.QueueWorld{Workloads: map[string]*kueue.Workload{}}
+			pass := func(now time.Time) Plan {
+				t.Helper()
+				w.Admitted = AdmittedModels(e, w)
+				p := step(e, w, now)
+				// Play Kueue: store the submitted Workloads, mark the
+				// finished ones.
+				for _, op := range p.Queue {
+					switch op.Kind {
+					case kueueadapter.QueueSubmit:
+						w.Kueue.Workloads[op.Workload.Labels[build.LabelModel]] = op.Workload
+					case kueueadapter.QueueFinish:
+						op.Workload.Status.Conditions = append(op.Workload.Status.Conditions, cond(kueue.WorkloadFinished, metav1.ConditionTrue, ""))
+					}
+				}
+				return p
+			}
+			pass(t0)
+			wl := w.Kueue.Workloads["m1"]
+			wl.Status.Admission = &kueue.Admission{ClusterQueue: "gpus"}
+			wl.Status.Conditions = []metav1.Condition{cond(kueue.WorkloadQuotaReserved, metav1.ConditionTrue, ""), cond(kueue.WorkloadAdmitted, metav1.ConditionTrue, "")}
+			pass(t0.Add(time.Second))
+			setServerReady(w, "ev", "m1", true)
+			for range 3 { // ledgers, then the Job
+				pass(t0.Add(2 * time.Second))
+			}
+			job := build.RunnerJobName("ev", "m1")
+			if w.job(job) == nil {
+				t.Fatal("m1's runner Job was not created")
+			}
+			w.RunnerPods = []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: job + "-0-x", Labels: build.ChildLabels("ev", "m1", build.ComponentRunner)},
+				Status: corev1.PodStatus{Phase: corev1.PodRunning}}}
+
+			tc.fail(w)
+			p := pass(t0.Add(10 * time.Minute))
+			if p.Status.Summary.State != repotv1.StateFailed {
+				t.Fatalf("state %s, want Failed", p.Status.Summary.State)
+			}
+			if diff := cmp.Diff([]string{"finish " + kueueadapter.WorkloadName("ev", "m2"), "finish " + kueueadapter.WorkloadName("ev", "m3"), "finish " + kueueadapter.WorkloadName("ev", "m4")}, ops(p)); diff != "" {
+				t.Errorf("the failing pass: the models without children are finished at once (-want +got):\n%s", diff)
+			}
+			// The Job controller deletes the pods of a suspended (or failed)
+			// Job.
+			if p := pass(t0.Add(10*time.Minute + time.Second)); len(p.Queue) != 0 {
+				t.Errorf("m1's Workload finished while its runner pod runs: %v", ops(p))
+			}
+			w.RunnerPods = nil
+			p = pass(t0.Add(10*time.Minute + 2*time.Second))
+			if diff := cmp.Diff([]string{"finish " + kueueadapter.WorkloadName("ev", "m1")}, ops(p)); diff != "" {
+				t.Errorf("once m1's pods are gone (-want +got):\n%s", diff)
+			}
+			p = pass(t0.Add(10*time.Minute + 3*time.Second))
+			if len(p.Queue) != 0 {
+				t.Errorf("ops once every Workload is finished: %v", ops(p))
+			}
+			if got := p.Status.Models[0].Admission; got != "Finished" {
+				t.Errorf("m1 admission status %q, want Finished", got)
+			}
+		})
 	}
 }

@@ -62,7 +62,9 @@ func hasRun(e *repotv1.RepotEvaluation, w *World) bool {
 
 // decideOutcome says whether the evaluation has ended. An ended evaluation
 // stays ended (completionTime is set once); otherwise the active deadline is
-// checked first, then failed and completed runner Jobs.
+// checked first, then failed and completed runner Jobs. A model whose Job
+// is gone counts as complete when it is Done (modelDone): its ledgers hold
+// its runs, or the status recorded it Done before the Job was deleted.
 func decideOutcome(e *repotv1.RepotEvaluation, w *World) outcome {
 	now := metav1.NewTime(w.Now)
 	if ct := e.Status.CompletionTime; ct != nil {
@@ -86,18 +88,30 @@ func decideOutcome(e *repotv1.RepotEvaluation, w *World) outcome {
 		deadlineIn = limit - ran
 	}
 	complete := len(e.Spec.Models) > 0
+	res := w.results(e)
 	for i := range e.Spec.Models {
-		j := w.job(build.RunnerJobName(e.Name, e.Spec.Models[i].Name))
-		if j == nil {
-			complete = false
-			continue
+		m := &e.Spec.Models[i]
+		j := w.job(build.RunnerJobName(e.Name, m.Name))
+		if j == nil || j.DeletionTimestamp != nil {
+			// Gone, or going: a cleanup outside the operator (a
+			// ttlSecondsAfterFinished a policy added, a CronJob) may delete
+			// a finished Job. A model whose runs its ledgers hold, or that
+			// the status recorded Done, is over all the same; any other is
+			// not started yet or waits for its Job to be created anew (an
+			// infrastructure retry deletes it).
+			if !modelDone(e, w, m, res, modelRunsTotal(e, w, m.Name)) {
+				complete = false
+			}
+			if j == nil {
+				continue
+			}
 		}
 		if c := jobCondition(j, batchv1.JobFailed); c != nil {
 			return outcome{Phase: phaseFailed, Reason: repotv1.ReasonBackoffLimitExceeded, CompletionTime: &now, Message: fmt.Sprintf(
 				"runner Job %s of model %s failed (%s: %s); the ledgers keep the finished runs",
-				j.Name, e.Spec.Models[i].Name, c.Reason, c.Message)}
+				j.Name, m.Name, c.Reason, c.Message)}
 		}
-		if !jobSettled(e, w, &e.Spec.Models[i], w.results(e)) {
+		if j.DeletionTimestamp == nil && !jobSettled(e, w, m, res) {
 			complete = false // running, or to run again for its infrastructure errors
 		}
 	}

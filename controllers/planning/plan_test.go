@@ -218,6 +218,45 @@ func TestPlanEvaluation(t *testing.T) {
 			Events:     []string{"AllRunsRecorded"},
 		},
 	}, {
+		name: "a Job deleted after its runs were all recorded completes the evaluation and is not created again",
+		eval: sim().Obj(),
+		setup: func(e *repotv1.RepotEvaluation, w *World) {
+			w.Problems.Count = 2
+			runToRunning(e, w)
+			w.Records = runs("sim", 2, t0)
+			step(e, w, t0) // Done: its server goes, its Job winds down
+			// The Job completes and a cleanup (ttlSecondsAfterFinished, a
+			// policy) deletes it before the operator observes it.
+			w.Jobs = nil
+		},
+		want: planDigest{
+			State: repotv1.StateComplete, Started: true, Completed: true, Servers: []string{"sim=Stopped"},
+			Conditions: conds("False/ServersStopped", "False/RunnersFinished", "True/AllRunsRecorded", "False/AllRunsRecorded", "True/AllRunsRecorded", "False/Reconciled", "False/Reconciled"),
+			Events:     []string{"AllRunsRecorded"},
+		},
+	}, {
+		name: "a Done model whose completed Job a cleanup deleted does not hold the end back",
+		eval: revtesting.MakeEvaluation("ev", "ns").Simulated("a", "strong", 1).Simulated("b", "weak", 1).Shards(1).Obj(),
+		setup: func(e *repotv1.RepotEvaluation, w *World) {
+			settle(e, w, t0)
+			setServerReady(w, "ev", "a", true)
+			setServerReady(w, "ev", "b", true)
+			settle(e, w, t0)
+			finishJob(w, build.RunnerJobName("ev", "a"), batchv1.JobComplete, "CompletionsReached")
+			settle(e, w, t0) // a is Done (its ledgers lack runs: the status says so)
+			w.Jobs = slices.DeleteFunc(w.Jobs, func(j batchv1.Job) bool { return j.Name == build.RunnerJobName("ev", "a") })
+			if p := settle(e, w, t0); len(p.Create) != 0 || w.job(build.RunnerJobName("ev", "a")) != nil {
+				t.Errorf("the deleted Job of Done model a was created again: %v", digest(p).Create)
+			}
+			finishJob(w, build.RunnerJobName("ev", "b"), batchv1.JobComplete, "CompletionsReached")
+		},
+		want: planDigest{
+			Delete: []string{"Deployment/" + build.ServerName("ev", "b"), "Service/" + build.ServerName("ev", "b")},
+			State:  repotv1.StateComplete, Started: true, Completed: true, Servers: []string{"a=Stopped", "b=Stopped"},
+			Conditions: conds("False/ServersStopped", "False/RunnersFinished", "True/AllRunsRecorded", "False/AllRunsRecorded", "True/AllRunsRecorded", "False/Reconciled", "False/Reconciled"),
+			Events:     []string{"AllRunsRecorded"},
+		},
+	}, {
 		name: "a failed Job fails the evaluation",
 		eval: sim().Obj(),
 		setup: func(e *repotv1.RepotEvaluation, w *World) {
