@@ -81,7 +81,7 @@ var _ = Describe("a real node: kubelet, containerd, CNI and the image we ship", 
 		}
 		// What a killed cluster left (a lost CI session) goes first, so
 		// that the snapshots below are of the host itself.
-		out, err := exec.Command(filepath.Join(binDir, "localcluster"), "clean-stale").CombinedOutput()
+		out, err := exec.Command(filepath.Join(binDir, "localcluster"), "clean-stale", "--bin-dir", binDir).CombinedOutput()
 		Expect(err).NotTo(HaveOccurred(), "localcluster clean-stale: %s", out)
 		sysctls = readSysctls()
 		chains = iptablesChains()

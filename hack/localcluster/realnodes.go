@@ -32,18 +32,26 @@ func init() {
 // newCleanStaleCommand removes what a local cluster with a real node that
 // was killed left on the host, when none runs.
 func newCleanStaleCommand() *cobra.Command {
-	return &cobra.Command{
+	binDir := "bin"
+	cmd := &cobra.Command{
 		Use:   "clean-stale",
-		Short: "Remove what a killed local cluster left on this host (the bridge repot0, its pods' veths, the CNI's iptables rules); refused while a local cluster with a real node runs",
+		Short: "Remove what a killed local cluster left on this host (the bridge repot0, its pods' veths, the CNI's iptables rules, kube-proxy's rules, the NetworkPolicy enforcer's nftables table); refused while a local cluster with a real node runs",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cmd.SilenceUsage = true
-			if err := lockRealNodeHost("(clean-stale)"); err != nil {
+			killed, err := lockRealNodeHost("(clean-stale)")
+			if err != nil {
 				return err
 			}
-			return cleanStaleRealNode(cmd.OutOrStdout())
+			if err := cleanStaleRealNode(cmd.OutOrStdout(), binDir, killed); err != nil {
+				return err
+			}
+			markRealNodeClean()
+			return nil
 		},
 	}
+	cmd.Flags().StringVar(&binDir, "bin-dir", binDir, "directory of kube-proxy (for its --cleanup)")
+	return cmd
 }
 
 // newRealNodeCheckCommand says whether this host can run a real node.
@@ -193,31 +201,63 @@ const realNodeLock = "/run/repot-localcluster-realnode.lock"
 // the process exits.
 var heldRealNodeLock *os.File
 
-// lockRealNodeHost takes realNodeLock, or says which cluster holds it.
-func lockRealNodeHost(stateDir string) error {
+// lockRealNodeHost takes realNodeLock, or says which cluster holds it. The
+// lock file names its holder until the holder stopped cleanly
+// (markRealNodeClean): killed says the last holder did not, so what it set
+// up on the host may be left there.
+func lockRealNodeHost(stateDir string) (killed bool, err error) {
 	f, err := os.OpenFile(realNodeLock, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		holder, _ := os.ReadFile(realNodeLock)
 		f.Close()
-		return fmt.Errorf("a local cluster with a real node already runs on this host (%s); stop it first (one real node per host)",
+		return false, fmt.Errorf("a local cluster with a real node already runs on this host (%s); stop it first (one real node per host)",
 			strings.TrimSpace(string(holder)))
 	}
+	prev, _ := io.ReadAll(f)
 	_ = f.Truncate(0)
-	_, _ = fmt.Fprintf(f, "pid %d, state dir %s\n", os.Getpid(), stateDir)
+	_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d, state dir %s\n", os.Getpid(), stateDir)), 0)
 	heldRealNodeLock = f
-	return nil
+	return strings.TrimSpace(string(prev)) != "", nil
+}
+
+// markRealNodeClean records that this process left the host as it found
+// it: the next holder of realNodeLock has nothing to clean.
+func markRealNodeClean() {
+	if heldRealNodeLock != nil {
+		_ = heldRealNodeLock.Truncate(0)
+	}
 }
 
 // cleanStaleRealNode removes what a local cluster with a real node that was
 // killed left on the host: the bridge repot0 with its pods' veths (and so
 // their network namespaces), and the CNI bridge plugin's iptables rules and
-// chains, which carry the comment of the network repot-local-<node>. The
-// caller holds realNodeLock, so nothing of it is in use. The rest (its
-// state directory's mounts) goes when a cluster starts in that directory.
-func cleanStaleRealNode(log io.Writer) error {
+// chains, which carry the comment of the network repot-local-<node>; and,
+// when the lock says its last holder was killed, kube-proxy's chains
+// (kube-proxy --cleanup from binDir) and the NetworkPolicy enforcer's
+// nftables table. The caller holds realNodeLock, so nothing of it is in
+// use. The rest (its state directory's mounts) goes when a cluster starts
+// in that directory.
+func cleanStaleRealNode(log io.Writer, binDir string, killed bool) error {
+	var errs []error
+	if killed {
+		if kp := filepath.Join(binDir, "kube-proxy"); fileExists(kp) {
+			if out, err := exec.Command(kp, "--cleanup").CombinedOutput(); err != nil {
+				errs = append(errs, fmt.Errorf("kube-proxy --cleanup: %w: %s", err, out))
+			} else {
+				fmt.Fprintln(log, "removed kube-proxy's rules, left by a local cluster that was killed")
+			}
+		}
+		if exec.Command("nft", "list", "table", "inet", cluster.NetworkPolicyTable).Run() == nil {
+			if out, err := exec.Command("nft", "delete", "table", "inet", cluster.NetworkPolicyTable).CombinedOutput(); err != nil {
+				errs = append(errs, fmt.Errorf("nft delete table inet %s: %w: %s", cluster.NetworkPolicyTable, err, out))
+			} else {
+				fmt.Fprintf(log, "deleted nftables table inet %s, left by a local cluster that was killed\n", cluster.NetworkPolicyTable)
+			}
+		}
+	}
 	br := realNodeBridge(0)
 	if _, err := net.InterfaceByName(br); err == nil {
 		fmt.Fprintf(log, "deleting bridge %s, left by a local cluster that was killed\n", br)
@@ -227,7 +267,13 @@ func cleanStaleRealNode(log io.Writer) error {
 		}
 		deleteStaleVeths(log, ports)
 	}
-	return deleteStaleCNIRules(log)
+	errs = append(errs, deleteStaleCNIRules(log))
+	return errors.Join(errs...)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // deleteStaleCNIRules deletes, in the nat and filter tables, the rules whose
@@ -323,8 +369,8 @@ func splitRule(line string) ([]string, error) {
 // address (the CNI bridge plugin takes the bridge as it finds it). The
 // node's Stop deletes it. The caller holds realNodeLock and first removes
 // what a killed cluster left (cleanStaleRealNode).
-func makeRealNodeBridge(log io.Writer) error {
-	if err := cleanStaleRealNode(log); err != nil {
+func makeRealNodeBridge(log io.Writer, binDir string, killed bool) error {
+	if err := cleanStaleRealNode(log, binDir, killed); err != nil {
 		return err
 	}
 	br, gw := realNodeBridge(0), realNodeGateway(0)
