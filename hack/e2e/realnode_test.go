@@ -79,10 +79,14 @@ var _ = Describe("a real node: kubelet, containerd, CNI and the image we ship", 
 		if os.Geteuid() != 0 {
 			Skip("a real node needs root (containerd, the kubelet, the CNI plugins): run make e2e as root")
 		}
+		// What a killed cluster left (a lost CI session) goes first, so
+		// that the snapshots below are of the host itself.
+		out, err := exec.Command(filepath.Join(binDir, "localcluster"), "clean-stale", "--bin-dir", binDir).CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "localcluster clean-stale: %s", out)
 		sysctls = readSysctls()
 		chains = iptablesChains()
 		tables = nftTables()
-		_, err := os.Stat("/var/lib/kubelet")
+		_, err = os.Stat("/var/lib/kubelet")
 		hadVarLibKubelet = err == nil
 		// The operator from the chart, as users install it: a Deployment
 		// of the project's image (the image as the node has it, which the

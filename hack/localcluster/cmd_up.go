@@ -148,13 +148,19 @@ func startCluster(ctx context.Context, o upOptions, log io.Writer) (lc *localClu
 		if err := cluster.RealNodeRequirements(); err != nil {
 			return nil, fmt.Errorf("%w\n(--nodes 0 runs the control plane alone, without root)", err)
 		}
-		if err := lockRealNodeHost(dir); err != nil {
+		killed, err := lockRealNodeHost(dir)
+		if err != nil {
 			return nil, err
 		}
-		if err := makeRealNodeBridge(log); err != nil {
+		if err := makeRealNodeBridge(log, binDir, killed); err != nil {
 			return nil, err
 		}
-		lc.cleanups = append(lc.cleanups, func() { _ = exec.Command("ip", "link", "del", realNodeBridge(0)).Run() })
+		// Runs last (cleanups run in reverse): the node and its parts are
+		// stopped and removed, so the host is as it was.
+		lc.cleanups = append(lc.cleanups, func() {
+			_ = exec.Command("ip", "link", "del", realNodeBridge(0)).Run()
+			markRealNodeClean()
+		})
 		advertise = realNodeGateway(0)
 	}
 	cp, err := cluster.Start(ctx, cluster.Options{Dir: dir, BinDir: binDir, KeepData: o.keepData, Log: log, AdvertiseIP: advertise})

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -23,7 +24,35 @@ import (
 	"repot.dev/repot-operator/hack/localcluster/cluster"
 )
 
-func init() { register(newRealNodeCheckCommand) }
+func init() {
+	register(newRealNodeCheckCommand)
+	register(newCleanStaleCommand)
+}
+
+// newCleanStaleCommand removes what a local cluster with a real node that
+// was killed left on the host, when none runs.
+func newCleanStaleCommand() *cobra.Command {
+	binDir := "bin"
+	cmd := &cobra.Command{
+		Use:   "clean-stale",
+		Short: "Remove what a killed local cluster left on this host (the bridge repot0, its pods' veths, the CNI's iptables rules, kube-proxy's rules, the NetworkPolicy enforcer's nftables table); refused while a local cluster with a real node runs",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cmd.SilenceUsage = true
+			killed, err := lockRealNodeHost("(clean-stale)")
+			if err != nil {
+				return err
+			}
+			if err := cleanStaleRealNode(cmd.OutOrStdout(), binDir, killed); err != nil {
+				return err
+			}
+			markRealNodeClean()
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&binDir, "bin-dir", binDir, "directory of kube-proxy (for its --cleanup)")
+	return cmd
+}
 
 // newRealNodeCheckCommand says whether this host can run a real node.
 func newRealNodeCheckCommand() *cobra.Command {
@@ -172,40 +201,179 @@ const realNodeLock = "/run/repot-localcluster-realnode.lock"
 // the process exits.
 var heldRealNodeLock *os.File
 
-// lockRealNodeHost takes realNodeLock, or says which cluster holds it.
-func lockRealNodeHost(stateDir string) error {
+// lockRealNodeHost takes realNodeLock, or says which cluster holds it. The
+// lock file names its holder until the holder stopped cleanly
+// (markRealNodeClean): killed says the last holder did not, so what it set
+// up on the host may be left there.
+func lockRealNodeHost(stateDir string) (killed bool, err error) {
 	f, err := os.OpenFile(realNodeLock, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		holder, _ := os.ReadFile(realNodeLock)
 		f.Close()
-		return fmt.Errorf("a local cluster with a real node already runs on this host (%s); stop it first (one real node per host)",
+		return false, fmt.Errorf("a local cluster with a real node already runs on this host (%s); stop it first (one real node per host)",
 			strings.TrimSpace(string(holder)))
 	}
+	prev, _ := io.ReadAll(f)
 	_ = f.Truncate(0)
-	_, _ = fmt.Fprintf(f, "pid %d, state dir %s\n", os.Getpid(), stateDir)
+	_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d, state dir %s\n", os.Getpid(), stateDir)), 0)
 	heldRealNodeLock = f
-	return nil
+	return strings.TrimSpace(string(prev)) != "", nil
+}
+
+// markRealNodeClean records that this process left the host as it found
+// it: the next holder of realNodeLock has nothing to clean.
+func markRealNodeClean() {
+	if heldRealNodeLock != nil {
+		_ = heldRealNodeLock.Truncate(0)
+	}
+}
+
+// cleanStaleRealNode removes what a local cluster with a real node that was
+// killed left on the host: the bridge repot0 with its pods' veths (and so
+// their network namespaces), and the CNI bridge plugin's iptables rules and
+// chains, which carry the comment of the network repot-local-<node>; and,
+// when the lock says its last holder was killed, kube-proxy's chains
+// (kube-proxy --cleanup from binDir) and the NetworkPolicy enforcer's
+// nftables table. The caller holds realNodeLock, so nothing of it is in
+// use. The rest (its state directory's mounts) goes when a cluster starts
+// in that directory.
+func cleanStaleRealNode(log io.Writer, binDir string, killed bool) error {
+	var errs []error
+	if killed {
+		if kp := filepath.Join(binDir, "kube-proxy"); fileExists(kp) {
+			if out, err := exec.Command(kp, "--cleanup").CombinedOutput(); err != nil {
+				errs = append(errs, fmt.Errorf("kube-proxy --cleanup: %w: %s", err, out))
+			} else {
+				fmt.Fprintln(log, "removed kube-proxy's rules, left by a local cluster that was killed")
+			}
+		}
+		if exec.Command("nft", "list", "table", "inet", cluster.NetworkPolicyTable).Run() == nil {
+			if out, err := exec.Command("nft", "delete", "table", "inet", cluster.NetworkPolicyTable).CombinedOutput(); err != nil {
+				errs = append(errs, fmt.Errorf("nft delete table inet %s: %w: %s", cluster.NetworkPolicyTable, err, out))
+			} else {
+				fmt.Fprintf(log, "deleted nftables table inet %s, left by a local cluster that was killed\n", cluster.NetworkPolicyTable)
+			}
+		}
+	}
+	br := realNodeBridge(0)
+	if _, err := net.InterfaceByName(br); err == nil {
+		fmt.Fprintf(log, "deleting bridge %s, left by a local cluster that was killed\n", br)
+		ports, _ := os.ReadDir("/sys/class/net/" + br + "/brif")
+		if out, err := exec.Command("ip", "link", "del", br).CombinedOutput(); err != nil {
+			return fmt.Errorf("a network device %s exists and cannot be deleted: %w: %s", br, err, out)
+		}
+		deleteStaleVeths(log, ports)
+	}
+	errs = append(errs, deleteStaleCNIRules(log))
+	return errors.Join(errs...)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// deleteStaleCNIRules deletes, in the nat and filter tables, the rules whose
+// comment names a local cluster's CNI network ("repot-local-"), then the
+// CNI-* chains those rules jumped to, once empty of anything else.
+func deleteStaleCNIRules(log io.Writer) error {
+	var errs []error
+	for _, table := range []string{"nat", "filter"} {
+		out, err := exec.Command("iptables", "-t", table, "-S").Output()
+		if err != nil {
+			continue // no iptables here: nothing was left in it
+		}
+		chains := map[string]bool{}
+		var rules [][]string
+		for _, line := range strings.Split(string(out), "\n") {
+			if !strings.HasPrefix(line, "-A ") || !strings.Contains(line, `repot-local-`) {
+				continue
+			}
+			args, err := splitRule(line)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			rules = append(rules, args)
+			if strings.HasPrefix(args[1], "CNI-") {
+				chains[args[1]] = true
+			}
+			for i := range args[:len(args)-1] {
+				if args[i] == "-j" && strings.HasPrefix(args[i+1], "CNI-") {
+					chains[args[i+1]] = true
+				}
+			}
+		}
+		for _, args := range rules {
+			args[0] = "-D"
+			if out, err := exec.Command("iptables", append([]string{"-t", table}, args...)...).CombinedOutput(); err != nil {
+				errs = append(errs, fmt.Errorf("iptables -t %s %v: %w: %s", table, args, err, out))
+			}
+		}
+		for chain := range chains {
+			if exec.Command("iptables", "-t", table, "-F", chain).Run() == nil && exec.Command("iptables", "-t", table, "-X", chain).Run() == nil {
+				fmt.Fprintf(log, "deleted stale chain %s/%s\n", table, chain)
+			}
+		}
+		if len(rules) > 0 {
+			fmt.Fprintf(log, "deleted %d stale CNI rule(s) in table %s\n", len(rules), table)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// splitRule splits a line of `iptables -S` into arguments, honouring the
+// double quotes of comments.
+func splitRule(line string) ([]string, error) {
+	var args []string
+	var cur strings.Builder
+	inQuote, escaped, have := false, false, false
+	for _, r := range line {
+		switch {
+		case escaped:
+			cur.WriteRune(r)
+			escaped = false
+		case r == '\\' && inQuote:
+			escaped = true
+		case r == '"':
+			inQuote = !inQuote
+			have = true
+		case r == ' ' && !inQuote:
+			if have {
+				args = append(args, cur.String())
+				cur.Reset()
+				have = false
+			}
+		default:
+			cur.WriteRune(r)
+			have = true
+		}
+	}
+	if inQuote {
+		return nil, fmt.Errorf("iptables rule with an unterminated quote: %s", line)
+	}
+	if have {
+		args = append(args, cur.String())
+	}
+	if len(args) < 2 {
+		return nil, fmt.Errorf("iptables rule too short: %s", line)
+	}
+	return args, nil
 }
 
 // makeRealNodeBridge creates real node 0's bridge with its gateway address
 // before the API server starts, so that the API server can advertise that
 // address (the CNI bridge plugin takes the bridge as it finds it). The
-// node's Stop deletes it. The caller holds realNodeLock, so a bridge that
-// exists already was left by a cluster that was killed: it is deleted, with
-// the pods' veths on it.
-func makeRealNodeBridge(log io.Writer) error {
-	br, gw := realNodeBridge(0), realNodeGateway(0)
-	if _, err := net.InterfaceByName(br); err == nil {
-		fmt.Fprintf(log, "deleting bridge %s, left by a local cluster that was killed\n", br)
-		ports, _ := os.ReadDir("/sys/class/net/" + br + "/brif")
-		if out, err := exec.Command("ip", "link", "del", br).CombinedOutput(); err != nil {
-			return fmt.Errorf("a network device %s exists already and cannot be deleted: %w: %s", br, err, out)
-		}
-		deleteStaleVeths(log, ports)
+// node's Stop deletes it. The caller holds realNodeLock and first removes
+// what a killed cluster left (cleanStaleRealNode).
+func makeRealNodeBridge(log io.Writer, binDir string, killed bool) error {
+	if err := cleanStaleRealNode(log, binDir, killed); err != nil {
+		return err
 	}
+	br, gw := realNodeBridge(0), realNodeGateway(0)
 	for _, args := range [][]string{
 		{"link", "add", br, "type", "bridge"},
 		{"addr", "add", gw.String() + "/24", "dev", br},
