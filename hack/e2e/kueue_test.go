@@ -378,6 +378,129 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, Label("kueue")
 			Expect(finished(wls[m])).To(BeTrue(), "the Workload of %s is not finished", m)
 		}
 	})
+
+	// evalWorkloads are the Workloads of one evaluation, by model.
+	evalWorkloads := func(g Gomega, eval string) map[string]*kueue.Workload {
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		var list kueue.WorkloadList
+		g.Expect(tc.c.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{build.LabelEvaluation: eval})).To(Succeed())
+		out := map[string]*kueue.Workload{}
+		for i := range list.Items {
+			out[list.Items[i].Labels[build.LabelModel]] = &list.Items[i]
+		}
+		return out
+	}
+	getEval := func(g Gomega, name string) *repotv1.RepotEvaluation {
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		e := &repotv1.RepotEvaluation{}
+		g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, e)).To(Succeed())
+		return e
+	}
+	createYAML := func(manifest string) {
+		e := &repotv1.RepotEvaluation{}
+		Expect(yaml.Unmarshal([]byte(manifest), e)).To(Succeed())
+		e.Namespace = ns
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		Expect(tc.c.Create(ctx, e)).To(Succeed())
+	}
+
+	It("releases the quota of an evaluation that fails while its runner runs", func() {
+		createYAML(`apiVersion: repot.dev/v1alpha1
+kind: RepotEvaluation
+metadata:
+  name: deadline
+  labels:
+    kueue.x-k8s.io/queue-name: gpus
+spec:
+  suite: open-source-120
+  methods: [pot]
+  activeDeadlineSeconds: 60
+  models:
+  - {name: sim, simulated: {profile: weak, seed: 5, gpus: 1}}
+  # The runner pods wait for a node that does not exist: the Job runs
+  # (active, not suspended) when the deadline passes.
+  placement:
+    runner:
+      nodeSelector:
+      - {key: example.com/no-such-pool, value: "true"}
+  runner:
+    shardsPerModel: 1
+` + smallRunnerYAML)
+		Eventually(func(g Gomega) {
+			tc.operatorAlive()
+			e := getEval(g, "deadline")
+			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionFailed)).To(BeTrue(), "%v", e.Status.Conditions)
+		}).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		Eventually(func(g Gomega) {
+			tc.operatorAlive()
+			wl := evalWorkloads(g, "deadline")["sim"]
+			g.Expect(wl).NotTo(BeNil())
+			g.Expect(holdsQuota(wl)).To(BeFalse(), "the failed evaluation still holds quota: %s", describe(wl))
+		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	})
+
+	It("does not fail an evaluation for its time queued behind a full ClusterQueue", func() {
+		// hog takes both GPUs of the ClusterQueue for longer than the
+		// queued evaluation's deadline.
+		createYAML(`apiVersion: repot.dev/v1alpha1
+kind: RepotEvaluation
+metadata:
+  name: hog
+  labels:
+    kueue.x-k8s.io/queue-name: gpus
+spec:
+  suite: open-source-120
+  methods: [pot]
+  models:
+  - {name: sim, simulated: {profile: weak, seed: 6, gpus: 2}}
+  # Its runner never gets a node, so its server holds both GPUs until
+  # the spec deletes it.
+  placement:
+    runner:
+      nodeSelector:
+      - {key: example.com/no-such-pool, value: "true"}
+  runner:
+    shardsPerModel: 1
+` + smallRunnerYAML)
+		Eventually(func(g Gomega) {
+			tc.operatorAlive()
+			g.Expect(holdsQuota(evalWorkloads(g, "hog")["sim"])).To(BeTrue())
+		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		createYAML(`apiVersion: repot.dev/v1alpha1
+kind: RepotEvaluation
+metadata:
+  name: queued
+  labels:
+    kueue.x-k8s.io/queue-name: gpus
+spec:
+  suite: open-source-120
+  methods: [pot]
+  activeDeadlineSeconds: 60
+  models:
+  - {name: sim, simulated: {profile: strong, seed: 7, gpus: 1}}
+  runner:
+    shardsPerModel: 1
+` + smallRunnerYAML)
+		By("waiting past its activeDeadlineSeconds in the queue")
+		Consistently(func(g Gomega) {
+			tc.operatorAlive()
+			e := getEval(g, "queued")
+			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionFailed)).To(BeFalse(), "failed while queued: %v", e.Status.Conditions)
+			g.Expect(e.Status.StartTime).To(BeNil(), "started before Kueue admitted it")
+		}).WithTimeout(90 * time.Second).WithPolling(3 * time.Second).Should(Succeed())
+		By("deleting hog: the queued evaluation is admitted, starts and completes")
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		Expect(tc.c.Delete(ctx, &repotv1.RepotEvaluation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hog"}})).To(Succeed())
+		cancel()
+		Eventually(func(g Gomega) {
+			tc.operatorAlive()
+			e := getEval(g, "queued")
+			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeTrue(), "%v", e.Status.Conditions)
+		}).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	})
 })
 
 // resumedShard is what the newest runner pod of a shard logged at its
