@@ -22,6 +22,15 @@ import (
 
 func init() { register(newManagerCommand) }
 
+// buildVersion is the repot binary's version and VCS revision, which the
+// manager writes on the children it creates (build.Options.OperatorVersion
+// and OperatorCommit). The operator does not import the engine, where the
+// binary's build is read, so cmd/repot passes it in with SetBuildVersion.
+var buildVersion func() (version, commit string)
+
+// SetBuildVersion sets how the manager learns the binary's build.
+func SetBuildVersion(f func() (version, commit string)) { buildVersion = f }
+
 func newManagerCommand() *cobra.Command {
 	var (
 		metricsAddr, probeAddr, namespace, image, apiCIDRs string
@@ -67,6 +76,9 @@ func newManagerCommand() *cobra.Command {
 			}
 			ctx := ctrl.SetupSignalHandler()
 			opts := build.Options{Image: image, MaxConcurrentReconciles: concurrency}
+			if buildVersion != nil {
+				opts.OperatorVersion, opts.OperatorCommit = buildVersion()
+			}
 			if opts.APIServerCIDRs, err = parseCIDRs(apiCIDRs); err != nil {
 				return fmt.Errorf("--apiserver-cidrs: %w", err)
 			}
