@@ -31,6 +31,16 @@ var buildVersion func() (version, commit string)
 // SetBuildVersion sets how the manager learns the binary's build.
 func SetBuildVersion(f func() (version, commit string)) { buildVersion = f }
 
+// OperatorBuild is the build the manager records on the children it
+// creates: the binary's version and commit as SetBuildVersion says, empty
+// when nothing set it.
+func OperatorBuild() (version, commit string) {
+	if buildVersion == nil {
+		return "", ""
+	}
+	return buildVersion()
+}
+
 func newManagerCommand() *cobra.Command {
 	var (
 		metricsAddr, probeAddr, namespace, image, apiCIDRs string
@@ -76,9 +86,7 @@ func newManagerCommand() *cobra.Command {
 			}
 			ctx := ctrl.SetupSignalHandler()
 			opts := build.Options{Image: image, MaxConcurrentReconciles: concurrency}
-			if buildVersion != nil {
-				opts.OperatorVersion, opts.OperatorCommit = buildVersion()
-			}
+			opts.OperatorVersion, opts.OperatorCommit = OperatorBuild()
 			if opts.APIServerCIDRs, err = parseCIDRs(apiCIDRs); err != nil {
 				return fmt.Errorf("--apiserver-cidrs: %w", err)
 			}
