@@ -2,7 +2,8 @@ package v1alpha1
 
 // ModelProvenance records what produced a model's figures: the images that
 // ran, the server's arguments and model revision, what the server said of
-// itself, the sampling in force and the repot build of the runner.
+// itself, the sampling in force and the repot builds of the runner and of
+// the operator that created the server.
 type ModelProvenance struct {
 	// images are the resolved images of the model's server and runner
 	// containers, from the pods' status (containerStatuses[].imageID),
@@ -13,10 +14,13 @@ type ModelProvenance struct {
 	// +kubebuilder:validation:MaxItems=16
 	Images []ContainerImage `json:"images,omitempty"`
 
-	// serverArgs is the server command the operator rendered for vLLM
-	// servers (`vllm serve MODEL ...`, spec args included) and the
-	// arguments of `repot sim-server` for simulated servers; unset for
-	// endpoint models.
+	// serverArgs is the server command of the model's server as its
+	// Deployment was created: `vllm serve MODEL ...` (spec args included)
+	// for vLLM servers, the `repot sim-server` command for simulated ones.
+	// It is read from the server Deployment while that exists and kept
+	// after it is gone, so that an operator upgrade that renders servers
+	// differently does not rewrite it. Unset for endpoint models and until
+	// the server is created.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
@@ -62,6 +66,23 @@ type ModelProvenance struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=16
 	ChatTemplateKwargs []NameValue `json:"chatTemplateKwargs,omitempty"`
+
+	// operatorVersion is the version of the operator that created the
+	// model's server (for an endpoint model, its runner Job), as the
+	// operator's repot binary reports it (its link-time or module version,
+	// "(devel)" for a source build). It is recorded when that object is
+	// created and does not change with later operator upgrades; unset when
+	// the object was created by an operator that did not record it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	OperatorVersion string `json:"operatorVersion,omitempty"`
+
+	// operatorCommit is the VCS revision the operator that created the
+	// model's server (or runner Job) was built from, recorded with
+	// operatorVersion; unset when its build did not record one.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	OperatorCommit string `json:"operatorCommit,omitempty"`
 
 	// repotVersion is the version of the repot binary in the runner, as
 	// the runner reported it (its module version, "(devel)" for a source

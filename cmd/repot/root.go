@@ -13,12 +13,14 @@ import (
 	"github.com/spf13/cobra"
 
 	opcli "repot.dev/repot-operator/controllers/cli"
+	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/cli"
 )
 
 // NewRoot returns the repot command with every subcommand. The engine reads
 // a cluster (repot report --evaluation/--schedule) only through the
-// operator's reader, which it is given here.
+// operator's reader, which it is given here; the operator learns the
+// binary's build (recorded in provenance) from the engine the same way.
 func NewRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "repot",
@@ -27,6 +29,7 @@ func NewRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	cli.SetClusterSources(opcli.ReportSources)
+	opcli.SetBuildVersion(runner.BuildVersion)
 	root.AddCommand(cli.Commands()...)
 	root.AddCommand(opcli.Commands()...)
 	return root

@@ -17,6 +17,8 @@
 //     and RoleBinding, the runners' and the servers' NetworkPolicies, the
 //     restricted security contexts;
 //   - placement.go: spec.placement on every child;
-//   - provenance.go: the server command as status.models[].provenance
-//     records it (ServerArgs, the same the server builders render).
+//   - provenance.go: the server command the server builders render
+//     (ServerArgs) and the one a server Deployment was created with
+//     (DeploymentServerArgs), which status.models[].provenance records,
+//     and the operator build written on the children it creates.
 package build

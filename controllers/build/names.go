@@ -38,6 +38,15 @@ const (
 	AnnotationReleased = "repot.dev/released"
 )
 
+// Annotations the builders write on a model's server Deployment (on an
+// endpoint model's runner Job) at its creation and nobody changes: the
+// build of the operator that created it (Options.OperatorVersion and
+// OperatorCommit), which status.models[].provenance records.
+const (
+	AnnotationOperatorVersion = "repot.dev/operator-version"
+	AnnotationOperatorCommit  = "repot.dev/operator-commit"
+)
+
 // Annotations the operator keeps on a model's first ledger ConfigMap,
 // which outlives the model's runner Jobs.
 const (

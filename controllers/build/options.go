@@ -18,6 +18,13 @@ type Options struct {
 	// Image is the project's image used for runner pods, simulated servers
 	// and readiness sidecars unless spec.runner.image overrides it.
 	Image string
+	// OperatorVersion and OperatorCommit are the operator's own build (the
+	// repot binary's version and VCS revision). The builders write them on
+	// each model's server Deployment (an endpoint model's runner Job) when
+	// they create it, and status.models[].provenance records them from
+	// there, so a later operator does not rewrite them. Empty: not recorded.
+	OperatorVersion string
+	OperatorCommit  string
 	// Clock is the time source of every timed decision (deadline, TTL,
 	// probe budget). Tests inject a fake one. Default: the real clock.
 	Clock clock.PassiveClock

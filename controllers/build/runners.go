@@ -65,6 +65,7 @@ func RunnerJob(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, susp
 		},
 	}
 	placeRunnerPod(e, &j.Spec.Template)
+	recordOperator(&j.ObjectMeta, o)
 	return j
 }
 

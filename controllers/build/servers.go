@@ -96,6 +96,7 @@ func ServerDeployment(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Option
 		},
 	}
 	placeServerPod(e, &d.Spec.Template)
+	recordOperator(&d.ObjectMeta, o)
 	return d
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
@@ -183,6 +184,9 @@ func TestServerArgsOfTheVLLMSample(t *testing.T) {
 		if diff := cmp.Diff(rendered, recorded); diff != "" {
 			t.Errorf("model %s: recorded server args differ from the pod's command (-rendered +recorded):\n%s", m.Name, diff)
 		}
+		if diff := cmp.Diff(recorded, DeploymentServerArgs(ServerDeployment(&ev, m, testOpts, 1))); diff != "" {
+			t.Errorf("model %s: the args read back from the Deployment (-ServerArgs +DeploymentServerArgs):\n%s", m.Name, diff)
+		}
 	}
 }
 
@@ -198,5 +202,28 @@ func TestServerArgsOfASimulatedServer(t *testing.T) {
 	}
 	if ServerArgs(m)[1] != "sim-server" {
 		t.Errorf("recorded server args %q do not run sim-server", ServerArgs(m))
+	}
+	if diff := cmp.Diff(ServerArgs(m), DeploymentServerArgs(ServerDeployment(ev, m, testOpts, 1))); diff != "" {
+		t.Errorf("the args read back from the Deployment (-ServerArgs +DeploymentServerArgs):\n%s", diff)
+	}
+}
+
+// TestOperatorBuildOnChildren checks that the server Deployment and the
+// runner Job carry the operator's build from the options, and nothing when
+// the options have none.
+func TestOperatorBuildOnChildren(t *testing.T) {
+	ev := revtesting.MakeEvaluation("ev", "ns").Simulated("m", "qwen3-8b", 7).Obj()
+	m := &ev.Spec.Models[0]
+	o := testOpts
+	o.OperatorVersion, o.OperatorCommit = "v0.5.0", "c0ffee"
+	for _, obj := range []metav1.Object{ServerDeployment(ev, m, o, 1), RunnerJob(ev, m, o, false)} {
+		if v, c := CreatedByOperator(obj); v != "v0.5.0" || c != "c0ffee" {
+			t.Errorf("%s: operator build %q %q, want v0.5.0 c0ffee", obj.GetName(), v, c)
+		}
+	}
+	for _, obj := range []metav1.Object{ServerDeployment(ev, m, testOpts, 1), RunnerJob(ev, m, testOpts, false)} {
+		if a := obj.GetAnnotations(); a[AnnotationOperatorVersion] != "" || a[AnnotationOperatorCommit] != "" {
+			t.Errorf("%s: annotations %v without an operator build in the options", obj.GetName(), a)
+		}
 	}
 }

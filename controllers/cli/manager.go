@@ -22,6 +22,25 @@ import (
 
 func init() { register(newManagerCommand) }
 
+// buildVersion is the repot binary's version and VCS revision, which the
+// manager writes on the children it creates (build.Options.OperatorVersion
+// and OperatorCommit). The operator does not import the engine, where the
+// binary's build is read, so cmd/repot passes it in with SetBuildVersion.
+var buildVersion func() (version, commit string)
+
+// SetBuildVersion sets how the manager learns the binary's build.
+func SetBuildVersion(f func() (version, commit string)) { buildVersion = f }
+
+// OperatorBuild is the build the manager records on the children it
+// creates: the binary's version and commit as SetBuildVersion says, empty
+// when nothing set it.
+func OperatorBuild() (version, commit string) {
+	if buildVersion == nil {
+		return "", ""
+	}
+	return buildVersion()
+}
+
 func newManagerCommand() *cobra.Command {
 	var (
 		metricsAddr, probeAddr, namespace, image, apiCIDRs string
@@ -67,6 +86,7 @@ func newManagerCommand() *cobra.Command {
 			}
 			ctx := ctrl.SetupSignalHandler()
 			opts := build.Options{Image: image, MaxConcurrentReconciles: concurrency}
+			opts.OperatorVersion, opts.OperatorCommit = OperatorBuild()
 			if opts.APIServerCIDRs, err = parseCIDRs(apiCIDRs); err != nil {
 				return fmt.Errorf("--apiserver-cidrs: %w", err)
 			}

@@ -5,11 +5,13 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/ledger"
 )
@@ -71,5 +73,65 @@ var _ = Describe("provenance in status", func() {
 		Eventually(exists(&corev1.Pod{}, ns, pods.Items[0].Name)).Should(BeFalse())
 		poke(ns, "ev")
 		Consistently(func(g Gomega) { want(g, getEval(ns, "ev")) }).Should(Succeed())
+	})
+
+	It("records the server args and the operator build when the server is created, and an operator upgrade rewrites neither, in flight or finished", func() {
+		withBuild := func(version, commit, image string) func(build.Options) build.Options {
+			return func(o build.Options) build.Options {
+				o.OperatorVersion, o.OperatorCommit = version, commit
+				if image != "" {
+					o.Image = image
+				}
+				return o
+			}
+		}
+		restartManagerWith(withBuild("v0.4.0", "aaaa", ""), nil)
+		DeferCleanup(func() { restartManagerWith(nil, nil) })
+		ns := createNamespace("provenance-upgrade")
+		ev := revtesting.MakeEvaluation("ev", ns).Simulated("m", "strong", 1).Methods(repotv1.MethodPoT).Shards(1)
+		startRunning(ns, ev)
+		var created repotv1.ModelProvenance
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(e.Status.Models).To(HaveLen(1))
+			p := e.Status.Models[0].Provenance
+			g.Expect(p).NotTo(BeNil())
+			g.Expect(p.ServerArgs).To(Equal(build.ServerArgs(&e.Spec.Models[0])))
+			g.Expect(p.OperatorVersion).To(Equal("v0.4.0"))
+			g.Expect(p.OperatorCommit).To(Equal("aaaa"))
+			created = *p.DeepCopy()
+		})
+		unchanged := func(want repotv1.ModelProvenance) func(g Gomega) {
+			return func(g Gomega) {
+				e := getEval(ns, "ev")
+				g.Expect(e.Status.Models).To(HaveLen(1))
+				g.Expect(e.Status.Models[0].Provenance).To(Equal(&want))
+			}
+		}
+
+		By("an upgrade while the evaluation runs")
+		restartManagerWith(withBuild("v0.5.0", "bbbb", "repot-operator:next"), nil)
+		poke(ns, "ev")
+		Consistently(unchanged(created)).Should(Succeed())
+
+		By("the evaluation finishing: the server goes, the record stays")
+		writeLedger(ns, build.LedgerName("ev", "m", 0), rec("m", "p1", "pot", true, contract.RouteInitialSuccess, 1))
+		finishJob(ns, build.RunnerJobName("ev", "m"))
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(condition(e, repotv1.ConditionComplete).Status).To(Equal(metav1.ConditionTrue))
+		})
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "m"))).Should(BeFalse())
+		Consistently(unchanged(created)).Should(Succeed())
+
+		By("an upgrade after an earlier operator recorded other args for the finished evaluation")
+		earlier := *created.DeepCopy()
+		earlier.ServerArgs = []string{"repot", "sim-server", "--profile", "strong"}
+		earlier.OperatorVersion, earlier.OperatorCommit = "v0.3.0", "0ld"
+		restartManagerWith(withBuild("v0.6.0", "cccc", "repot-operator:later"), func() {
+			e := getEval(ns, "ev")
+			e.Status.Models[0].Provenance = earlier.DeepCopy()
+			Expect(k8s.Status().Update(ctx, e)).To(Succeed())
+		})
+		poke(ns, "ev")
+		Consistently(unchanged(earlier)).Should(Succeed())
 	})
 })

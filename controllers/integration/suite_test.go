@@ -11,6 +11,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/integration/framework"
 )
 
@@ -73,14 +74,20 @@ var _ = AfterSuite(func() {
 // restartManager stops the running manager, runs meanwhile (if any) while
 // no manager runs, and starts a fresh one (empty caches, nothing
 // remembered).
-func restartManager(meanwhile func()) {
-	Expect(mgr.Stop()).To(Succeed())
+func restartManager(meanwhile func()) { restartManagerWith(nil, meanwhile) }
+
+// restartManagerWith is restartManager with the new manager's options
+// changed by wrap (nil: the suite's options), as an operator upgrade
+// changes them. A spec that restarts with other options restarts with nil
+// when it ends, so that the next spec finds the suite's manager.
+func restartManagerWith(wrap func(build.Options) build.Options, meanwhile func()) {
+	ExpectWithOffset(1, mgr.Stop()).To(Succeed())
 	if meanwhile != nil {
 		meanwhile()
 	}
 	var err error
-	mgr, err = startManager(managerCfg, clk, nil)
-	Expect(err).NotTo(HaveOccurred())
+	mgr, err = startManager(managerCfg, clk, wrap)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 }
 
 func init() {

@@ -30,13 +30,15 @@ const (
 const chatTemplateKwargsField = "chat_template_kwargs"
 
 // modelProvenance is status.models[].provenance for model m: the server
-// arguments and revision from the spec (through the builders that render
-// them), the images its server and runner pods report (kept from prev once
-// the pods are gone), and what its runners reported on their ledgers. It
-// is nil while there is nothing to record.
+// arguments and operator build recorded when the server was created
+// (recordedServer), the revision from the spec, the images its server and
+// runner pods report (kept from prev once the pods are gone), and what its
+// runners reported on their ledgers. It is nil while there is nothing to
+// record.
 func modelProvenance(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *World, prev *repotv1.ModelProvenance) *repotv1.ModelProvenance {
 	p := &repotv1.ModelProvenance{}
-	if args := build.ServerArgs(m); len(args) > 0 {
+	args, version, commit := recordedServer(e, m, w, prev)
+	if len(args) > 0 {
 		if len(args) > maxProvenanceArgs {
 			args = args[:maxProvenanceArgs]
 		}
@@ -45,6 +47,7 @@ func modelProvenance(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *World,
 			p.ServerArgs[i] = Truncate(a, maxProvenanceArg)
 		}
 	}
+	p.OperatorVersion, p.OperatorCommit = Truncate(version, 128), Truncate(commit, 64)
 	if m.VLLM != nil {
 		p.Revision = m.VLLM.Revision
 	}
@@ -57,10 +60,34 @@ func modelProvenance(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *World,
 		applyRunnerProvenance(p, rp)
 	}
 	if p.Images == nil && p.ServerArgs == nil && p.Revision == "" && p.ServedModels == nil && p.ServerReportError == "" &&
-		p.Sampling == nil && p.ChatTemplateKwargs == nil && p.RepotVersion == "" && p.RepotCommit == "" {
+		p.Sampling == nil && p.ChatTemplateKwargs == nil && p.RepotVersion == "" && p.RepotCommit == "" &&
+		p.OperatorVersion == "" && p.OperatorCommit == "" {
 		return nil
 	}
 	return p
+}
+
+// recordedServer is the server command and the operator build of model m as
+// recorded when its server was created: read from the server Deployment
+// while it exists (its server container, build.DeploymentServerArgs; the
+// build annotations), else kept from prev. An endpoint model has no server:
+// its operator build is its runner Job's, else prev's. Nothing is derived
+// from the current builders, so an operator upgrade that renders servers
+// differently rewrites neither an evaluation in flight nor a finished one.
+func recordedServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *World, prev *repotv1.ModelProvenance) (args []string, version, commit string) {
+	if build.HasServer(m) {
+		if d := w.deployment(build.ServerName(e.Name, m.Name)); d != nil {
+			version, commit = build.CreatedByOperator(d)
+			return build.DeploymentServerArgs(d), version, commit
+		}
+	} else if j := w.job(build.RunnerJobName(e.Name, m.Name)); j != nil {
+		version, commit = build.CreatedByOperator(j)
+		return nil, version, commit
+	}
+	if prev == nil {
+		return nil, "", ""
+	}
+	return prev.ServerArgs, prev.OperatorVersion, prev.OperatorCommit
 }
 
 // modelPods are the pods of one model of one evaluation.

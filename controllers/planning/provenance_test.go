@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -48,13 +50,37 @@ func TestModelProvenance(t *testing.T) {
 		prev *repotv1.ModelProvenance
 		want *repotv1.ModelProvenance
 	}{{
-		name: "vLLM server before any pod: the rendered arguments and the revision",
+		name: "vLLM server not created yet: the revision only",
 		eval: vllm(),
-		want: &repotv1.ModelProvenance{ServerArgs: serverArgs, Revision: "abc123"},
+		want: &repotv1.ModelProvenance{Revision: "abc123"},
+	}, {
+		name: "vLLM server created: its arguments (without the telemetry wrapper) and the operator build written on it",
+		eval: vllm(),
+		w: World{Deployments: []appsv1.Deployment{*build.ServerDeployment(vllm(), &vllm().Spec.Models[0],
+			build.Options{OperatorVersion: "v0.5.0", OperatorCommit: "c0ffee"}, 1)}},
+		want: &repotv1.ModelProvenance{ServerArgs: serverArgs, Revision: "abc123", OperatorVersion: "v0.5.0", OperatorCommit: "c0ffee"},
+	}, {
+		name: "server created by an earlier operator: the arguments it was created with, not today's rendering; no build recorded on it",
+		eval: vllm(),
+		w: World{Deployments: []appsv1.Deployment{func() appsv1.Deployment {
+			d := build.ServerDeployment(vllm(), &vllm().Spec.Models[0], build.Options{}, 1)
+			d.Spec.Template.Spec.Containers[0].Command = []string{"/opt/repot/repot", "gpu-telemetry", "--", "vllm", "serve", "Qwen/Qwen3-8B", "--port", "8000"}
+			return *d
+		}()}},
+		prev: &repotv1.ModelProvenance{ServerArgs: []string{"vllm", "serve", "Qwen/Qwen3-8B", "--port", "8000"}, Revision: "abc123"},
+		want: &repotv1.ModelProvenance{ServerArgs: []string{"vllm", "serve", "Qwen/Qwen3-8B", "--port", "8000"}, Revision: "abc123"},
+	}, {
+		name: "server gone (a finished model): the arguments and operator build as recorded, whatever the builders render now",
+		eval: vllm(),
+		prev: &repotv1.ModelProvenance{ServerArgs: []string{"vllm", "serve", "Qwen/Qwen3-8B", "--port", "8000"}, Revision: "abc123",
+			OperatorVersion: "v0.4.0", OperatorCommit: "0ld"},
+		want: &repotv1.ModelProvenance{ServerArgs: []string{"vllm", "serve", "Qwen/Qwen3-8B", "--port", "8000"}, Revision: "abc123",
+			OperatorVersion: "v0.4.0", OperatorCommit: "0ld"},
 	}, {
 		name: "pods and a runner's report: images per role and container, served models, sampling, kwargs, build",
 		eval: vllm(),
 		w: World{
+			Deployments: []appsv1.Deployment{*build.ServerDeployment(vllm(), &vllm().Spec.Models[0], build.Options{}, 1)},
 			ServerPods: []corev1.Pod{provPod("srv", build.ComponentServer, t0,
 				corev1.ContainerStatus{Name: "server", Image: "vllm/vllm-openai:v0.11.0", ImageID: "docker.io/vllm/vllm-openai@sha256:aaa"},
 				corev1.ContainerStatus{Name: "ready-check", Image: "repot:dev"})}, // no imageID yet: not recorded
@@ -94,7 +120,8 @@ func TestModelProvenance(t *testing.T) {
 		prev: &repotv1.ModelProvenance{Images: []repotv1.ContainerImage{
 			{Pod: "server", Container: "server", ImageID: "repot@sha256:srv"},
 			{Pod: "runner", Container: "run", ImageID: "repot@sha256:older"},
-		}},
+		}, ServerArgs: []string{"repot", "sim-server", "--listen=$(POD_IP):8000", "--profile", "qwen3-8b",
+			"--served-model-name", "m", "--seed", "3", "--fault-permille", "0"}},
 		want: &repotv1.ModelProvenance{
 			Images: []repotv1.ContainerImage{
 				{Pod: "server", Container: "server", ImageID: "repot@sha256:srv"},
@@ -108,6 +135,13 @@ func TestModelProvenance(t *testing.T) {
 		name: "endpoint model without pods or reports: nothing to record",
 		eval: revtesting.MakeEvaluation("ev", "ns").Endpoint("m", "http://example.com/v1", "gpt").Obj(),
 		want: nil,
+	}, {
+		name: "endpoint model: the operator build written on its runner Job",
+		eval: revtesting.MakeEvaluation("ev", "ns").Endpoint("m", "http://example.com/v1", "gpt").Obj(),
+		w: World{Jobs: []batchv1.Job{{ObjectMeta: metav1.ObjectMeta{Name: build.RunnerJobName("ev", "m"),
+			Annotations: map[string]string{build.AnnotationOperatorVersion: "v0.5.0"}}}}},
+		prev: &repotv1.ModelProvenance{OperatorVersion: "v0.4.0"},
+		want: &repotv1.ModelProvenance{OperatorVersion: "v0.5.0"},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,5 +150,62 @@ func TestModelProvenance(t *testing.T) {
 				t.Errorf("provenance (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestProvenanceRecordedOnce: the server arguments and the operator build
+// are recorded when the server is created, and neither an operator upgrade
+// (other build options, another rendering of the server) nor the end of the
+// evaluation rewrites them.
+func TestProvenanceRecordedOnce(t *testing.T) {
+	e := revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).Obj()
+	w := newWorld()
+	w.Problems.Count = 2
+	stepWith := func(o build.Options, now time.Time) Plan {
+		w.Now = now
+		p := PlanEvaluation(e, w, o)
+		applyToWorld(e, w, p)
+		return p
+	}
+	before, after := testOpts, testOpts
+	before.OperatorVersion, before.OperatorCommit = "v0.4.0", "aaaa"
+	after.OperatorVersion, after.OperatorCommit, after.Image = "v0.5.0", "bbbb", "repot-operator:next"
+
+	stepWith(before, t0)
+	d := w.deployment(build.ServerName("ev", "m"))
+	if d == nil {
+		t.Fatal("the first pass created no server")
+	}
+	created := &repotv1.ModelProvenance{ServerArgs: build.ServerArgs(&e.Spec.Models[0]), OperatorVersion: "v0.4.0", OperatorCommit: "aaaa"}
+	if diff := cmp.Diff(created, e.Status.Models[0].Provenance); diff != "" {
+		t.Fatalf("a new server's provenance (-want +got):\n%s", diff)
+	}
+
+	// The operator that created the server rendered it otherwise than
+	// today's builders do (as an older operator would have).
+	srv := &d.Spec.Template.Spec.Containers[0]
+	srv.Args = []string{"sim-server", "--profile", "strong"}
+	recorded := &repotv1.ModelProvenance{ServerArgs: []string{"repot", "sim-server", "--profile", "strong"}, OperatorVersion: "v0.4.0", OperatorCommit: "aaaa"}
+	setServerReady(w, "ev", "m", true)
+	now := t0.Add(time.Minute)
+	for range 3 {
+		stepWith(after, now)
+	}
+	if diff := cmp.Diff(recorded, e.Status.Models[0].Provenance); diff != "" {
+		t.Fatalf("in flight after an upgrade (-want +got):\n%s", diff)
+	}
+
+	// Finished: every run recorded, the Job complete, the server deleted.
+	w.Records = runs("m", 2, t0)
+	finishJob(w, build.RunnerJobName("ev", "m"), batchv1.JobComplete, "Completed")
+	for range 3 {
+		now = now.Add(time.Minute)
+		stepWith(after, now)
+	}
+	if c := findCondition(e.Status.Conditions, repotv1.ConditionComplete); c == nil || c.Status != metav1.ConditionTrue || w.deployment(build.ServerName("ev", "m")) != nil {
+		t.Fatalf("want the evaluation complete and its server gone: %+v", e.Status.Conditions)
+	}
+	if diff := cmp.Diff(recorded, e.Status.Models[0].Provenance); diff != "" {
+		t.Errorf("finished (-want +got):\n%s", diff)
 	}
 }

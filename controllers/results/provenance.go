@@ -47,6 +47,8 @@ func ModelProvenanceEntries(model string, p *repotv1.ModelProvenance) []report.P
 	}
 	add("server args", strings.Join(p.ServerArgs, " "))
 	add("revision", p.Revision)
+	add("operator version", p.OperatorVersion)
+	add("operator commit", p.OperatorCommit)
 	for _, s := range p.ServedModels {
 		add("served model (/v1/models)", contract.ServedModel{ID: s.ID, Root: s.Root, MaxModelLen: s.MaxModelLen}.Describe())
 	}

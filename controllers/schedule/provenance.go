@@ -90,6 +90,12 @@ func modelDifferences(model string, base, cur *repotv1.ModelProvenance, diff fun
 	}
 	diff(p+"server args", strings.Join(base.ServerArgs, " "), strings.Join(cur.ServerArgs, " "))
 	diff(p+"revision", base.Revision, cur.Revision)
+	// The operator's build compares only where both runs recorded it (an
+	// operator before operatorVersion recorded none).
+	if base.OperatorVersion != "" && cur.OperatorVersion != "" {
+		diff(p+"operator version", base.OperatorVersion, cur.OperatorVersion)
+		diff(p+"operator commit", base.OperatorCommit, cur.OperatorCommit)
+	}
 	// What the runners reported compares only where both runs' runners
 	// reported.
 	if !runnerReported(base) || !runnerReported(cur) {

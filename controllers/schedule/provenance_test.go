@@ -26,6 +26,8 @@ func baseProv() *repotv1.ModelProvenance {
 			{Pod: "runner", Container: "run", Image: "repot:dev", ImageID: "repot@sha256:111"},
 		},
 		ServerArgs:         []string{"repot", "sim-server", "--profile", "strong"},
+		OperatorVersion:    "v0.4.0",
+		OperatorCommit:     "abc",
 		ServedModels:       []repotv1.ServedModel{{ID: "sim-strong", Root: "repot-simulation/strong"}},
 		Sampling:           []repotv1.NameValue{{Name: "max_tokens", Value: "16384"}, {Name: "temperature", Value: "0"}},
 		ChatTemplateKwargs: []repotv1.NameValue{{Name: "enable_thinking", Value: "false"}},
@@ -65,6 +67,17 @@ func TestProvenanceDifferences(t *testing.T) {
 			"model m: server args: repot sim-server --profile strong -> repot sim-server --profile weak",
 			"model m: chat template kwarg enable_thinking: false -> (unset)",
 			"model m: runner repot commit: abc -> def",
+		},
+	}, {
+		name: "servers created by another operator build",
+		cur: func(p *repotv1.ModelProvenance, _ *repotv1.RepotEvaluation) {
+			p.OperatorVersion, p.OperatorCommit = "v0.5.0", "def"
+		},
+		want: []string{"model m: operator version: v0.4.0 -> v0.5.0", "model m: operator commit: abc -> def"},
+	}, {
+		name: "an operator build only one run recorded is no difference",
+		cur: func(p *repotv1.ModelProvenance, _ *repotv1.RepotEvaluation) {
+			p.OperatorVersion, p.OperatorCommit = "", ""
 		},
 	}, {
 		name: "a runner that did not report is no difference",
