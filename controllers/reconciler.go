@@ -103,10 +103,12 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	// 4. Decide (pure).
 	opts := r.planOptions(ctx)
 	p := planning.PlanEvaluation(e, w, opts)
-	// 5. The spec freezes with the first child: the pass that would create
-	//    the first children records the start first (the CEL rules of the
-	//    CRD refuse spec edits once status.startTime is set). If that write
-	//    fails, nothing is created and the pass is retried.
+	// 5. The spec freezes with the first child that costs something: the
+	//    pass that would create the first server Deployment or runner Job
+	//    records the start first (the CEL rules of the CRD refuse spec edits
+	//    once status.startTime is set). If that write fails, nothing is
+	//    created and the pass is retried. The runner's access objects and a
+	//    queued model's Workload do not start the evaluation.
 	if err := r.recordStart(ctx, e, &p); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -182,7 +184,8 @@ func (r *EvaluationReconciler) fetch(ctx context.Context, req ctrl.Request) (*re
 
 // recordStart writes status.startTime alone, before the plan's first
 // creations, when the plan starts the evaluation (its status sets a start
-// time the stored status lacks) and creates children. e's status becomes
+// time the stored status lacks: it creates the first server Deployment or
+// runner Job) and creates children. e's status becomes
 // the one written, so the pass's status write patches only the rest.
 //
 // An evaluation Stalled because the API server rejected a child built

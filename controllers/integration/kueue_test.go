@@ -3,6 +3,7 @@ package integration_test
 import (
 	"maps"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -13,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -210,5 +212,62 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 			return apimeta.IsStatusConditionTrue(getWorkload(g, ns, "a").Status.Conditions, kueue.WorkloadFinished)
 		}).Should(BeTrue())
 		Expect(modelChildren(ns, "b")(Default)).To(BeEmpty())
+	})
+
+	It("does not start a queued evaluation before admission: its deadline does not count the queue and its spec stays editable", func() {
+		ns := createNamespace("kueue-start")
+		if err := k8s.Create(ctx, &kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "h100"}}); err != nil && !apierrors.IsAlreadyExists(err) {
+			Expect(err).NotTo(HaveOccurred())
+		}
+		e := revtesting.MakeEvaluation("ev", ns).Simulated("m", "strong", 1).Shards(1).ActiveDeadline(60).Obj()
+		e.Labels = map[string]string{kueueadapter.QueueNameLabel: "gpus"}
+		Expect(k8s.Create(ctx, e)).To(Succeed())
+
+		By("the Workload and the runner's access exist; nothing that costs was created, so the evaluation has not started")
+		Eventually(func(g Gomega) { getWorkload(g, ns, "m") }).Should(Succeed())
+		Eventually(exists(&corev1.ServiceAccount{}, ns, build.RunnerAccessName("ev"))).Should(BeTrue())
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(e.Status.Models).To(HaveLen(1))
+			g.Expect(model(g, e, 0).Admission).To(HavePrefix("Pending"))
+			g.Expect(e.Status.StartTime).To(BeNil())
+		})
+
+		By("queued past activeDeadlineSeconds: not failed, not started")
+		clk.Step(2 * time.Minute)
+		poke(ns, "ev")
+		Consistently(func(g Gomega) {
+			e := getEval(ns, "ev")
+			g.Expect(e.Status.StartTime).To(BeNil())
+			g.Expect(condition(e, repotv1.ConditionFailed).Status).NotTo(Equal(metav1.ConditionTrue))
+			g.Expect(e.Status.CompletionTime).To(BeNil())
+		}, "1s").Should(Succeed())
+		Expect(modelChildren(ns, "m")(Default)).To(BeEmpty())
+
+		By("the spec is still editable while queued")
+		cur := getEval(ns, "ev")
+		patch := client.MergeFrom(cur.DeepCopy())
+		cur.Spec.ActiveDeadlineSeconds = ptr.To(int64(90))
+		Expect(k8s.Patch(ctx, cur, patch)).To(Succeed())
+
+		By("admission creates the server, which starts the evaluation and its deadline")
+		admitted := clk.Now()
+		admit(ns, "m")
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "m"))).Should(BeTrue())
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(e.Status.StartTime).NotTo(BeNil())
+			g.Expect(e.Status.StartTime.Time).To(BeTemporally("~", admitted, time.Second))
+		})
+		clk.Step(60 * time.Second)
+		poke(ns, "ev")
+		Consistently(func(g Gomega) {
+			g.Expect(condition(getEval(ns, "ev"), repotv1.ConditionFailed).Status).NotTo(Equal(metav1.ConditionTrue))
+		}, "500ms").Should(Succeed())
+		clk.Step(31 * time.Second)
+		poke(ns, "ev")
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			c := condition(e, repotv1.ConditionFailed)
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Reason).To(Equal(repotv1.ReasonDeadlineExceeded))
+		})
 	})
 })
