@@ -128,9 +128,17 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		p = planning.PlanEvaluation(e, w, opts)
 	}
 	//    Then the Kueue Workloads: create, hand back an evicted one's
-	//    quota, mark a done model's finished.
-	if err := r.applyQueue(ctx, p.Queue); err != nil {
+	//    quota, mark a done model's finished. A Workload whose name an
+	//    object of another owner holds is reported like a child's
+	//    (ChildNameTaken).
+	queueTaken, err := r.applyQueue(ctx, e, p.Queue)
+	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if len(queueTaken) > 0 {
+		taken = append(taken, queueTaken...)
+		w.NameTaken = taken
+		p = planning.PlanEvaluation(e, w, opts)
 	}
 	// 6. Write the status once, if it changed. A pass whose child changes
 	//    took effect leaves it to the pass their watch events bring at once,
