@@ -287,11 +287,22 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 		}, "1s").Should(Succeed())
 		Expect(modelChildren(ns, "m")(Default)).To(BeEmpty())
 
-		By("the spec is still editable while queued")
+		By("the spec is still editable while queued, and the pending Workload follows it")
+		first := func() *kueue.Workload {
+			var wl kueue.Workload
+			Expect(k8s.Get(ctx, key(ns, kueueadapter.WorkloadName("ev", "m")), &wl)).To(Succeed())
+			return &wl
+		}()
 		cur := getEval(ns, "ev")
 		patch := client.MergeFrom(cur.DeepCopy())
 		cur.Spec.ActiveDeadlineSeconds = ptr.To(int64(90))
+		cur.Spec.Runner.ShardsPerModel = ptr.To(int32(2))
 		Expect(k8s.Patch(ctx, cur, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			wl := getWorkload(g, ns, "m")
+			g.Expect(wl.UID).NotTo(Equal(first.UID), "the Workload built from the earlier spec stays")
+			g.Expect(wl.Spec.PodSets).To(ContainElement(And(HaveField("Name", kueueadapter.PodSetRunners), HaveField("Count", int32(2)))))
+		}).Should(Succeed())
 
 		By("admission creates the server, which starts the evaluation and its deadline")
 		admitted := clk.Now()
