@@ -35,9 +35,9 @@
 // runner pods, by label and UID; ledger records, through
 // planning.RecordCache), overlays the writes the cache has not seen yet
 // (pendingwrites.go), decides with planning.PlanEvaluation, applies the
-// child changes (apply.go; a name another owner's object holds is reported
-// as ChildNameTaken, never adopted), writes the status once and emits events only
-// after that write. setup.go wires the manager (cache, owner index,
+// child changes (apply.go; a name another owner's object holds, a Kueue
+// Workload's included, is reported as ChildNameTaken, never adopted), writes
+// the status once and emits events only after that write. setup.go wires the manager (cache, owner index,
 // watches), scheme.go its scheme, kueue_wiring.go the Kueue watches,
 // observation and Workload operations, kueue_client.go the Queue on Kueue's
 // API and whether it is served, kueue_discovery.go the restart once Kueue is

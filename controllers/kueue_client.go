@@ -143,8 +143,14 @@ func (q *kueueQueue) priority(ctx context.Context, e *repotv1.RepotEvaluation) (
 	return kueueadapter.WorkloadPriority{Ref: ref, Value: &value}, nil
 }
 
+// Submit creates wl. AlreadyExists is returned (wrapped) like any other
+// error: a Workload of that name may be this evaluation's, not yet in the
+// cache, or another owner's (an earlier evaluation of the same name whose
+// Workload the garbage collector has not removed yet), which would leave
+// the model waiting on an admission that never concerns it; applyQueue
+// tells the two apart.
 func (q *kueueQueue) Submit(ctx context.Context, wl *kueue.Workload) error {
-	if err := q.client.Create(ctx, wl); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := q.client.Create(ctx, wl); err != nil {
 		return fmt.Errorf("create workload %s: %w", wl.Name, err)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -57,13 +58,25 @@ func (r *EvaluationReconciler) observeKueue(ctx context.Context, e *repotv1.Repo
 	return nil
 }
 
-// applyQueue carries out the plan's Workload actions.
-func (r *EvaluationReconciler) applyQueue(ctx context.Context, ops []kueueadapter.QueueOp) error {
+// applyQueue carries out the plan's Workload actions. A Workload whose
+// creation finds its name taken is read from the API server, as a child's
+// is (nameTaken): if e controls it, the cache was behind; otherwise it is
+// returned in taken, never adopted, and the status says so
+// (ChildNameTaken) instead of the model waiting, silently, on an
+// admission that is not its own.
+func (r *EvaluationReconciler) applyQueue(ctx context.Context, e *repotv1.RepotEvaluation, ops []kueueadapter.QueueOp) (taken []planning.TakenName, _ error) {
 	for _, op := range ops {
 		var err error
 		switch op.Kind {
 		case kueueadapter.QueueSubmit:
 			err = r.queue.Submit(ctx, op.Workload)
+			if apierrors.IsAlreadyExists(err) {
+				var t *planning.TakenName
+				t, err = r.nameTaken(ctx, e, op.Workload)
+				if t != nil {
+					taken = append(taken, *t)
+				}
+			}
 		case kueueadapter.QueueRequeue:
 			err = r.queue.Requeue(ctx, op.Workload)
 		case kueueadapter.QueueFinish:
@@ -72,8 +85,8 @@ func (r *EvaluationReconciler) applyQueue(ctx context.Context, ops []kueueadapte
 			err = r.queue.Delete(ctx, op.Workload)
 		}
 		if err != nil {
-			return err
+			return taken, err
 		}
 	}
-	return nil
+	return taken, nil
 }

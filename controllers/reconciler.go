@@ -111,10 +111,12 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		}
 		p = planning.PlanEvaluation(e, w, opts)
 	}
-	// 5. The spec freezes with the first child: the pass that would create
-	//    the first children records the start first (the CEL rules of the
-	//    CRD refuse spec edits once status.startTime is set). If that write
-	//    fails, nothing is created and the pass is retried.
+	// 5. The spec freezes with the first child that costs something: the
+	//    pass that would create the first server Deployment or runner Job
+	//    records the start first (the CEL rules of the CRD refuse spec edits
+	//    once status.startTime is set). If that write fails, nothing is
+	//    created and the pass is retried. The runner's access objects and a
+	//    queued model's Workload do not start the evaluation.
 	if err := r.recordStart(ctx, e, &p); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -134,9 +136,17 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		p = planning.PlanEvaluation(e, w, opts)
 	}
 	//    Then the Kueue Workloads: create, hand back an evicted one's
-	//    quota, mark a done model's finished.
-	if err := r.applyQueue(ctx, p.Queue); err != nil {
+	//    quota, mark a done model's finished. A Workload whose name an
+	//    object of another owner holds is reported like a child's
+	//    (ChildNameTaken).
+	queueTaken, err := r.applyQueue(ctx, e, p.Queue)
+	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if len(queueTaken) > 0 {
+		taken = append(taken, queueTaken...)
+		w.NameTaken = taken
+		p = planning.PlanEvaluation(e, w, opts)
 	}
 	// 6. Write the status once, if it changed. A pass whose child changes
 	//    took effect leaves it to the pass their watch events bring at once,
@@ -195,7 +205,8 @@ func (r *EvaluationReconciler) fetch(ctx context.Context, req ctrl.Request) (*re
 
 // recordStart writes status.startTime alone, before the plan's first
 // creations, when the plan starts the evaluation (its status sets a start
-// time the stored status lacks) and creates children. e's status becomes
+// time the stored status lacks: it creates the first server Deployment or
+// runner Job) and creates children. e's status becomes
 // the one written, so the pass's status write patches only the rest.
 //
 // An evaluation Stalled because the API server rejected a child built

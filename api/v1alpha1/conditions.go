@@ -79,11 +79,13 @@ const (
 	// built from the spec (for example an invalid node selector key), so
 	// retrying cannot help until the spec changes (Stalled).
 	ReasonChildRejected = "ChildRejected"
-	// ReasonChildNameTaken: a child cannot be created because an object of
-	// its kind and name exists that this evaluation does not control (an
-	// earlier evaluation of the same name whose children are still being
-	// deleted, or an object made by someone else); the message names each
-	// object and its owner (Stalled). The operator retries until it is gone.
+	// ReasonChildNameTaken: a child (or a model's Kueue Workload) cannot be
+	// created because an object of its kind and name exists that this
+	// evaluation does not control (an earlier evaluation of the same name
+	// whose children are still being deleted, or an object made by someone
+	// else); the message names each object and its owner (Stalled True,
+	// Reconciling False, state Stalled). The operator retries until it is
+	// gone.
 	ReasonChildNameTaken = "ChildNameTaken"
 	// ReasonFailed: the evaluation failed (Stalled, Ready false).
 	ReasonFailed = "Failed"

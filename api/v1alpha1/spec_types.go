@@ -130,9 +130,10 @@ type RepotEvaluationSpec struct {
 	Suspend *bool `json:"suspend,omitempty"`
 
 	// activeDeadlineSeconds bounds the running time of the evaluation, counted
-	// from status.startTime; when it passes, the evaluation fails with reason
-	// DeadlineExceeded. Unset means no deadline. 60 to 2592000 (30 days).
-	// Immutable once started.
+	// from status.startTime (the creation of its first server or runner Job,
+	// so time spent waiting for Kueue's admission does not count); when it
+	// passes, the evaluation fails with reason DeadlineExceeded. Unset means
+	// no deadline. 60 to 2592000 (30 days). Immutable once started.
 	// +optional
 	// +kubebuilder:validation:Minimum=60
 	// +kubebuilder:validation:Maximum=2592000

@@ -27,8 +27,14 @@ type RepotEvaluationStatus struct {
 	// +kubebuilder:validation:MaxItems=16
 	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 
-	// startTime is when the evaluation first started (its servers or runners
-	// were first created). Once set, the spec is immutable except suspend.
+	// startTime is when the evaluation started: when its first child that
+	// costs something, a server Deployment or a runner Job, was created. The
+	// runner's ServiceAccount, Role, RoleBinding and NetworkPolicies, the
+	// ledgers and Kueue Workloads do not start it: a queued evaluation that
+	// Kueue has not admitted has not started, and spec.activeDeadlineSeconds
+	// does not count its time in the queue. Once set, the spec is immutable
+	// except spec.suspend, spec.budget, spec.maxParallelModels and
+	// spec.stalledAfterSeconds.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 

@@ -6,6 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -76,6 +77,63 @@ var _ = Describe("the identity of children", func() {
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(condition(e, repotv1.ConditionStalled).Reason).NotTo(Equal(repotv1.ReasonChildNameTaken))
 			g.Expect(e.Status.Progress.RunsDone).To(BeZero())
+		})
+	})
+
+	It("shows a blocked state, with an event, while an object it does not control holds its server's name", func() {
+		ns := createNamespace("name-taken")
+		ev := revtesting.MakeEvaluation("ev", ns).Simulated("m", "strong", 1).Shards(1).Obj()
+		// Someone else's Deployment (no controller) with the server's name,
+		// made before the evaluation.
+		theirs := build.ServerDeployment(ev, &ev.Spec.Models[0], build.Options{}.WithDefaults(), 0)
+		theirs.Namespace, theirs.OwnerReferences, theirs.Labels = ns, nil, map[string]string{"app": "theirs"}
+		Expect(k8s.Create(ctx, theirs)).To(Succeed())
+		Expect(k8s.Create(ctx, ev)).To(Succeed())
+
+		server := build.ServerName("ev", "m")
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(e.Status.Summary).NotTo(BeNil())
+			g.Expect(e.Status.Summary.State).To(Equal(repotv1.StateStalled))
+			st := condition(e, repotv1.ConditionStalled)
+			g.Expect(st.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(st.Reason).To(Equal(repotv1.ReasonChildNameTaken))
+			g.Expect(st.Message).To(ContainSubstring("Deployment " + server + " exists and has no controller"))
+			rc := condition(e, repotv1.ConditionReconciling)
+			g.Expect(rc.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(rc.Reason).To(Equal(repotv1.ReasonChildNameTaken))
+			g.Expect(rc.Message).To(Equal(st.Message))
+			g.Expect(rc.ObservedGeneration).To(Equal(e.Generation))
+			// Its server was never created: the evaluation has not started.
+			g.Expect(e.Status.StartTime).To(BeNil())
+		})
+		Eventually(func(g Gomega) []string {
+			var evs eventsv1.EventList
+			g.Expect(k8s.List(ctx, &evs, client.InNamespace(ns))).To(Succeed())
+			var reasons []string
+			for _, e := range evs.Items {
+				if e.Regarding.Name == "ev" {
+					reasons = append(reasons, e.Type+"/"+e.Reason)
+				}
+			}
+			return reasons
+		}).Should(ContainElement("Warning/" + repotv1.ReasonChildNameTaken))
+		var d appsv1.Deployment
+		Expect(k8s.Get(ctx, key(ns, server), &d)).To(Succeed())
+		Expect(metav1.GetControllerOf(&d)).To(BeNil(), "their Deployment was adopted")
+
+		By("once their Deployment is gone, the evaluation creates its own and goes on")
+		Expect(k8s.Delete(ctx, theirs)).To(Succeed())
+		e := getEval(ns, "ev")
+		Eventually(func(g Gomega) {
+			var d appsv1.Deployment
+			g.Expect(k8s.Get(ctx, key(ns, server), &d)).To(Succeed())
+			g.Expect(controlledBy(&d, e.UID)).To(BeTrue())
+		}).Should(Succeed())
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(e.Status.Summary.State).To(Equal(repotv1.StatePending))
+			g.Expect(condition(e, repotv1.ConditionReconciling).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(e, repotv1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(e.Status.StartTime).NotTo(BeNil())
 		})
 	})
 

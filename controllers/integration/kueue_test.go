@@ -251,4 +251,116 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 			g.Expect(model(g, e, 0).Admission).To(HavePrefix("Finished"))
 		})
 	})
+
+	It("reports a Workload of the model's name that an earlier evaluation owns, instead of waiting on it silently", func() {
+		ns := createNamespace("kueue-taken")
+		ev := revtesting.MakeEvaluation("ev", ns).Simulated("m", "strong", 1).Shards(1).Obj()
+		ev.Labels = map[string]string{kueueadapter.QueueNameLabel: "gpus"}
+		// The Workload of an earlier "ev" (another UID) that the garbage
+		// collector has not removed yet (envtest runs none).
+		stale := &kueue.Workload{
+			ObjectMeta: metav1.ObjectMeta{Name: kueueadapter.WorkloadName("ev", "m"), Namespace: ns, Labels: build.ChildLabels("ev", "m", kueueadapter.ComponentWorkload),
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: repotv1.GroupVersion.String(), Kind: "RepotEvaluation", Name: "ev", UID: "0ld-0000-0000-0000-earlier", Controller: ptr.To(true)}}},
+			Spec: kueue.WorkloadSpec{QueueName: "gpus", PodSets: []kueue.PodSet{{Name: kueueadapter.PodSetRunners, Count: 1, Template: corev1.PodTemplateSpec{
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}}}}}},
+		}
+		Expect(k8s.Create(ctx, stale)).To(Succeed())
+		Expect(k8s.Create(ctx, ev)).To(Succeed())
+
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(e.Status.Summary).NotTo(BeNil())
+			g.Expect(e.Status.Summary.State).To(Equal(repotv1.StateStalled))
+			st := condition(e, repotv1.ConditionStalled)
+			g.Expect(st.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(st.Reason).To(Equal(repotv1.ReasonChildNameTaken))
+			g.Expect(st.Message).To(ContainSubstring("Workload " + stale.Name))
+			g.Expect(st.Message).To(ContainSubstring("0ld-0000-0000-0000-earlier"))
+			rc := condition(e, repotv1.ConditionReconciling)
+			g.Expect(rc.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(rc.Reason).To(Equal(repotv1.ReasonChildNameTaken))
+		})
+		var wl kueue.Workload
+		Expect(k8s.Get(ctx, key(ns, stale.Name), &wl)).To(Succeed())
+		Expect(controlledBy(&wl, "0ld-0000-0000-0000-earlier")).To(BeTrue(), "the earlier Workload was adopted")
+
+		By("once the earlier Workload is gone, the model's own is submitted")
+		Expect(k8s.Delete(ctx, stale)).To(Succeed())
+		e := getEval(ns, "ev")
+		Eventually(func(g Gomega) {
+			wl := getWorkload(g, ns, "m")
+			g.Expect(controlledBy(wl, e.UID)).To(BeTrue())
+		}).Should(Succeed())
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(condition(e, repotv1.ConditionStalled).Reason).NotTo(Equal(repotv1.ReasonChildNameTaken))
+			g.Expect(model(g, e, 0).Admission).To(HavePrefix("Pending"))
+		})
+	})
+
+	It("does not start a queued evaluation before admission: its deadline does not count the queue and its spec stays editable", func() {
+		ns := createNamespace("kueue-start")
+		if err := k8s.Create(ctx, &kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "h100"}}); err != nil && !apierrors.IsAlreadyExists(err) {
+			Expect(err).NotTo(HaveOccurred())
+		}
+		e := revtesting.MakeEvaluation("ev", ns).Simulated("m", "strong", 1).Shards(1).ActiveDeadline(60).Obj()
+		e.Labels = map[string]string{kueueadapter.QueueNameLabel: "gpus"}
+		Expect(k8s.Create(ctx, e)).To(Succeed())
+
+		By("the Workload and the runner's access exist; nothing that costs was created, so the evaluation has not started")
+		Eventually(func(g Gomega) { getWorkload(g, ns, "m") }).Should(Succeed())
+		Eventually(exists(&corev1.ServiceAccount{}, ns, build.RunnerAccessName("ev"))).Should(BeTrue())
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(e.Status.Models).To(HaveLen(1))
+			g.Expect(model(g, e, 0).Admission).To(HavePrefix("Pending"))
+			g.Expect(e.Status.StartTime).To(BeNil())
+		})
+
+		By("queued past activeDeadlineSeconds: not failed, not started")
+		clk.Step(2 * time.Minute)
+		poke(ns, "ev")
+		Consistently(func(g Gomega) {
+			e := getEval(ns, "ev")
+			g.Expect(e.Status.StartTime).To(BeNil())
+			g.Expect(condition(e, repotv1.ConditionFailed).Status).NotTo(Equal(metav1.ConditionTrue))
+			g.Expect(e.Status.CompletionTime).To(BeNil())
+		}, "1s").Should(Succeed())
+		Expect(modelChildren(ns, "m")(Default)).To(BeEmpty())
+
+		By("the spec is still editable while queued, and the pending Workload follows it")
+		first := func() *kueue.Workload {
+			var wl kueue.Workload
+			Expect(k8s.Get(ctx, key(ns, kueueadapter.WorkloadName("ev", "m")), &wl)).To(Succeed())
+			return &wl
+		}()
+		cur := getEval(ns, "ev")
+		patch := client.MergeFrom(cur.DeepCopy())
+		cur.Spec.ActiveDeadlineSeconds = ptr.To(int64(90))
+		cur.Spec.Runner.ShardsPerModel = ptr.To(int32(2))
+		Expect(k8s.Patch(ctx, cur, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			wl := getWorkload(g, ns, "m")
+			g.Expect(wl.UID).NotTo(Equal(first.UID), "the Workload built from the earlier spec stays")
+			g.Expect(wl.Spec.PodSets).To(ContainElement(And(HaveField("Name", kueueadapter.PodSetRunners), HaveField("Count", int32(2)))))
+		}).Should(Succeed())
+
+		By("admission creates the server, which starts the evaluation and its deadline")
+		admitted := clk.Now()
+		admit(ns, "m")
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "m"))).Should(BeTrue())
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(e.Status.StartTime).NotTo(BeNil())
+			g.Expect(e.Status.StartTime.Time).To(BeTemporally("~", admitted, time.Second))
+		})
+		clk.Step(60 * time.Second)
+		poke(ns, "ev")
+		Consistently(func(g Gomega) {
+			g.Expect(condition(getEval(ns, "ev"), repotv1.ConditionFailed).Status).NotTo(Equal(metav1.ConditionTrue))
+		}, "500ms").Should(Succeed())
+		clk.Step(31 * time.Second)
+		poke(ns, "ev")
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			c := condition(e, repotv1.ConditionFailed)
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Reason).To(Equal(repotv1.ReasonDeadlineExceeded))
+		})
+	})
 })

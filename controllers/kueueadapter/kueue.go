@@ -20,7 +20,10 @@ type Queue interface {
 	// Observe returns the evaluation's Workloads by model and the cluster's
 	// ResourceFlavors by name.
 	Observe(ctx context.Context, e *repotv1.RepotEvaluation) (QueueWorld, error)
-	// Submit creates a model's Workload.
+	// Submit creates a model's Workload. A Workload of the same name that
+	// exists is an AlreadyExists error (apierrors.IsAlreadyExists), which
+	// the caller resolves: this evaluation's (the cache was behind) or
+	// another owner's (the name is taken).
 	Submit(ctx context.Context, wl *kueue.Workload) error
 	// Requeue clears the admission of an evicted Workload whose children are
 	// gone, so that Kueue queues it again (what a Kueue job integration does

@@ -53,6 +53,10 @@ type Gate struct {
 //   - No Workload yet: create it, with the evaluation's priority;
 //     nothing may exist until it is admitted. A priority class that does
 //     not exist holds the Workload back (Kueue would order it wrongly).
+//   - Pending, built from a spec the evaluation no longer has (it may
+//     change until the start, which a queued evaluation reaches only
+//     once admitted): delete it; the next pass submits one from the
+//     current spec (AnnotationSpecHash).
 //   - Pending: wait.
 //   - Admitted: allowed, with the admitted flavors' placement.
 //   - Evicted: not allowed (the children are removed); once none is left,
@@ -70,6 +74,8 @@ func AdmissionGate(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o build.Opt
 		if wl != nil && a.State != AdmissionFinished && !childrenLeft {
 			g.Op = &QueueOp{Kind: QueueFinish, Workload: wl, Message: "all runs of model " + m.Name + " are recorded"}
 		}
+	case a.State == admissionPending && e.Status.StartTime == nil && wl.DeletionTimestamp == nil && specChanged(wl, e, m):
+		g.Op = &QueueOp{Kind: QueueDelete, Workload: wl, Message: "the spec of model " + m.Name + " changed while its Workload waited: it is submitted again from the current spec"}
 	case a.State == AdmissionAbsent && qw.Priority.Problem != "":
 		// Held back: a.Message says why.
 	case a.State == AdmissionAbsent:

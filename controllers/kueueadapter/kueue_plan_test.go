@@ -20,6 +20,14 @@ func TestAdmissionGate(t *testing.T) {
 	pending := workloadWith([]metav1.Condition{cond(kueue.WorkloadQuotaReserved, metav1.ConditionFalse, "no quota")}, nil)
 	evicted := workloadWith(append(reserved, cond(kueue.WorkloadEvicted, metav1.ConditionTrue, "Preempted")), adm)
 	finished := workloadWith(append(reserved, cond(kueue.WorkloadFinished, metav1.ConditionTrue, "done")), adm)
+	// Pending Workloads built from an earlier spec of the model and from
+	// the current one.
+	stale := pending.DeepCopy()
+	stale.Annotations = map[string]string{AnnotationSpecHash: "0123456789abcdef"}
+	current := pending.DeepCopy()
+	current.Annotations = map[string]string{AnnotationSpecHash: workloadSpecHash(queued, &queued.Spec.Models[0])}
+	started := queued.DeepCopy()
+	started.Status.StartTime = &metav1.Time{}
 	world := func(wl *kueue.Workload) QueueWorld {
 		w := QueueWorld{Workloads: map[string]*kueue.Workload{}}
 		if wl != nil {
@@ -30,6 +38,7 @@ func TestAdmissionGate(t *testing.T) {
 	cases := []struct {
 		name         string
 		queued       bool
+		started      bool
 		wl           *kueue.Workload
 		done, left   bool
 		wantAllowed  bool
@@ -47,11 +56,17 @@ func TestAdmissionGate(t *testing.T) {
 		{name: "evicted, children gone: hand the quota back", queued: true, wl: evicted, wantOp: QueueRequeue, wantOpTarget: evicted},
 		{name: "finished and done: nothing more", queued: true, wl: finished, done: true},
 		{name: "done before any workload: nothing to submit", queued: true, done: true},
+		{name: "queued, pending, built from the current spec: wait", queued: true, wl: current},
+		{name: "queued, pending, built from a spec edited before the start: delete it, to submit it again", queued: true, wl: stale, wantOp: QueueDelete, wantOpTarget: stale},
+		{name: "started, pending, built from another spec (the spec is frozen): wait", queued: true, started: true, wl: stale},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := plain
-			if tc.queued {
+			switch {
+			case tc.started:
+				e = started
+			case tc.queued:
 				e = queued
 			}
 			g := AdmissionGate(e, &e.Spec.Models[0], build.Options{}, world(tc.wl), tc.done, tc.left)
@@ -69,6 +84,9 @@ func TestAdmissionGate(t *testing.T) {
 			case tc.wantOp == QueueSubmit:
 				if g.Op.Workload.Name != WorkloadName("ev", "m") || g.Op.Workload.Spec.QueueName != "q" {
 					t.Errorf("submitted workload %s in queue %s, want %s in q", g.Op.Workload.Name, g.Op.Workload.Spec.QueueName, WorkloadName("ev", "m"))
+				}
+				if h := g.Op.Workload.Annotations[AnnotationSpecHash]; h == "" || h != workloadSpecHash(e, &e.Spec.Models[0]) {
+					t.Errorf("submitted workload's spec hash %q, want the evaluation's", h)
 				}
 			case tc.wantOpTarget != nil && g.Op.Workload != tc.wantOpTarget:
 				t.Errorf("op acts on another workload than the model's")

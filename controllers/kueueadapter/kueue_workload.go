@@ -1,6 +1,9 @@
 package kueueadapter
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -35,6 +38,43 @@ const (
 // not admit it.
 func QueueName(e *repotv1.RepotEvaluation) string { return e.Labels[QueueNameLabel] }
 
+// AnnotationSpecHash on a model's Workload is workloadSpecHash of the
+// evaluation it was built from. The spec may change until the evaluation
+// starts (status.startTime), and a queued evaluation starts only once Kueue
+// admitted a model: a pending Workload whose hash no longer matches the
+// spec is replaced (AdmissionGate), so that Kueue never admits pod sets the
+// evaluation no longer asks for.
+const AnnotationSpecHash = "repot.dev/workload-spec-hash"
+
+// workloadSpecHash hashes what a model's Workload is built from and Kueue
+// decides on: the model's spec, spec.runner and spec.placement (resources,
+// shards, node selection, priority class) and the queue and priority
+// labels. The operator's own options (the runner image, say) are left out,
+// so that an upgrade does not send pending Workloads to the back of the
+// queue.
+func workloadSpecHash(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) string {
+	b, err := json.Marshal(struct {
+		Model     *repotv1.ModelSpec
+		Runner    *repotv1.RunnerSpec
+		Placement *repotv1.PlacementSpec
+		Queue     string
+		Priority  string
+	}{m, e.Spec.Runner, e.Spec.Placement, QueueName(e), e.Labels[PriorityClassLabel]})
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// specChanged says whether wl was built from another spec of the model than
+// e's (a Workload without the annotation, from an earlier operator, counts
+// as current).
+func specChanged(wl *kueue.Workload, e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) bool {
+	h := wl.Annotations[AnnotationSpecHash]
+	return h != "" && h != workloadSpecHash(e, m)
+}
+
 // WorkloadName is the Kueue Workload of one model.
 func WorkloadName(eval, model string) string { return build.ModelBase(eval, model) + "-workload" }
 
@@ -54,8 +94,13 @@ func modelWorkload(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o build.Opt
 	}
 	j := build.RunnerJob(e, m, o, false)
 	sets = append(sets, kueue.PodSet{Name: PodSetRunners, Count: *j.Spec.Parallelism, Template: *j.Spec.Template.DeepCopy()})
+	meta := build.ChildMeta(e, WorkloadName(e.Name, m.Name), m.Name, ComponentWorkload)
+	if meta.Annotations == nil {
+		meta.Annotations = map[string]string{}
+	}
+	meta.Annotations[AnnotationSpecHash] = workloadSpecHash(e, m)
 	return &kueue.Workload{
-		ObjectMeta: build.ChildMeta(e, WorkloadName(e.Name, m.Name), m.Name, ComponentWorkload),
+		ObjectMeta: meta,
 		Spec: kueue.WorkloadSpec{
 			QueueName:        kueue.LocalQueueName(QueueName(e)),
 			PodSets:          sets,

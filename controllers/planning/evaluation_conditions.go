@@ -24,8 +24,8 @@ type conditionFacts struct {
 	// activeJobs counts the runner Jobs running (activeJobs).
 	activeJobs int
 	// stallReason and stallMessage: why the evaluation cannot progress
-	// (the problem set unavailable, a stalled server, a runner's cause),
-	// "" when nothing stops it.
+	// (a child's name taken, the problem set unavailable, a stalled
+	// server, a runner's cause), "" when nothing stops it.
 	stallReason, stallMessage string
 	// recorded: the ledgers hold at least one run.
 	recorded bool
@@ -65,6 +65,8 @@ func observeConditionFacts(e *repotv1.RepotEvaluation, w *World, out outcome, vi
 		}
 	}
 	switch {
+	case len(w.NameTaken) > 0:
+		f.stallReason, f.stallMessage = repotv1.ReasonChildNameTaken, nameTakenMessage(w.NameTaken)
 	case w.Problems.Unavailable != "":
 		f.stallReason, f.stallMessage = repotv1.ReasonProblemsUnavailable, w.Problems.Unavailable
 	case f.stalled != nil:

@@ -34,11 +34,21 @@ type outcome struct {
 
 // hasStarted says whether the evaluation started: its status records a start
 // time, or one of its servers or runner Jobs exists. The shell writes the
-// start time before it creates the first children (the spec freezes with
-// the first child); the second covers evaluations whose first children an
-// operator of an earlier version created before the start time.
+// start time before it creates the first server or runner Job (the spec
+// freezes with the first child that costs something: hasCostlyChildren);
+// the second covers evaluations whose first children an operator of an
+// earlier version created before the start time.
 func hasStarted(e *repotv1.RepotEvaluation, w *World) bool {
-	return e.Status.StartTime != nil || len(w.Deployments) > 0 || len(w.Jobs) > 0
+	return e.Status.StartTime != nil || hasCostlyChildren(w)
+}
+
+// hasCostlyChildren says whether a server Deployment or a runner Job of the
+// evaluation exists: the children that hold GPUs or run, whose first
+// creation is the evaluation's start (status.startTime). The runner's
+// ServiceAccount, Role, RoleBinding and NetworkPolicies, the ledgers and the
+// Kueue Workloads cost nothing and do not start it.
+func hasCostlyChildren(w *World) bool {
+	return len(w.Deployments) > 0 || len(w.Jobs) > 0
 }
 
 // hasRun says whether anything of the evaluation ran: one of its servers or

@@ -39,7 +39,7 @@ func NewTakenName(child, existing Object) TakenName {
 }
 
 func (t TakenName) String() string {
-	owner := "no controller"
+	owner := "has no controller"
 	if t.Owner != "" {
 		owner = "its controller is " + t.Owner
 	}
@@ -61,27 +61,33 @@ func objectKind(o Object) string {
 	return t.Name()
 }
 
-// planNameTaken is the planner's decision for a pass in which children
-// could not be created because their names are taken (world.NameTaken):
-// those children are not counted as created, the status says Stalled with
-// reason ChildNameTaken naming each object and its owner, and the plan asks
-// for another pass soon. Nothing of the object in the way is read or
-// adopted: once it is gone, the next pass creates the child.
-func (p *Plan) planNameTaken(e *repotv1.RepotEvaluation, w *World) {
-	msgs := make([]string, 0, len(w.NameTaken))
-	for _, t := range w.NameTaken {
+// nameTakenMessage is the message of the ChildNameTaken stall: each object
+// in the way and its owner.
+func nameTakenMessage(taken []TakenName) string {
+	msgs := make([]string, 0, len(taken))
+	for _, t := range taken {
 		msgs = append(msgs, t.String())
 	}
-	msg := Truncate("cannot create children whose names are taken by objects this evaluation does not control (an earlier RepotEvaluation of the same name whose children are still being deleted, or an object made by someone else); retrying until they are gone: "+strings.Join(msgs, "; "), 1024)
-	cs := newConditionSet(e.Status.Conditions, e.Generation, metav1.NewTime(w.Now))
-	for _, c := range p.Status.Conditions {
-		if c.Type == repotv1.ConditionStalled {
-			cs.set(c.Type, true, repotv1.ReasonChildNameTaken, msg)
-			continue
-		}
-		cs.set(c.Type, c.Status == metav1.ConditionTrue, c.Reason, c.Message)
+	return Truncate("cannot create children whose names are taken by objects this evaluation does not control (an earlier RepotEvaluation of the same name whose children are still being deleted, or an object made by someone else); retrying until they are gone: "+strings.Join(msgs, "; "), 1024)
+}
+
+// planNameTaken is the planner's decision for a pass in which children
+// (or Kueue Workloads) could not be created because their names are taken
+// (world.NameTaken): those children are not counted as created, and the
+// status shows a blocked evaluation, as for any other obstacle it cannot
+// pass alone (observeConditionFacts): Reconciling False and Stalled True
+// with reason ChildNameTaken naming each object and its owner, the state
+// Stalled, and a Warning event with the Stalled transition. The plan asks
+// for another pass soon. Nothing of the object in the way is read or
+// adopted: once it is gone, the next pass creates the child. A start
+// recorded for a server or runner Job that could not be created is undone
+// while nothing of the evaluation ran (after is the world once this pass's
+// changes are applied): the evaluation has not started, and
+// spec.activeDeadlineSeconds does not count the time blocked.
+func (p *Plan) planNameTaken(e *repotv1.RepotEvaluation, after *World) {
+	if !hasRun(e, after) {
+		p.undoStart()
 	}
-	p.Status.Conditions = cs.out
 	p.requeueIn(nameTakenRecheck)
 }
 

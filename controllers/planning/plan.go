@@ -98,7 +98,7 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 		return p
 	}
 	if len(w.NameTaken) > 0 {
-		p.planNameTaken(e, w)
+		p.planNameTaken(e, after)
 	}
 	p.Events = transitionEvents(e.Status.Conditions, p.Status.Conditions)
 	p.Events = append(p.Events, apiServerAnywhere(e, p.Create, o)...)

@@ -375,7 +375,7 @@ func TestPlanEvaluation(t *testing.T) {
 		},
 		want: planDigest{
 			Create: accessCreates,
-			State:  repotv1.StateStalled, Started: true, Servers: []string{"api=External"},
+			State:  repotv1.StateStalled, Started: false, Servers: []string{"api=External"},
 			Conditions:   conds("True/ServersAnswered", "False/WaitingForServers", "False/InProgress", "False/InProgress", "False/InProgress", "False/ProblemsUnavailable", "True/ProblemsUnavailable"),
 			Events:       []string{"ServersAnswered", "ProblemsUnavailable"},
 			RequeueAfter: problemsRecheck,

@@ -33,7 +33,7 @@ func (p *Plan) planRejected(e *repotv1.RepotEvaluation, w *World, cause error, n
 				cs.set(c.Type, c.Status == metav1.ConditionTrue, c.Reason, c.Message)
 			}
 		}
-		p.Status.StartTime = nil
+		p.undoStart()
 		p.setState(repotv1.StateStalled)
 	} else {
 		if p.Status.StartTime == nil {
@@ -69,6 +69,15 @@ func (p *Plan) planRejected(e *repotv1.RepotEvaluation, w *World, cause error, n
 	}
 	p.Status.Conditions = cs.out
 	p.Events = transitionEvents(e.Status.Conditions, p.Status.Conditions)
+}
+
+// undoStart clears the start a pass recorded for children that were not
+// created (rejected, or their names taken) while nothing of the evaluation
+// ran: its spec is editable again, its deadline not counting, and no
+// problem set is committed (status.problemsHash is recorded at the start).
+func (p *Plan) undoStart() {
+	p.Status.StartTime = nil
+	p.Status.ProblemsHash = ""
 }
 
 func (p *Plan) setState(s repotv1.EvaluationState) {

@@ -21,7 +21,12 @@ func buildStatus(e *repotv1.RepotEvaluation, w *World, out outcome, views []serv
 		StartTime:          e.Status.StartTime,
 		CompletionTime:     out.CompletionTime,
 	}
-	if st.StartTime == nil && out.Phase == phaseActive && !e.Spec.IsSuspended() {
+	// The evaluation starts with its first child that costs something: a
+	// server Deployment or a runner Job (w is the world once this pass's
+	// creates are applied). The runner's identity, its NetworkPolicies and a
+	// queued model's Workload do not start it: a queued evaluation waits for
+	// Kueue with its spec editable and its deadline not yet counting.
+	if st.StartTime == nil && out.Phase == phaseActive && !e.Spec.IsSuspended() && hasCostlyChildren(w) {
 		st.StartTime = &now
 	}
 
