@@ -210,7 +210,8 @@ func TestRemovedModelReleasesItsWorkloadAndLedgers(t *testing.T) {
 func TestFailedEvaluationReleasesItsQuota(t *testing.T) {
 	cases := []struct {
 		name string
-		// fail ends the evaluation at t0+10m.
+		// fail ends the evaluation at t0+11m (the deadline counts from the
+		// server's creation, at t0+1s).
 		fail func(w *World)
 	}{{
 		name: "the active deadline passes while the Job runs",
@@ -261,7 +262,7 @@ func TestFailedEvaluationReleasesItsQuota(t *testing.T) {
 				Status: corev1.PodStatus{Phase: corev1.PodRunning}}}
 
 			tc.fail(w)
-			p := pass(t0.Add(10 * time.Minute))
+			p := pass(t0.Add(11 * time.Minute))
 			if p.Status.Summary.State != repotv1.StateFailed {
 				t.Fatalf("state %s, want Failed", p.Status.Summary.State)
 			}
@@ -270,15 +271,15 @@ func TestFailedEvaluationReleasesItsQuota(t *testing.T) {
 			}
 			// The Job controller deletes the pods of a suspended (or failed)
 			// Job.
-			if p := pass(t0.Add(10*time.Minute + time.Second)); len(p.Queue) != 0 {
+			if p := pass(t0.Add(11*time.Minute + time.Second)); len(p.Queue) != 0 {
 				t.Errorf("m1's Workload finished while its runner pod runs: %v", ops(p))
 			}
 			w.RunnerPods = nil
-			p = pass(t0.Add(10*time.Minute + 2*time.Second))
+			p = pass(t0.Add(11*time.Minute + 2*time.Second))
 			if diff := cmp.Diff([]string{"finish " + kueueadapter.WorkloadName("ev", "m1")}, ops(p)); diff != "" {
 				t.Errorf("once m1's pods are gone (-want +got):\n%s", diff)
 			}
-			p = pass(t0.Add(10*time.Minute + 3*time.Second))
+			p = pass(t0.Add(11*time.Minute + 3*time.Second))
 			if len(p.Queue) != 0 {
 				t.Errorf("ops once every Workload is finished: %v", ops(p))
 			}
