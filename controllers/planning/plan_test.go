@@ -265,6 +265,11 @@ func TestPlanEvaluation(t *testing.T) {
 		},
 		now: t0.Add(1000 * time.Second),
 		want: planDigest{
+			// The stored status records the end: the ledgers are sealed.
+			Update: []string{
+				"ConfigMap/" + build.LedgerName("ev", "sim", 0) + " annotate=" + build.AnnotationSealed,
+				"ConfigMap/" + build.LedgerName("ev", "sim", 1) + " annotate=" + build.AnnotationSealed,
+			},
 			State: repotv1.StateComplete, Started: true, Completed: true, Servers: []string{"sim=Stopped"},
 			Conditions:   conds("False/ServersStopped", "False/RunnersFinished", "True/AllRunsRecorded", "False/AllRunsRecorded", "True/AllRunsRecorded", "False/Reconciled", "False/Reconciled"),
 			RequeueAfter: 2600 * time.Second,
