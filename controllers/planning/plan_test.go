@@ -216,6 +216,8 @@ func TestPlanEvaluation(t *testing.T) {
 			State:  repotv1.StateComplete, Started: true, Completed: true, Servers: []string{"sim=Stopped"},
 			Conditions: conds("False/ServersStopped", "False/RunnersFinished", "True/AllRunsRecorded", "False/AllRunsRecorded", "True/AllRunsRecorded", "False/Reconciled", "False/Reconciled"),
 			Events:     []string{"AllRunsRecorded"},
+			// The pass after this one seals the ledgers.
+			RequeueAfter: sealAfter,
 		},
 	}, {
 		name: "a failed Job fails the evaluation",
@@ -229,6 +231,8 @@ func TestPlanEvaluation(t *testing.T) {
 			State:  repotv1.StateFailed, Started: true, Completed: true, Servers: []string{"sim=Stopped"},
 			Conditions: conds("False/ServersStopped", "False/RunnersFinished", "False/Failed", "True/BackoffLimitExceeded", "False/Failed", "False/Reconciled", "True/Failed"),
 			Events:     []string{"BackoffLimitExceeded", "Failed"},
+			// The pass after this one seals the ledgers.
+			RequeueAfter: sealAfter,
 		},
 	}, {
 		name: "the active deadline fails the evaluation and stops its runners",
@@ -243,6 +247,8 @@ func TestPlanEvaluation(t *testing.T) {
 			State:  repotv1.StateFailed, Started: true, Completed: true, Servers: []string{"sim=Stopped"},
 			Conditions: conds("False/ServersStopped", "False/RunnersFinished", "False/Failed", "True/DeadlineExceeded", "False/Failed", "False/Reconciled", "True/Failed"),
 			Events:     []string{"DeadlineExceeded", "Failed"},
+			// The pass after this one seals the ledgers.
+			RequeueAfter: sealAfter,
 		},
 	}, {
 		name: "before the deadline the controller asks to look again when it passes",

@@ -1,11 +1,17 @@
 package planning
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
 )
+
+// sealAfter is when the pass that records an evaluation's end looks
+// again, to seal its ledgers.
+const sealAfter = time.Second
 
 // planSeal seals the ledgers of an evaluation whose stored status already
 // records its end (status.completionTime, written by an earlier pass from
@@ -17,6 +23,11 @@ import (
 // (Sealed).
 func (p *Plan) planSeal(e *repotv1.RepotEvaluation, w *World) {
 	if e.Status.CompletionTime == nil {
+		// This pass records the end; nothing else may bring the pass
+		// after it, which seals.
+		if len(w.Ledgers) > 0 {
+			p.requeueIn(sealAfter)
+		}
 		return
 	}
 	for i := range w.Ledgers {

@@ -34,6 +34,8 @@ func TestPlanSeal(t *testing.T) {
 		setup func(e *repotv1.RepotEvaluation, w *World)
 		now   time.Time
 		want  []string
+		// requeue, when set, is the plan's RequeueAfter.
+		requeue time.Duration
 	}{{
 		name:  "a running evaluation's ledgers stay unsealed",
 		eval:  revtesting.MakeEvaluation("ev", "ns").Simulated("sim", "strong", 1).Shards(2).Obj(),
@@ -45,6 +47,8 @@ func TestPlanSeal(t *testing.T) {
 			runToRunning(e, w)
 			finishJob(w, build.RunnerJobName("ev", "sim"), batchv1.JobComplete, "CompletionsReached")
 		},
+		// ... but asks for the pass that seals.
+		requeue: sealAfter,
 	}, {
 		name: "once the stored status records completion, every ledger is sealed",
 		eval: revtesting.MakeEvaluation("ev", "ns").Simulated("sim", "strong", 1).Shards(2).Obj(),
@@ -132,6 +136,9 @@ func TestPlanSeal(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("sealed (-want +got):\n%s", diff)
+			}
+			if tc.requeue != 0 && p.RequeueAfter != tc.requeue {
+				t.Errorf("requeue after %s, want %s", p.RequeueAfter, tc.requeue)
 			}
 		})
 	}
