@@ -241,13 +241,20 @@ func evaluationsAre(c client.Reader, ns string, state repotv1.EvaluationState, s
 		return false, err.Error()
 	}
 	ready := 0
+	others := map[string]int{}
 	for _, e := range evs.Items {
 		if e.Status.Summary != nil && e.Status.Summary.State == state && e.Status.Progress != nil && e.Status.Progress.RunsDone == int32(sealedRuns) {
 			ready++
+			continue
 		}
+		k := "no status"
+		if e.Status.Summary != nil && e.Status.Progress != nil {
+			k = fmt.Sprintf("%s/%d", e.Status.Summary.State, e.Status.Progress.RunsDone)
+		}
+		others[k]++
 	}
 	if len(evs.Items) != sealedEvaluations || ready != sealedEvaluations {
-		return false, fmt.Sprintf("%d of %d evaluations %s with %d runs", ready, len(evs.Items), state, sealedRuns)
+		return false, fmt.Sprintf("%d of %d evaluations %s with %d runs; the others %v", ready, len(evs.Items), state, sealedRuns, others)
 	}
 	if !sealed {
 		return true, ""
