@@ -58,7 +58,8 @@ var (
 //     evaluation again (statuses rebuilt from the ledgers read from the API
 //     server), with MiB-peak-heap-restart the peak on the way.
 //
-// heap-MiB-base is the heap before the first manager started. No heap is
+// heap-MiB-base is the heap before the first manager started; live-MiB-*
+// are the live objects' bytes at the same points. No heap is
 // asserted on: the numbers go to docs/operations.md.
 //
 //	go test ./controllers/integration/ -run '^$' -bench SealedEvaluations -benchtime 1x
@@ -108,13 +109,15 @@ func (p *passes) waitIdle(quiet time.Duration) {
 	}
 }
 
-// heapInUse is the heap in use after a full collection.
-func heapInUse() uint64 {
+// heapInUse is the heap in use after a full collection, and the live
+// objects' bytes in it (the rest is the collected objects' room in spans
+// that still hold live ones).
+func heapInUse() (inUse, live uint64) {
 	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.HeapInuse
+	return ms.HeapInuse, ms.HeapAlloc
 }
 
 func mib(n uint64) float64 { return float64(n) / (1 << 20) }
@@ -129,7 +132,7 @@ func sealedOnce(b *testing.B, cfg, asManager *rest.Config, iter int) {
 	if err := c.Create(bg, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		b.Fatal(err)
 	}
-	base := heapInUse()
+	base, _ := heapInUse()
 	p := &passes{}
 	withPasses := func(o build.Options) build.Options { o.Wrap = p.wrap; return o }
 	m, err := startManager(asManager, nil, withPasses)
@@ -164,15 +167,20 @@ func sealedOnce(b *testing.B, cfg, asManager *rest.Config, iter int) {
 		return evaluationsAre(m.GetCache(), ns, repotv1.StateRunning, false)
 	})
 	p.waitIdle(2 * time.Second)
-	unsealed := heapInUse()
+	unsealed, unsealedLive := heapInUse()
 
 	// 2. The runners finish: Complete, then sealed.
 	finish.Store(true)
 	waitFor(b, "every evaluation Complete and sealed", func() (bool, string) {
-		return evaluationsAre(m.GetCache(), ns, repotv1.StateComplete, true)
+		ok, state := evaluationsAre(m.GetCache(), ns, repotv1.StateComplete, true)
+		if ok {
+			return true, ""
+		}
+		_, stored := evaluationsAre(c, ns, repotv1.StateComplete, true)
+		return false, "in the cache: " + state + "; as stored: " + stored + "; " + jobStates(c, ns)
 	})
 	p.waitIdle(2 * time.Second)
-	sealed := heapInUse()
+	sealed, sealedLive := heapInUse()
 	cancel()
 	wg.Wait()
 
@@ -181,7 +189,7 @@ func sealedOnce(b *testing.B, cfg, asManager *rest.Config, iter int) {
 		b.Fatal(err)
 	}
 	m = nil
-	beforeRestart := heapInUse()
+	beforeRestart, _ := heapInUse()
 	p2 := &passes{}
 	var peak uint64
 	peakCtx, stopPeak := context.WithCancel(bg)
@@ -201,7 +209,7 @@ func sealedOnce(b *testing.B, cfg, asManager *rest.Config, iter int) {
 	p2.waitIdle(2 * time.Second)
 	stopPeak()
 	pw.Wait()
-	restarted := heapInUse()
+	restarted, restartedLive := heapInUse()
 	b.StopTimer()
 
 	n := float64(sealedEvaluations)
@@ -210,6 +218,9 @@ func sealedOnce(b *testing.B, cfg, asManager *rest.Config, iter int) {
 	b.ReportMetric(mib(sealed), "heap-MiB-sealed")
 	b.ReportMetric(mib(restarted), "heap-MiB-restarted")
 	b.ReportMetric(mib(peak), "MiB-peak-heap-restart")
+	b.ReportMetric(mib(unsealedLive), "live-MiB-unsealed")
+	b.ReportMetric(mib(sealedLive), "live-MiB-sealed")
+	b.ReportMetric(mib(restartedLive), "live-MiB-restarted")
 	b.ReportMetric(1024*mib(unsealed-min(unsealed, base))/n, "KiB/evaluation-unsealed")
 	b.ReportMetric(1024*mib(sealed-min(sealed, base))/n, "KiB/evaluation-sealed")
 	b.ReportMetric(1024*mib(restarted-min(restarted, beforeRestart))/n, "KiB/evaluation-restarted")
@@ -318,8 +329,10 @@ func playFullLedgers(ctx context.Context, c client.Client, ns string, finish *at
 					if finished[j.Name] || !written[build.LedgerName(l[build.LabelEvaluation], l[build.LabelModel], 0)] {
 						continue
 					}
-					if completeJob(ctx, c, ns, j.Name) == nil {
+					if err := completeJob(ctx, c, ns, j.Name); err == nil {
 						finished[j.Name] = true
+					} else {
+						fmt.Fprintf(os.Stderr, "complete Job %s: %v\n", j.Name, err)
 					}
 				}
 			}
@@ -329,6 +342,23 @@ func playFullLedgers(ctx context.Context, c client.Client, ns string, finish *at
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// jobStates counts the Jobs by suspension and completion, as stored.
+func jobStates(c client.Client, ns string) string {
+	var js batchv1.JobList
+	if err := c.List(context.Background(), &js, client.InNamespace(ns)); err != nil {
+		return err.Error()
+	}
+	states := map[string]int{}
+	for _, j := range js.Items {
+		k := fmt.Sprintf("suspend=%t", ptr.Deref(j.Spec.Suspend, false))
+		for _, cond := range j.Status.Conditions {
+			k += " " + string(cond.Type) + "=" + string(cond.Status)
+		}
+		states[k]++
+	}
+	return fmt.Sprintf("jobs %v", states)
 }
 
 // completeJob plays the Job controller: every index succeeded.
