@@ -285,7 +285,8 @@ func evaluationsAre(c client.Reader, ns string, state repotv1.EvaluationState, s
 }
 
 // playFullLedgers plays the Deployment controller (servers become ready),
-// the runners' ledger sidecars (each ledger gets a full ledger of records)
+// the runners' ledger sidecars (each ledger gets a full ledger of records
+// once its runner Job exists)
 // and, once finish is set, the Job controller (a Job whose ledger is
 // written completes), until ctx ends.
 func playFullLedgers(ctx context.Context, c client.Client, ns string, finish *atomic.Bool) {
@@ -305,11 +306,22 @@ func playFullLedgers(ctx context.Context, c client.Client, ns string, finish *at
 				}
 			}
 		}
+		// Only a runner writes a ledger: a ledger full before its Job
+		// exists would make the model Done without one.
+		js := &metav1.PartialObjectMetadataList{}
+		js.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("JobList"))
+		if err := c.List(ctx, js, client.InNamespace(ns)); err != nil {
+			js.Items = nil
+		}
+		jobs := map[string]bool{}
+		for _, j := range js.Items {
+			jobs[j.Name] = true
+		}
 		cms := &metav1.PartialObjectMetadataList{}
 		cms.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
 		if err := c.List(ctx, cms, client.InNamespace(ns), client.MatchingLabels{build.LabelComponent: build.ComponentLedger}); err == nil {
 			for _, cm := range cms.Items {
-				if written[cm.Name] {
+				if written[cm.Name] || !jobs[build.RunnerJobName(cm.Labels[build.LabelEvaluation], cm.Labels[build.LabelModel])] {
 					continue
 				}
 				data, _ := json.Marshal(map[string]any{"data": map[string]string{
@@ -321,19 +333,15 @@ func playFullLedgers(ctx context.Context, c client.Client, ns string, finish *at
 			}
 		}
 		if finish.Load() {
-			js := &metav1.PartialObjectMetadataList{}
-			js.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("JobList"))
-			if err := c.List(ctx, js, client.InNamespace(ns)); err == nil {
-				for _, j := range js.Items {
-					l := j.Labels
-					if finished[j.Name] || !written[build.LedgerName(l[build.LabelEvaluation], l[build.LabelModel], 0)] {
-						continue
-					}
-					if err := completeJob(ctx, c, ns, j.Name); err == nil {
-						finished[j.Name] = true
-					} else {
-						fmt.Fprintf(os.Stderr, "complete Job %s: %v\n", j.Name, err)
-					}
+			for _, j := range js.Items {
+				l := j.Labels
+				if finished[j.Name] || !written[build.LedgerName(l[build.LabelEvaluation], l[build.LabelModel], 0)] {
+					continue
+				}
+				if err := completeJob(ctx, c, ns, j.Name); err == nil {
+					finished[j.Name] = true
+				} else {
+					fmt.Fprintf(os.Stderr, "complete Job %s: %v\n", j.Name, err)
 				}
 			}
 		}
