@@ -22,8 +22,8 @@ import (
 // the cache lacks), its server and runner pods by label and UID
 // (ownPod), its ledgers' records (parsed once per ConfigMap
 // resourceVersion; a sealed evaluation's ledgers are read from the API
-// server and parsed for the pass alone) and its problem set. Nothing of an earlier evaluation of
-// the same name is read.
+// server and parsed for the pass alone) and its problem set. Nothing of
+// an earlier evaluation of the same name is read.
 func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEvaluation) (*planning.World, error) {
 	w := &planning.World{Now: r.opts.Clock.Now()}
 	owned := []client.ListOption{client.InNamespace(e.Namespace), client.MatchingFields{build.OwnerKey: string(e.UID)}}
