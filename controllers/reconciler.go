@@ -63,8 +63,9 @@ func (r *EvaluationReconciler) planOptions(ctx context.Context) build.Options {
 // start) but never patched; owner references and the garbage collector
 // delete the rest. configmaps carries patch because the runner Role the
 // operator creates grants it (RBAC forbids
-// granting what one does not hold). Leases are in the namespaced leader
-// election Role.
+// granting what one does not hold), and because the operator merge-patches
+// the annotations of ledgers (infra retries, sealing). Leases are in the
+// namespaced leader election Role.
 //
 // +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations/status,verbs=get;patch

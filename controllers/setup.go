@@ -42,7 +42,13 @@ func CacheOptions(namespace string, withKueue bool) cache.Options {
 		DefaultTransform: cache.TransformStripManagedFields(),
 	}
 	for _, k := range planning.ChildObjects() {
-		opts.ByObject[k] = cache.ByObject{Label: managed}
+		by := cache.ByObject{Label: managed}
+		if _, ok := k.(*corev1.ConfigMap); ok {
+			// It replaces the default transform, and strips the
+			// managedFields too.
+			by.Transform = DropSealedLedgerData
+		}
+		opts.ByObject[k] = by
 	}
 	if withKueue {
 		opts.ByObject[&kueue.Workload{}] = cache.ByObject{Label: managed}
@@ -51,6 +57,24 @@ func CacheOptions(namespace string, withKueue bool) cache.Options {
 		opts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
 	}
 	return opts
+}
+
+// DropSealedLedgerData is the cache's transform of ConfigMaps: it strips
+// the managedFields (as the default transform does) and drops the data of
+// a sealed ledger (planning.IsSealed: its evaluation ended and its stored
+// status counts the records). A ledger holds up to 1 MB of records, and the
+// informer would otherwise keep every ledger of every evaluation not yet
+// deleted; the passes of a sealed evaluation read its ledgers from the API
+// server (snapshot). Other objects pass unchanged.
+func DropSealedLedgerData(obj any) (any, error) {
+	obj, err := cache.TransformStripManagedFields()(obj)
+	if err != nil {
+		return obj, err
+	}
+	if cm, ok := obj.(*corev1.ConfigMap); ok && cm.Labels[build.LabelComponent] == build.ComponentLedger && planning.IsSealed(cm) {
+		cm.Data, cm.BinaryData = nil, nil
+	}
+	return obj, nil
 }
 
 // SetupWithManager registers the owner index and the evaluation controller.

@@ -21,8 +21,9 @@ import (
 // owner index, by the evaluation's UID (with the writes of this reconciler
 // the cache lacks), its server and runner pods by label and UID
 // (ownPod), its ledgers' records (parsed once per ConfigMap
-// resourceVersion) and its problem set. Nothing of an earlier evaluation of
-// the same name is read.
+// resourceVersion; a sealed evaluation's ledgers are read from the API
+// server and parsed for the pass alone) and its problem set. Nothing of
+// an earlier evaluation of the same name is read.
 func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEvaluation) (*planning.World, error) {
 	w := &planning.World{Now: r.opts.Clock.Now()}
 	owned := []client.ListOption{client.InNamespace(e.Namespace), client.MatchingFields{build.OwnerKey: string(e.UID)}}
@@ -59,6 +60,15 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 		return nil, err
 	}
 
+	// A sealed evaluation's ledgers have no data in the cache
+	// (DropSealedLedgerData): this pass reads them from the API server.
+	if planning.Sealed(w.Ledgers) {
+		ls, err := r.listLedgers(ctx, e)
+		if err != nil {
+			return nil, fmt.Errorf("read the sealed ledgers: %w", err)
+		}
+		w.Ledgers = ls
+	}
 	r.readRecords(ctx, e, w)
 
 	w.Problems = planning.ProblemsFromSpec(e)
@@ -78,11 +88,21 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 }
 
 // readRecords parses the records of w.Ledgers (each ConfigMap once per
-// resourceVersion) and aggregates them into w.Results.
+// resourceVersion) and aggregates them into w.Results. The records of
+// sealed ledgers (an ended evaluation's, planning.Sealed) are parsed for
+// this pass alone: nothing of them stays in r.ledgers, so that a finished
+// evaluation holds neither ledger text (the cache drops it) nor records in
+// the operator's memory between its (rare) passes.
 func (r *EvaluationReconciler) readRecords(ctx context.Context, e *repotv1.RepotEvaluation, w *planning.World) {
-	w.Records, w.LedgerProblems = r.ledgers.Read(planning.NamespacedName(e), w.Ledgers)
-	w.ShardsInFlight = planning.ShardsInFlight(w.Ledgers, r.ledgers.RecordsOf(planning.NamespacedName(e)))
-	res := r.ledgers.Results(planning.NamespacedName(e), planning.ResultsKey(e.Generation, w.Ledgers), func() planning.EvaluationResults {
+	key := planning.NamespacedName(e)
+	records := r.ledgers
+	if planning.Sealed(w.Ledgers) {
+		r.ledgers.Forget(key)
+		records = planning.NewRecordCache()
+	}
+	w.Records, w.LedgerProblems = records.Read(key, w.Ledgers)
+	w.ShardsInFlight = planning.ShardsInFlight(w.Ledgers, records.RecordsOf(key))
+	res := records.Results(key, planning.ResultsKey(e.Generation, w.Ledgers), func() planning.EvaluationResults {
 		return planning.ComputeResults(e, w.Records)
 	})
 	w.Results = &res
@@ -97,19 +117,30 @@ func (r *EvaluationReconciler) readRecords(ctx context.Context, e *repotv1.Repot
 // may show the Job's completion before the last ledger patch: the pass
 // that would first write Complete confirms it on the ledgers as stored.
 func (r *EvaluationReconciler) confirmLedgers(ctx context.Context, e *repotv1.RepotEvaluation, w *planning.World) error {
+	ls, err := r.listLedgers(ctx, e)
+	if err != nil {
+		return fmt.Errorf("read the ledgers to confirm completion: %w", err)
+	}
+	w.Ledgers = ls
+	r.readRecords(ctx, e, w)
+	return nil
+}
+
+// listLedgers reads e's ledgers (and spills) from the API server rather
+// than the cache: the ledgers as stored, data included.
+func (r *EvaluationReconciler) listLedgers(ctx context.Context, e *repotv1.RepotEvaluation) ([]corev1.ConfigMap, error) {
 	var cms corev1.ConfigMapList
 	if err := r.apiReader.List(ctx, &cms, client.InNamespace(e.Namespace),
 		client.MatchingLabels{build.LabelEvaluation: e.Name, build.LabelComponent: build.ComponentLedger}); err != nil {
-		return fmt.Errorf("read the ledgers to confirm completion: %w", err)
+		return nil, err
 	}
-	w.Ledgers = w.Ledgers[:0]
+	out := cms.Items[:0]
 	for _, cm := range cms.Items {
 		if planning.OwnedBy(e, &cm) {
-			w.Ledgers = append(w.Ledgers, cm)
+			out = append(out, cm)
 		}
 	}
-	r.readRecords(ctx, e, w)
-	return nil
+	return out, nil
 }
 
 // ownPod says whether p is a pod of e's servers or runners rather than of

@@ -58,6 +58,15 @@ const (
 	AnnotationInfraRetryOf = "repot.dev/infra-retry-of"
 )
 
+// AnnotationSealed marks a ledger ConfigMap (a shard's ledger or a spill)
+// of an evaluation whose end the stored status records: its records are
+// final and counted, so the manager's cache drops its data (SealedValue is
+// the value) and the evaluation's passes read it from the API server.
+const (
+	AnnotationSealed = "repot.dev/sealed"
+	SealedValue      = "true"
+)
+
 // Component label values.
 const (
 	ComponentServer = "server"

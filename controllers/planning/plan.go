@@ -78,6 +78,10 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 	case ended:
 		p.deleteRemovedModels(e, w)
 		p.planEnded(e, w, out)
+		// An evaluation the TTL deletes now is not sealed first.
+		if due, _ := ttlExpiry(e, out, w.Now); !due {
+			p.planSeal(e, w)
+		}
 		p.planKueue(e, w, o, models, true)
 	case hasStarted(e, w) || !e.Spec.IsSuspended():
 		p.planChildren(e, w, o, views, models, diagnoseModelsRunners(e, w, models))

@@ -216,6 +216,8 @@ func TestPlanEvaluation(t *testing.T) {
 			State:  repotv1.StateComplete, Started: true, Completed: true, Servers: []string{"sim=Stopped"},
 			Conditions: conds("False/ServersStopped", "False/RunnersFinished", "True/AllRunsRecorded", "False/AllRunsRecorded", "True/AllRunsRecorded", "False/Reconciled", "False/Reconciled"),
 			Events:     []string{"AllRunsRecorded"},
+			// The pass after this one seals the ledgers.
+			RequeueAfter: sealAfter,
 		},
 	}, {
 		name: "a Job deleted after its runs were all recorded completes the evaluation and is not created again",
@@ -268,6 +270,8 @@ func TestPlanEvaluation(t *testing.T) {
 			State:  repotv1.StateFailed, Started: true, Completed: true, Servers: []string{"sim=Stopped"},
 			Conditions: conds("False/ServersStopped", "False/RunnersFinished", "False/Failed", "True/BackoffLimitExceeded", "False/Failed", "False/Reconciled", "True/Failed"),
 			Events:     []string{"BackoffLimitExceeded", "Failed"},
+			// The pass after this one seals the ledgers.
+			RequeueAfter: sealAfter,
 		},
 	}, {
 		name: "the active deadline fails the evaluation and stops its runners",
@@ -282,6 +286,8 @@ func TestPlanEvaluation(t *testing.T) {
 			State:  repotv1.StateFailed, Started: true, Completed: true, Servers: []string{"sim=Stopped"},
 			Conditions: conds("False/ServersStopped", "False/RunnersFinished", "False/Failed", "True/DeadlineExceeded", "False/Failed", "False/Reconciled", "True/Failed"),
 			Events:     []string{"DeadlineExceeded", "Failed"},
+			// The pass after this one seals the ledgers.
+			RequeueAfter: sealAfter,
 		},
 	}, {
 		name: "before the deadline the controller asks to look again when it passes",
@@ -304,6 +310,11 @@ func TestPlanEvaluation(t *testing.T) {
 		},
 		now: t0.Add(1000 * time.Second),
 		want: planDigest{
+			// The stored status records the end: the ledgers are sealed.
+			Update: []string{
+				"ConfigMap/" + build.LedgerName("ev", "sim", 0) + " annotate=" + build.AnnotationSealed,
+				"ConfigMap/" + build.LedgerName("ev", "sim", 1) + " annotate=" + build.AnnotationSealed,
+			},
 			State: repotv1.StateComplete, Started: true, Completed: true, Servers: []string{"sim=Stopped"},
 			Conditions:   conds("False/ServersStopped", "False/RunnersFinished", "True/AllRunsRecorded", "False/AllRunsRecorded", "True/AllRunsRecorded", "False/Reconciled", "False/Reconciled"),
 			RequeueAfter: 2600 * time.Second,
