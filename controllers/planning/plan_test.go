@@ -233,8 +233,9 @@ func TestPlanEvaluation(t *testing.T) {
 		},
 		want: planDigest{
 			State: repotv1.StateComplete, Started: true, Completed: true, Servers: []string{"sim=Stopped"},
-			Conditions: conds("False/ServersStopped", "False/RunnersFinished", "True/AllRunsRecorded", "False/AllRunsRecorded", "True/AllRunsRecorded", "False/Reconciled", "False/Reconciled"),
-			Events:     []string{"AllRunsRecorded"},
+			Conditions:   conds("False/ServersStopped", "False/RunnersFinished", "True/AllRunsRecorded", "False/AllRunsRecorded", "True/AllRunsRecorded", "False/Reconciled", "False/Reconciled"),
+			Events:       []string{"AllRunsRecorded"},
+			RequeueAfter: sealAfter,
 		},
 	}, {
 		name: "a Done model whose completed Job a cleanup deleted does not hold the end back",
@@ -255,8 +256,9 @@ func TestPlanEvaluation(t *testing.T) {
 		want: planDigest{
 			Delete: []string{"Deployment/" + build.ServerName("ev", "b"), "Service/" + build.ServerName("ev", "b")},
 			State:  repotv1.StateComplete, Started: true, Completed: true, Servers: []string{"a=Stopped", "b=Stopped"},
-			Conditions: conds("False/ServersStopped", "False/RunnersFinished", "True/AllRunsRecorded", "False/AllRunsRecorded", "True/AllRunsRecorded", "False/Reconciled", "False/Reconciled"),
-			Events:     []string{"AllRunsRecorded"},
+			Conditions:   conds("False/ServersStopped", "False/RunnersFinished", "True/AllRunsRecorded", "False/AllRunsRecorded", "True/AllRunsRecorded", "False/Reconciled", "False/Reconciled"),
+			Events:       []string{"AllRunsRecorded"},
+			RequeueAfter: sealAfter,
 		},
 	}, {
 		name: "a failed Job fails the evaluation",
