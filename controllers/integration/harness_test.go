@@ -70,16 +70,7 @@ func startManagerIn(namespace string, cfg *rest.Config, clk *clocktesting.FakeCl
 	if wrap != nil {
 		opts = wrap(opts)
 	}
-	mo := ctrl.Options{Scheme: scheme, Cache: controllers.CacheOptions(namespace, true)}
-	if wrapClient != nil {
-		mo.NewClient = func(c *rest.Config, o client.Options) (client.Client, error) {
-			cl, err := client.New(c, o)
-			if err != nil {
-				return nil, err
-			}
-			return wrapClient(cl), nil
-		}
-	}
+	mo := ctrl.Options{Scheme: scheme, Cache: controllers.CacheOptions(namespace, true), NewClient: framework.WrappedClient(wrapClient)}
 	return framework.StartManager(cfg, mo,
 		func(ctx context.Context, mgr ctrl.Manager) error { return controllers.SetupWithManager(ctx, mgr, opts) })
 }

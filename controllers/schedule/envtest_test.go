@@ -102,16 +102,7 @@ func startManager() error { return startManagerWithClient(nil) }
 // startManagerWithClient is startManager whose manager's (cached) client
 // wrapClient wraps, so that a test can make the cache lag.
 func startManagerWithClient(wrapClient func(client.Client) client.Client) error {
-	mo := ctrl.Options{Scheme: scheme}
-	if wrapClient != nil {
-		mo.NewClient = func(c *rest.Config, o client.Options) (client.Client, error) {
-			cl, err := client.New(c, o)
-			if err != nil {
-				return nil, err
-			}
-			return wrapClient(cl), nil
-		}
-	}
+	mo := ctrl.Options{Scheme: scheme, NewClient: framework.WrappedClient(wrapClient)}
 	m, err := framework.StartManager(managerCfg, mo, func(ctx context.Context, mgr ctrl.Manager) error {
 		return schedule.SetupWithManager(ctx, mgr, schedule.Options{Clock: clk})
 	})

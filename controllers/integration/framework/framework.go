@@ -467,3 +467,19 @@ func (f *Framework) ensureServiceAccount(ctx context.Context, cs kubernetes.Inte
 	}
 	return nil
 }
+
+// WrappedClient is a manager's NewClient whose client (the cached one its
+// reconcilers read the world through) wrap wraps, so that a test can make
+// that cache lag the API server; nil when wrap is nil (the default client).
+func WrappedClient(wrap func(client.Client) client.Client) client.NewClientFunc {
+	if wrap == nil {
+		return nil
+	}
+	return func(c *rest.Config, o client.Options) (client.Client, error) {
+		cl, err := client.New(c, o)
+		if err != nil {
+			return nil, err
+		}
+		return wrap(cl), nil
+	}
+}
