@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers"
@@ -285,6 +286,27 @@ func (tc *testCluster) stop() {
 		}
 	}()
 	tc.checkTenancy()
+}
+
+// evaluation reads evaluation name of namespace ns; inside Eventually pass
+// its Gomega, so that a slow API server means "try again".
+func (tc *testCluster) evaluation(g Gomega, name string) *repotv1.RepotEvaluation {
+	ctx, cancel := ctxTimeout(30 * time.Second)
+	defer cancel()
+	e := &repotv1.RepotEvaluation{}
+	g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, e)).To(Succeed())
+	return e
+}
+
+// createEvaluation creates the RepotEvaluation of a YAML manifest in
+// namespace ns.
+func (tc *testCluster) createEvaluation(manifest string) {
+	e := &repotv1.RepotEvaluation{}
+	Expect(yaml.Unmarshal([]byte(manifest), e)).To(Succeed())
+	e.Namespace = ns
+	ctx, cancel := ctxTimeout(30 * time.Second)
+	defer cancel()
+	Expect(tc.c.Create(ctx, e)).To(Succeed())
 }
 
 // podLog returns the log of a container of a pod, read through the API

@@ -391,24 +391,8 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, Label("kueue")
 		}
 		return out
 	}
-	getEval := func(g Gomega, name string) *repotv1.RepotEvaluation {
-		ctx, cancel := ctxTimeout(30 * time.Second)
-		defer cancel()
-		e := &repotv1.RepotEvaluation{}
-		g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, e)).To(Succeed())
-		return e
-	}
-	createYAML := func(manifest string) {
-		e := &repotv1.RepotEvaluation{}
-		Expect(yaml.Unmarshal([]byte(manifest), e)).To(Succeed())
-		e.Namespace = ns
-		ctx, cancel := ctxTimeout(30 * time.Second)
-		defer cancel()
-		Expect(tc.c.Create(ctx, e)).To(Succeed())
-	}
-
 	It("releases the quota of an evaluation that fails while its runner runs", func() {
-		createYAML(`apiVersion: repot.dev/v1alpha1
+		tc.createEvaluation(`apiVersion: repot.dev/v1alpha1
 kind: RepotEvaluation
 metadata:
   name: deadline
@@ -431,7 +415,7 @@ spec:
 ` + smallRunnerYAML)
 		Eventually(func(g Gomega) {
 			tc.operatorAlive()
-			e := getEval(g, "deadline")
+			e := tc.evaluation(g, "deadline")
 			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionFailed)).To(BeTrue(), "%v", e.Status.Conditions)
 		}).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 		Eventually(func(g Gomega) {
@@ -445,7 +429,7 @@ spec:
 	It("does not fail an evaluation for its time queued behind a full ClusterQueue", func() {
 		// hog takes both GPUs of the ClusterQueue for longer than the
 		// queued evaluation's deadline.
-		createYAML(`apiVersion: repot.dev/v1alpha1
+		tc.createEvaluation(`apiVersion: repot.dev/v1alpha1
 kind: RepotEvaluation
 metadata:
   name: hog
@@ -469,7 +453,7 @@ spec:
 			tc.operatorAlive()
 			g.Expect(holdsQuota(evalWorkloads(g, "hog")["sim"])).To(BeTrue())
 		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
-		createYAML(`apiVersion: repot.dev/v1alpha1
+		tc.createEvaluation(`apiVersion: repot.dev/v1alpha1
 kind: RepotEvaluation
 metadata:
   name: queued
@@ -487,7 +471,7 @@ spec:
 		By("waiting past its activeDeadlineSeconds in the queue")
 		Consistently(func(g Gomega) {
 			tc.operatorAlive()
-			e := getEval(g, "queued")
+			e := tc.evaluation(g, "queued")
 			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionFailed)).To(BeFalse(), "failed while queued: %v", e.Status.Conditions)
 			g.Expect(e.Status.StartTime).To(BeNil(), "started before Kueue admitted it")
 		}).WithTimeout(90 * time.Second).WithPolling(3 * time.Second).Should(Succeed())
@@ -497,7 +481,7 @@ spec:
 		cancel()
 		Eventually(func(g Gomega) {
 			tc.operatorAlive()
-			e := getEval(g, "queued")
+			e := tc.evaluation(g, "queued")
 			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeTrue(), "%v", e.Status.Conditions)
 		}).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 	})

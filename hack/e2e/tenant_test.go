@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
@@ -65,21 +64,6 @@ spec:
 // (tenancy_test.go) watches them too.
 var _ = Describe("a good tenant of a shared GPU pool", Ordered, Label("tenant"), func() {
 	var tc *testCluster
-	get := func(g Gomega, name string) *repotv1.RepotEvaluation {
-		ctx, cancel := ctxTimeout(30 * time.Second)
-		defer cancel()
-		e := &repotv1.RepotEvaluation{}
-		g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, e)).To(Succeed())
-		return e
-	}
-	create := func(manifest string) {
-		e := &repotv1.RepotEvaluation{}
-		Expect(yaml.Unmarshal([]byte(manifest), e)).To(Succeed())
-		e.Namespace = ns
-		ctx, cancel := ctxTimeout(30 * time.Second)
-		defer cancel()
-		Expect(tc.c.Create(ctx, e)).To(Succeed())
-	}
 	serverReplicas := func(g Gomega, eval string) int32 {
 		ctx, cancel := ctxTimeout(30 * time.Second)
 		defer cancel()
@@ -90,7 +74,7 @@ var _ = Describe("a good tenant of a shared GPU pool", Ordered, Label("tenant"),
 	complete := func(name string, within time.Duration) {
 		Eventually(func(g Gomega) {
 			tc.operatorAlive()
-			e := get(g, name)
+			e := tc.evaluation(g, name)
 			g.Expect(e.Status.Summary).NotTo(BeNil())
 			g.Expect(e.Status.Summary.State).To(Equal(repotv1.StateComplete), "%s: %s", name, state(e))
 			g.Expect(e.Status.Progress.RunsDone).To(Equal(e.Status.Progress.RunsTotal))
@@ -103,10 +87,10 @@ var _ = Describe("a good tenant of a shared GPU pool", Ordered, Label("tenant"),
 	})
 
 	It("releases the server of an evaluation whose runner image cannot be pulled, and resumes once the image is there", func() {
-		create(badImageYAML)
+		tc.createEvaluation(badImageYAML)
 		Eventually(func(g Gomega) {
 			tc.operatorAlive()
-			e := get(g, "badimage")
+			e := tc.evaluation(g, "badimage")
 			c := apimeta.FindStatusCondition(e.Status.Conditions, repotv1.ConditionStalled)
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "%s", state(e))
@@ -120,14 +104,14 @@ var _ = Describe("a good tenant of a shared GPU pool", Ordered, Label("tenant"),
 		out, err := exec.Command("ctr", "-a", socks[0], "-n", "k8s.io", "images", "tag", projectImage, laterImage).CombinedOutput()
 		Expect(err).NotTo(HaveOccurred(), "ctr images tag: %s", out)
 		tc.kubectl("patch", "repotevaluation", "badimage", "-n", ns, "--type=merge", "-p", `{"spec":{"suspend":true}}`)
-		Eventually(func(g Gomega) bool { return get(g, "badimage").Spec.IsSuspended() }).Should(BeTrue())
+		Eventually(func(g Gomega) bool { return tc.evaluation(g, "badimage").Spec.IsSuspended() }).Should(BeTrue())
 		tc.kubectl("patch", "repotevaluation", "badimage", "-n", ns, "--type=merge", "-p", `{"spec":{"suspend":false}}`)
 		complete("badimage", 6*time.Minute)
 	})
 
 	It("completes an evaluation whose finished runner Job a cleanup deleted", func() {
 		By("stopping the operator, so that it first sees the model after the cleanup")
-		create(cleanedYAML)
+		tc.createEvaluation(cleanedYAML)
 		Eventually(func(g Gomega) {
 			ctx, cancel := ctxTimeout(30 * time.Second)
 			defer cancel()
