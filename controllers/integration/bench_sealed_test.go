@@ -27,7 +27,6 @@ import (
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/controllers/integration/framework"
 	"repot.dev/repot-operator/controllers/ledger"
 )
 
@@ -64,25 +63,7 @@ var (
 //
 //	go test ./controllers/integration/ -run '^$' -bench SealedEvaluations -benchtime 1x
 func BenchmarkSealedEvaluations(b *testing.B) {
-	root, err := repoRoot()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if why := framework.BinariesMissing(root); why != "" {
-		b.Skip(why)
-	}
-	env, cfg, err := startControlPlane(root)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = env.Teardown() }()
-	asManager, err := env.ConfigAsShippedManager(context.Background(), "repot-bench-sealed-manager")
-	if err != nil {
-		b.Fatal(err)
-	}
-	for i := 0; i < b.N; i++ {
-		sealedOnce(b, cfg, asManager, i)
-	}
+	runBenchmark(b, "repot-bench-sealed-manager", sealedOnce)
 }
 
 // passes counts the manager's reconciles and tells when it is idle.

@@ -54,6 +54,13 @@ func envInt(name string, def int) int {
 //
 //	go test ./controllers/integration/ -run '^$' -bench HundredEvaluations -benchtime 1x
 func BenchmarkHundredEvaluations(b *testing.B) {
+	runBenchmark(b, "repot-bench-manager", benchOnce)
+}
+
+// runBenchmark starts a control plane for b (skipping it when bin/ lacks
+// one), binds the shipped manager role under roleName, and runs iteration
+// b.N times with the admin's config and the manager's.
+func runBenchmark(b *testing.B, roleName string, iteration func(b *testing.B, cfg, asManager *rest.Config, iter int)) {
 	root, err := repoRoot()
 	if err != nil {
 		b.Fatal(err)
@@ -66,12 +73,12 @@ func BenchmarkHundredEvaluations(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { _ = env.Teardown() }()
-	asManager, err := env.ConfigAsShippedManager(context.Background(), "repot-bench-manager")
+	asManager, err := env.ConfigAsShippedManager(context.Background(), roleName)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for i := 0; i < b.N; i++ {
-		benchOnce(b, cfg, asManager, i)
+		iteration(b, cfg, asManager, i)
 	}
 }
 
