@@ -68,6 +68,7 @@ func expectResumed(ns string, runsDone int32) {
 	eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 		g.Expect(e.Status.Summary.State).To(Equal(repotv1.StateRunning))
 		g.Expect(condition(e, repotv1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(e.Status.Budget).NotTo(BeNil(), "no status.budget")
 		g.Expect(e.Status.Budget.Exhausted).To(BeFalse())
 		g.Expect(e.Status.Budget.Partial).To(BeFalse())
 		g.Expect(e.Status.Progress.RunsDone).To(Equal(runsDone))
@@ -85,6 +86,7 @@ var _ = Describe("budgets", func() {
 		// rec spends 40 completion tokens per call.
 		writeLedger(ns, build.LedgerName("ev", "m", 0), rec("m", "p1", "pot", true, contract.RouteInitialSuccess, 1))
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(e.Status.Budget).NotTo(BeNil(), "no status.budget yet")
 			g.Expect(e.Status.Budget.Used.CompletionTokens).To(Equal(int64(40)))
 		})
 		Consistently(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", "m")), "500ms").Should(BeTrue(), "below the limit the runner runs")
@@ -124,6 +126,7 @@ var _ = Describe("budgets", func() {
 		clk.Step(5 * time.Minute) // 300 GPU-seconds
 		poke(ns, "ev")
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(e.Status.Budget).NotTo(BeNil(), "no status.budget yet")
 			g.Expect(e.Status.Budget.Used.GPUSeconds).To(Equal(int64(300)))
 		})
 		Consistently(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", "m")), "500ms").Should(BeTrue(), "below the limit the runner runs")
