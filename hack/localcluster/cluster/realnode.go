@@ -528,6 +528,12 @@ func (n *RealNode) removeSandboxes(ctx context.Context) error {
 // unmountUnder lazily unmounts every mount point beneath dir, deepest first
 // (containerd's snapshots, the kubelet's volume mounts).
 func unmountUnder(dir string) error {
+	// The kernel lists mount points by their real path: a state dir
+	// reached through a symbolic link (a bin/ that links elsewhere) is
+	// matched by its target.
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return err
