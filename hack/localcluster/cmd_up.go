@@ -152,7 +152,10 @@ func startCluster(ctx context.Context, o upOptions, log io.Writer) (lc *localClu
 		if err != nil {
 			return nil, err
 		}
-		if err := makeRealNodeBridge(log, binDir, killed); err != nil {
+		if err := cleanStaleRealNode(log, binDir, killed); err != nil {
+			return nil, err
+		}
+		if err := makeRealNodeBridge(); err != nil {
 			return nil, err
 		}
 		// Runs last (cleanups run in reverse): the node and its parts are

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mattn/go-shellwords"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -232,14 +233,15 @@ func markRealNodeClean() {
 }
 
 // cleanStaleRealNode removes what a local cluster with a real node that was
-// killed left on the host: the bridge repot0 with its pods' veths (and so
-// their network namespaces), and the CNI bridge plugin's iptables rules and
+// killed left on the host: the bridge repot0 with its pods' veths, and the CNI bridge plugin's iptables rules and
 // chains, which carry the comment of the network repot-local-<node>; and,
 // when the lock says its last holder was killed, kube-proxy's chains
 // (kube-proxy --cleanup from binDir) and the NetworkPolicy enforcer's
 // nftables table. The caller holds realNodeLock, so nothing of it is in
-// use. The rest (its state directory's mounts) goes when a cluster starts
-// in that directory.
+// use. Its state directory's mounts go when a cluster starts in that
+// directory; the pods' network namespace files under /run/netns stay
+// (containerd names them, nothing says which were this cluster's), and
+// hold nothing once their veths are gone.
 func cleanStaleRealNode(log io.Writer, binDir string, killed bool) error {
 	var errs []error
 	if killed {
@@ -250,13 +252,7 @@ func cleanStaleRealNode(log io.Writer, binDir string, killed bool) error {
 				fmt.Fprintln(log, "removed kube-proxy's rules, left by a local cluster that was killed")
 			}
 		}
-		if exec.Command("nft", "list", "table", "inet", cluster.NetworkPolicyTable).Run() == nil {
-			if out, err := exec.Command("nft", "delete", "table", "inet", cluster.NetworkPolicyTable).CombinedOutput(); err != nil {
-				errs = append(errs, fmt.Errorf("nft delete table inet %s: %w: %s", cluster.NetworkPolicyTable, err, out))
-			} else {
-				fmt.Fprintf(log, "deleted nftables table inet %s, left by a local cluster that was killed\n", cluster.NetworkPolicyTable)
-			}
-		}
+		errs = append(errs, cluster.DeleteNetworkPolicyTable())
 	}
 	br := realNodeBridge(0)
 	if _, err := net.InterfaceByName(br); err == nil {
@@ -325,38 +321,12 @@ func deleteStaleCNIRules(log io.Writer) error {
 	return errors.Join(errs...)
 }
 
-// splitRule splits a line of `iptables -S` into arguments, honouring the
-// double quotes of comments.
+// splitRule splits a line of `iptables -S` into arguments: its comments
+// are double-quoted with backslash escapes, as a shell would read them.
 func splitRule(line string) ([]string, error) {
-	var args []string
-	var cur strings.Builder
-	inQuote, escaped, have := false, false, false
-	for _, r := range line {
-		switch {
-		case escaped:
-			cur.WriteRune(r)
-			escaped = false
-		case r == '\\' && inQuote:
-			escaped = true
-		case r == '"':
-			inQuote = !inQuote
-			have = true
-		case r == ' ' && !inQuote:
-			if have {
-				args = append(args, cur.String())
-				cur.Reset()
-				have = false
-			}
-		default:
-			cur.WriteRune(r)
-			have = true
-		}
-	}
-	if inQuote {
-		return nil, fmt.Errorf("iptables rule with an unterminated quote: %s", line)
-	}
-	if have {
-		args = append(args, cur.String())
+	args, err := shellwords.Parse(line)
+	if err != nil {
+		return nil, fmt.Errorf("iptables rule %q: %w", line, err)
 	}
 	if len(args) < 2 {
 		return nil, fmt.Errorf("iptables rule too short: %s", line)
@@ -367,12 +337,9 @@ func splitRule(line string) ([]string, error) {
 // makeRealNodeBridge creates real node 0's bridge with its gateway address
 // before the API server starts, so that the API server can advertise that
 // address (the CNI bridge plugin takes the bridge as it finds it). The
-// node's Stop deletes it. The caller holds realNodeLock and first removes
+// node's Stop deletes it. The caller holds realNodeLock and has removed
 // what a killed cluster left (cleanStaleRealNode).
-func makeRealNodeBridge(log io.Writer, binDir string, killed bool) error {
-	if err := cleanStaleRealNode(log, binDir, killed); err != nil {
-		return err
-	}
+func makeRealNodeBridge() error {
 	br, gw := realNodeBridge(0), realNodeGateway(0)
 	for _, args := range [][]string{
 		{"link", "add", br, "type", "bridge"},
@@ -388,8 +355,8 @@ func makeRealNodeBridge(log io.Writer, binDir string, killed bool) error {
 }
 
 // deleteStaleVeths deletes the host ends of the pod veths on the given
-// bridge ports, as a killed cluster leaves them; their pods' network
-// namespaces go with them.
+// bridge ports, as a killed cluster leaves them (deleting one end deletes
+// its peer in the pod's network namespace).
 func deleteStaleVeths(log io.Writer, ports []os.DirEntry) {
 	for _, p := range ports {
 		if err := exec.Command("ip", "link", "del", p.Name()).Run(); err == nil {
