@@ -5,6 +5,7 @@ package e2e
 import (
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -58,6 +59,25 @@ spec:
     shardsPerModel: 1
 ` + smallRunnerYAML
 
+// preemptedYAML is an evaluation whose server pod is taken away mid-run
+// and cannot come back for a few minutes (the node cordoned, as when
+// another team's pod took the GPU): long enough for the runner's calls to
+// spend their retries and end runs in infrastructure errors.
+const preemptedYAML = `apiVersion: repot.dev/v1alpha1
+kind: RepotEvaluation
+metadata:
+  name: preempted
+spec:
+  suite: open-source-120
+  methods: [pot]
+  models:
+  - name: sim
+    simulated: {profile: strong, seed: 1}
+  runner:
+    shardsPerModel: 1
+    inFlightPerShard: 8
+` + smallRunnerYAML
+
 // These specs drive, on the real node with the operator installed from the
 // chart, the failures after which an evaluation on a shared GPU pool must
 // give back what it holds or still finish. The good-tenant invariant
@@ -109,6 +129,45 @@ var _ = Describe("a good tenant of a shared GPU pool", Ordered, Label("tenant"),
 		Eventually(func(g Gomega) bool { return tc.evaluation(g, "badimage").Spec.IsSuspended() }).Should(BeTrue())
 		tc.kubectl("patch", "repotevaluation", "badimage", "-n", ns, "--type=merge", "-p", `{"spec":{"suspend":false}}`)
 		complete("badimage", 6*time.Minute)
+	})
+
+	It("runs again the runs a server preempted mid-run ended in infrastructure errors, and completes with all of them", func() {
+		tc.createEvaluation(preemptedYAML)
+		model := func(g Gomega) repotv1.ModelStatus {
+			e := tc.evaluation(g, "preempted")
+			g.Expect(e.Status.Models).To(HaveLen(1))
+			return e.Status.Models[0]
+		}
+		Eventually(func(g Gomega) {
+			tc.operatorAlive()
+			m := model(g)
+			g.Expect(m.RunsDone).To(BeNumerically(">=", 5))
+			g.Expect(m.RunsDone).To(BeNumerically("<", m.RunsTotal), "the evaluation finished before its server could be taken")
+		}).WithTimeout(5 * time.Minute).WithPolling(time.Second).Should(Succeed())
+
+		By("cordoning the node and deleting the server's pod: its replacement waits, and the runner's calls spend their retries")
+		node := strings.TrimPrefix(strings.TrimSpace(tc.kubectl("get", "nodes", "-o", "name")), "node/")
+		Expect(node).NotTo(ContainSubstring("\n"), "one node")
+		tc.kubectl("cordon", node)
+		uncordoned := false
+		DeferCleanup(func() {
+			if !uncordoned {
+				tc.kubectl("uncordon", node)
+			}
+		})
+		tc.kubectl("delete", "pod", "-n", ns, "-l", build.LabelEvaluation+"=preempted,"+build.LabelComponent+"="+build.ComponentServer, "--wait=false")
+		Eventually(func(g Gomega) {
+			tc.operatorAlive()
+			g.Expect(model(g).InfraErrorRuns).To(BeNumerically(">", 0), "no run has ended in an infrastructure error yet")
+		}).WithTimeout(6 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+
+		By("uncordoning the node: the server comes back, and the infrastructure errors are run again")
+		tc.kubectl("uncordon", node)
+		uncordoned = true
+		complete("preempted", 10*time.Minute)
+		m := model(Default)
+		Expect(m.InfraErrorRuns).To(BeZero(), "a run still ends in an infrastructure error")
+		Expect(m.InfraRetries).To(BeNumerically(">=", 1), "the runner Job was not run again for the infrastructure errors")
 	})
 
 	It("completes an evaluation whose finished runner Job a cleanup deleted", func() {
