@@ -154,10 +154,11 @@ func podImages(prev []repotv1.ContainerImage, server, runners []corev1.Pod) []re
 }
 
 // runnerProvenance is the provenance a runner of model reported on its
-// ledger (annotation ledger.ProvenanceAnnotation): the one of the ledger
-// first by name (shard 0 when it reported), since the shards of one model
-// run the same image against the same server. Unreadable annotations are
-// skipped.
+// ledger (annotation ledger.ProvenanceAnnotation): the first by ledger name
+// (shard 0 when it reported) of the reports that read the server's
+// /v1/models, since the shards of one model run the same image against the
+// same server; when none did, the first report by name, with its
+// server_error. Unreadable annotations are skipped.
 func runnerProvenance(ledgers []corev1.ConfigMap, model string) (contract.Provenance, bool) {
 	idx := make([]int, 0, len(ledgers))
 	for i := range ledgers {
@@ -166,10 +167,21 @@ func runnerProvenance(ledgers []corev1.ConfigMap, model string) (contract.Proven
 		}
 	}
 	sort.Slice(idx, func(a, b int) bool { return ledgers[idx[a]].Name < ledgers[idx[b]].Name })
+	var first *contract.Provenance
 	for _, i := range idx {
-		if p, err := contract.ParseProvenance([]byte(ledgers[i].Annotations[ledger.ProvenanceAnnotation])); err == nil {
+		p, err := contract.ParseProvenance([]byte(ledgers[i].Annotations[ledger.ProvenanceAnnotation]))
+		if err != nil {
+			continue
+		}
+		if p.ServerError == "" {
 			return p, true
 		}
+		if first == nil {
+			first = &p
+		}
+	}
+	if first != nil {
+		return *first, true
 	}
 	return contract.Provenance{}, false
 }

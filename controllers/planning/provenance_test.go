@@ -132,6 +132,14 @@ func TestModelProvenance(t *testing.T) {
 			ServerReportError: "listing the server's models: 404",
 		},
 	}, {
+		name: "a shard whose server could not be asked yields to one whose report is whole",
+		eval: revtesting.MakeEvaluation("ev", "ns").Endpoint("m", "http://example.com/v1", "gpt").Obj(),
+		w: World{Ledgers: []corev1.ConfigMap{
+			provLedger("ev-m-0", "m", `{"repot_version":"v1","server_error":"listing the server's models (8 attempts): connection refused"}`),
+			provLedger("ev-m-1", "m", `{"repot_version":"v1","served_models":[{"id":"gpt"}]}`),
+		}},
+		want: &repotv1.ModelProvenance{RepotVersion: "v1", ServedModels: []repotv1.ServedModel{{ID: "gpt"}}},
+	}, {
 		name: "endpoint model without pods or reports: nothing to record",
 		eval: revtesting.MakeEvaluation("ev", "ns").Endpoint("m", "http://example.com/v1", "gpt").Obj(),
 		want: nil,

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -48,6 +49,49 @@ func TestServedModelsError(t *testing.T) {
 	c := newTestClient(t, srv.URL, &fakeSleeper{}, nil)
 	if _, err := c.ServedModels(context.Background()); err == nil {
 		t.Fatal("no error from a server without /v1/models")
+	}
+}
+
+// TestServedModelsRetries: a server that refuses the first calls (as a
+// Service does for a moment after its server turns Ready) is asked again
+// with the client's backoff, and what it then serves is returned; one that
+// keeps failing gives an error that counts the attempts.
+func TestServedModelsRetries(t *testing.T) {
+	served := func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"test-model","object":"model","created":1,"owned_by":"vllm"}]}`)
+	}
+	s := &script{steps: []func(http.ResponseWriter, *http.Request){status(503), status(502), served}}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	sl := &fakeSleeper{}
+	got, err := newTestClient(t, srv.URL, sl, nil).ServedModels(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]contract.ServedModel{{ID: "test-model"}}, got); diff != "" {
+		t.Errorf("served models (-want +got):\n%s", diff)
+	}
+	if s.attempts() != 3 || len(sl.waits) != 2 {
+		t.Errorf("%d attempts and %d waits, want 3 and 2", s.attempts(), len(sl.waits))
+	}
+
+	failing := &script{steps: []func(http.ResponseWriter, *http.Request){status(503)}}
+	srv2 := httptest.NewServer(failing)
+	defer srv2.Close()
+	_, err = newTestClient(t, srv2.URL, &fakeSleeper{}, nil).ServedModels(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "4 attempts") {
+		t.Errorf("error %v, want one after the policy's 4 attempts", err)
+	}
+	if failing.attempts() != 4 {
+		t.Errorf("%d attempts, want 4", failing.attempts())
+	}
+
+	notFound := &script{steps: []func(http.ResponseWriter, *http.Request){status(404)}}
+	srv3 := httptest.NewServer(notFound)
+	defer srv3.Close()
+	if _, err := newTestClient(t, srv3.URL, &fakeSleeper{}, nil).ServedModels(context.Background()); err == nil || notFound.attempts() != 1 {
+		t.Errorf("a 404 is not retried: error %v after %d attempts", err, notFound.attempts())
 	}
 }
 
