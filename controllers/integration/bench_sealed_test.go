@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -273,20 +272,7 @@ func evaluationsAre(c client.Reader, ns string, state repotv1.EvaluationState, s
 func playFullLedgers(ctx context.Context, c client.Client, ns string, finish *atomic.Bool) {
 	readied, written, finished := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for ctx.Err() == nil {
-		ds := &metav1.PartialObjectMetadataList{}
-		ds.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("DeploymentList"))
-		if err := c.List(ctx, ds, client.InNamespace(ns)); err == nil {
-			for _, d := range ds.Items {
-				if readied[d.Name] {
-					continue
-				}
-				patch := fmt.Sprintf(`{"status":{"replicas":1,"updatedReplicas":1,"readyReplicas":1,"availableReplicas":1,"observedGeneration":%d}}`, d.Generation)
-				dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: d.Name}}
-				if c.Status().Patch(ctx, dep, client.RawPatch(types.MergePatchType, []byte(patch))) == nil {
-					readied[d.Name] = true
-				}
-			}
-		}
+		readyServers(ctx, c, ns, readied)
 		// Only a runner writes a ledger: a ledger full before its Job
 		// exists would make the model Done without one.
 		js := &metav1.PartialObjectMetadataList{}
@@ -298,21 +284,13 @@ func playFullLedgers(ctx context.Context, c client.Client, ns string, finish *at
 		for _, j := range js.Items {
 			jobs[j.Name] = true
 		}
-		cms := &metav1.PartialObjectMetadataList{}
-		cms.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
-		if err := c.List(ctx, cms, client.InNamespace(ns), client.MatchingLabels{build.LabelComponent: build.ComponentLedger}); err == nil {
-			for _, cm := range cms.Items {
-				if written[cm.Name] || !jobs[build.RunnerJobName(cm.Labels[build.LabelEvaluation], cm.Labels[build.LabelModel])] {
-					continue
-				}
-				data, _ := json.Marshal(map[string]any{"data": map[string]string{
-					contract.LedgerRecordsKey: fullLedger(cm.Labels[build.LabelEvaluation], cm.Labels[build.LabelModel])}})
-				obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cm.Name}}
-				if c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data)) == nil {
-					written[cm.Name] = true
-				}
+		writeLedgers(ctx, c, ns, written, func(cm metav1.PartialObjectMetadata) (string, bool) {
+			eval, model := cm.Labels[build.LabelEvaluation], cm.Labels[build.LabelModel]
+			if !jobs[build.RunnerJobName(eval, model)] {
+				return "", false
 			}
-		}
+			return fullLedger(eval, model), true
+		})
 		if finish.Load() {
 			for _, j := range js.Items {
 				l := j.Labels
@@ -326,10 +304,7 @@ func playFullLedgers(ctx context.Context, c client.Client, ns string, finish *at
 				}
 			}
 		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(200 * time.Millisecond):
-		}
+		playPause(ctx)
 	}
 }
 

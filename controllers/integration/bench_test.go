@@ -280,42 +280,66 @@ func describeProgress(c client.Client, ns string) string {
 // It lists metadata only and writes by patch, so that the benchmark's own
 // load on the API server stays small next to the operator's.
 func playCluster(ctx context.Context, c client.Client, ns string) {
-	readied := map[string]bool{}
-	written := map[string]bool{}
+	readied, written := map[string]bool{}, map[string]bool{}
 	for ctx.Err() == nil {
-		ds := &metav1.PartialObjectMetadataList{}
-		ds.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("DeploymentList"))
-		if err := c.List(ctx, ds, client.InNamespace(ns)); err == nil {
-			for _, d := range ds.Items {
-				if readied[d.Name] {
-					continue
-				}
-				patch := fmt.Sprintf(`{"status":{"replicas":1,"updatedReplicas":1,"readyReplicas":1,"availableReplicas":1,"observedGeneration":%d}}`, d.Generation)
-				dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: d.Name}}
-				if c.Status().Patch(ctx, dep, client.RawPatch(types.MergePatchType, []byte(patch))) == nil {
-					readied[d.Name] = true
-				}
-			}
+		readyServers(ctx, c, ns, readied)
+		writeLedgers(ctx, c, ns, written, func(cm metav1.PartialObjectMetadata) (string, bool) {
+			return ledgerText(cm.Labels[build.LabelModel], cm.Labels[build.LabelShard]), true
+		})
+		playPause(ctx)
+	}
+}
+
+// readyServers plays the Deployment controller once: each server
+// Deployment not in readied yet gets a ready status, and is added.
+func readyServers(ctx context.Context, c client.Client, ns string, readied map[string]bool) {
+	ds := &metav1.PartialObjectMetadataList{}
+	ds.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("DeploymentList"))
+	if err := c.List(ctx, ds, client.InNamespace(ns)); err != nil {
+		return
+	}
+	for _, d := range ds.Items {
+		if readied[d.Name] {
+			continue
 		}
-		cms := &metav1.PartialObjectMetadataList{}
-		cms.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
-		if err := c.List(ctx, cms, client.InNamespace(ns), client.MatchingLabels{build.LabelComponent: build.ComponentLedger}); err == nil {
-			for _, cm := range cms.Items {
-				if written[cm.Name] {
-					continue
-				}
-				data, _ := json.Marshal(map[string]any{"data": map[string]string{
-					contract.LedgerRecordsKey: ledgerText(cm.Labels[build.LabelModel], cm.Labels[build.LabelShard])}})
-				obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cm.Name}}
-				if c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data)) == nil {
-					written[cm.Name] = true
-				}
-			}
+		patch := fmt.Sprintf(`{"status":{"replicas":1,"updatedReplicas":1,"readyReplicas":1,"availableReplicas":1,"observedGeneration":%d}}`, d.Generation)
+		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: d.Name}}
+		if c.Status().Patch(ctx, dep, client.RawPatch(types.MergePatchType, []byte(patch))) == nil {
+			readied[d.Name] = true
 		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// writeLedgers plays the runners' ledger sidecars once: each ledger not in
+// written yet for which records answers ok gets those records, and is
+// added.
+func writeLedgers(ctx context.Context, c client.Client, ns string, written map[string]bool, records func(metav1.PartialObjectMetadata) (string, bool)) {
+	cms := &metav1.PartialObjectMetadataList{}
+	cms.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
+	if err := c.List(ctx, cms, client.InNamespace(ns), client.MatchingLabels{build.LabelComponent: build.ComponentLedger}); err != nil {
+		return
+	}
+	for _, cm := range cms.Items {
+		if written[cm.Name] {
+			continue
 		}
+		text, ok := records(cm)
+		if !ok {
+			continue
+		}
+		data, _ := json.Marshal(map[string]any{"data": map[string]string{contract.LedgerRecordsKey: text}})
+		obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cm.Name}}
+		if c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data)) == nil {
+			written[cm.Name] = true
+		}
+	}
+}
+
+// playPause is the players' 200ms between rounds, cut short when ctx ends.
+func playPause(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(200 * time.Millisecond):
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -106,17 +105,7 @@ var _ = Describe("the identity of children", func() {
 			// Its server was never created: the evaluation has not started.
 			g.Expect(e.Status.StartTime).To(BeNil())
 		})
-		Eventually(func(g Gomega) []string {
-			var evs eventsv1.EventList
-			g.Expect(k8s.List(ctx, &evs, client.InNamespace(ns))).To(Succeed())
-			var reasons []string
-			for _, e := range evs.Items {
-				if e.Regarding.Name == "ev" {
-					reasons = append(reasons, e.Type+"/"+e.Reason)
-				}
-			}
-			return reasons
-		}).Should(ContainElement("Warning/" + repotv1.ReasonChildNameTaken))
+		Eventually(eventReasons(ns, "ev")).Should(ContainElement("Warning/" + repotv1.ReasonChildNameTaken))
 		var d appsv1.Deployment
 		Expect(k8s.Get(ctx, key(ns, server), &d)).To(Succeed())
 		Expect(metav1.GetControllerOf(&d)).To(BeNil(), "their Deployment was adopted")

@@ -6,10 +6,12 @@ import (
 	"strings"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -66,6 +68,42 @@ func condition(e *repotv1.RepotEvaluation, t string) metav1.Condition {
 		}
 	}
 	return metav1.Condition{}
+}
+
+// eventReasons lists the type/reason of each event about object name in
+// ns, for Eventually.
+func eventReasons(ns, name string) func(g Gomega) []string {
+	return func(g Gomega) []string {
+		var evs eventsv1.EventList
+		g.Expect(k8s.List(ctx, &evs, client.InNamespace(ns))).To(Succeed())
+		var reasons []string
+		for _, e := range evs.Items {
+			if e.Regarding.Name == name {
+				reasons = append(reasons, e.Type+"/"+e.Reason)
+			}
+		}
+		return reasons
+	}
+}
+
+// expectDeadlineBetween steps the clock by before and sees evaluation ev
+// of ns not failed, then by after and sees it Failed with DeadlineExceeded
+// (activeDeadlineSeconds ends between the two).
+func expectDeadlineBetween(ns string, before, after time.Duration) {
+	GinkgoHelper()
+	clk.Step(before)
+	poke(ns, "ev")
+	Consistently(func(g Gomega) {
+		g.Expect(condition(getEval(ns, "ev"), repotv1.ConditionFailed).Status).NotTo(Equal(metav1.ConditionTrue))
+	}, "500ms").Should(Succeed())
+	clk.Step(after)
+	poke(ns, "ev")
+	eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+		c := condition(e, repotv1.ConditionFailed)
+		g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(c.Reason).To(Equal(repotv1.ReasonDeadlineExceeded))
+		g.Expect(c.ObservedGeneration).To(Equal(e.Generation))
+	})
 }
 
 // poke changes an annotation so that the controller reconciles now (after

@@ -350,17 +350,6 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 			g.Expect(e.Status.StartTime).NotTo(BeNil())
 			g.Expect(e.Status.StartTime.Time).To(BeTemporally("~", admitted, time.Second))
 		})
-		clk.Step(60 * time.Second)
-		poke(ns, "ev")
-		Consistently(func(g Gomega) {
-			g.Expect(condition(getEval(ns, "ev"), repotv1.ConditionFailed).Status).NotTo(Equal(metav1.ConditionTrue))
-		}, "500ms").Should(Succeed())
-		clk.Step(31 * time.Second)
-		poke(ns, "ev")
-		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
-			c := condition(e, repotv1.ConditionFailed)
-			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(c.Reason).To(Equal(repotv1.ReasonDeadlineExceeded))
-		})
+		expectDeadlineBetween(ns, 60*time.Second, 31*time.Second)
 	})
 })
