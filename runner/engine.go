@@ -100,7 +100,9 @@ type Result struct {
 	// Skipped counts runs the Done set skipped; Planned the runs attempted.
 	Skipped, Planned int
 	// Aborted reports that ctx ended before every run finished; the runs
-	// still in flight were dropped, not recorded.
+	// still in flight were dropped, not recorded as runs: each one a model
+	// call of which had returned is written as an aborted attempt
+	// (contract.Record.Aborted), which Records does not hold.
 	Aborted bool
 	// MaxInFlight is the largest number of model calls in flight at once.
 	MaxInFlight int
@@ -194,8 +196,9 @@ func ShardProblems(problems []envs.Problem, index, count int) []envs.Problem {
 // goroutine, model calls bounded by a Gate so that a run's follow-up call
 // goes out as soon as its replay is done. Finished runs are written to
 // cfg.Records (and traces) one line each as they finish. When ctx ends, runs
-// in flight are dropped (runs that had already finished are still written)
-// and Run returns what finished with Aborted set. An
+// in flight are dropped (runs that had already finished are still written,
+// and the runs in flight whose calls returned as aborted attempts, without
+// a trace) and Run returns what finished with Aborted set. An
 // error is returned for invalid configuration, an unusable problem, or a
 // failed write.
 func Run(ctx context.Context, cfg Config) (res Result, err error) {
@@ -364,6 +367,11 @@ func runJobs(ctx context.Context, cfg Config, deps methods.Deps, jobs []job, res
 			}
 			rec, tr, err := j.do(jctx, deps, cfg.Options)
 			switch {
+			case errors.Is(err, methods.ErrAborted) && rec.Aborted:
+				// The calls of it that returned are spent: the
+				// writer records the attempt (not as a run).
+				out <- finished{rec: rec}
+				return
 			case errors.Is(err, methods.ErrAborted):
 				return
 			case err != nil:
@@ -382,6 +390,12 @@ func runJobs(ctx context.Context, cfg Config, deps methods.Deps, jobs []job, res
 	for f := range out {
 		if failed() != nil {
 			continue // drain
+		}
+		if f.rec.Aborted {
+			if err := writeJSONLine(cfg.Records, f.rec); err != nil {
+				fail(fmt.Errorf("writing records: %w", err))
+			}
+			continue
 		}
 		f.rec.InFlightLimit = deps.Gate.Limit()
 		if err := writeJSONLine(cfg.Records, f.rec); err != nil {

@@ -251,6 +251,51 @@ func TestEngineShards(t *testing.T) {
 	}
 }
 
+// stopAfterFirst cancels the engine's context once its first call returned;
+// later calls fail with the context's error.
+type stopAfterFirst struct {
+	model.Client
+	once   sync.Once
+	cancel func()
+}
+
+func (c *stopAfterFirst) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return model.Response{}, err // as an HTTP call cut by its context
+	}
+	resp, err := c.Client.Complete(ctx, req)
+	c.once.Do(c.cancel)
+	return resp, err
+}
+
+// A run stopped after a call of it returned is written as an aborted
+// attempt carrying that call: not a run of the result, and a resume makes
+// it again.
+func TestEngineWritesAbortedAttempt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var recs, traces lockedBuffer
+	cfg := engineConfig(&stopAfterFirst{Client: &oracleClient{}, cancel: cancel}, suite(2)[1:], &recs, &traces)
+	cfg.Methods, cfg.FixedConcurrency, cfg.Concurrency = []string{contract.MethodPoTRetry}, true, 1
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Aborted || len(res.Records) != 0 {
+		t.Errorf("aborted %v with %d runs, want aborted with none", res.Aborted, len(res.Records))
+	}
+	got := readBack(t, &recs)
+	if len(got) != 1 || !got[0].Aborted || got[0].Calls != 1 || got[0].CompletionTokens == 0 || got[0].ProblemID != "h001" {
+		t.Fatalf("records file holds %+v, want one aborted attempt of h001 with its one call", got)
+	}
+	if done := contract.DoneKeys(got); len(done) != 0 {
+		t.Errorf("a resume would skip %v", done)
+	}
+	if traces.Len() != 0 {
+		t.Errorf("an aborted attempt wrote a trace: %s", traces.String())
+	}
+}
+
 func TestEngineAbortFlushesFinished(t *testing.T) {
 	problems := suite(40)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -270,8 +315,8 @@ func TestEngineAbortFlushesFinished(t *testing.T) {
 	if !res.Aborted || len(res.Records) < 10 || len(res.Records) >= 160 {
 		t.Errorf("aborted %v with %d records", res.Aborted, len(res.Records))
 	}
-	if got := readBack(t, &recs); len(got) != len(res.Records) {
-		t.Errorf("records file has %d lines, result %d", len(got), len(res.Records))
+	if got, _ := summary.Dedupe(readBack(t, &recs)); len(got) != len(res.Records) {
+		t.Errorf("records file has %d runs, result %d", len(got), len(res.Records))
 	}
 	for _, r := range res.Records {
 		if r.InfraError != "" {
