@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"time"
 
 	"repot.dev/repot-operator/analysis/summary"
 	"repot.dev/repot-operator/analysis/vrr"
@@ -77,6 +78,12 @@ type Config struct {
 	// Previous are the records of earlier sessions (a resume's ledger):
 	// repot-vrr takes its calibration runs from them when they are done.
 	Previous []contract.Record
+	// Allowance, when not nil, holds the model calls within the shard's
+	// budget cap (concurrency.Allowance; Execute counts the earlier
+	// sessions' spending into it): the engine counts each call that returns
+	// into it, and looks at the cap again every second while calls wait,
+	// so that they start once the cap rises.
+	Allowance *concurrency.Allowance
 }
 
 // Progress reports the engine's advance.
@@ -211,6 +218,11 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 	deps := cfg.Deps
 	deps.Gate = concurrency.NewGate(conc)
+	if cfg.Allowance != nil {
+		deps.Gate.SetAllowance(cfg.Allowance)
+		deps.Client = spendingClient{deps.Client, cfg.Allowance}
+		defer recheckEvery(ctx, deps.Gate, concurrency.DefaultAllowanceEvery)()
+	}
 	jobs, skipped := cfg.jobs()
 	res = Result{Skipped: skipped, Planned: len(jobs), InFlightLimit: conc, ConcurrencyMode: "fixed"}
 	prog := Progress{Total: len(jobs)}
@@ -446,6 +458,42 @@ func (cfg Config) signals() concurrency.Source {
 		return src
 	}
 	return nil
+}
+
+// spendingClient counts each call that returned into the allowance, before
+// the call's slot at the gate is released.
+type spendingClient struct {
+	model.Client
+	allowance *concurrency.Allowance
+}
+
+func (s spendingClient) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	resp, err := s.Client.Complete(ctx, req)
+	if err == nil {
+		s.allowance.Spend(int64(resp.Usage.Completion))
+	}
+	return resp, err
+}
+
+// recheckEvery rechecks the gate's waiting calls every d until ctx ends or
+// the returned stop is called (which waits for the loop to end).
+func recheckEvery(ctx context.Context, g *concurrency.Gate, d time.Duration) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				g.Recheck()
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // observedClient reports each completed call's tokens and time to the

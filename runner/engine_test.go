@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -293,6 +295,47 @@ func TestEngineWritesAbortedAttempt(t *testing.T) {
 	}
 	if traces.Len() != 0 {
 		t.Errorf("an aborted attempt wrote a trace: %s", traces.String())
+	}
+}
+
+// Under a budget cap the engine admits only the calls the cap covers, the
+// earlier sessions' spending included, and then waits (here until the
+// wait, told once, cancels it).
+func TestEngineHoldsCallsToTheBudgetCap(t *testing.T) {
+	dir := t.TempDir()
+	earlier := contract.Record{Model: "test-model", ProblemID: "h000", Method: contract.MethodPoT, Calls: 1, CompletionTokens: 10}
+	line, err := json.Marshal(earlier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, contract.RecordsFile), append(line, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := OpenOutput(dir, "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := &oracleClient{}
+	var told []string
+	cfg := engineConfig(client, suite(5), nil, nil)
+	cfg.Methods, cfg.FixedConcurrency, cfg.Concurrency = []string{contract.MethodPoT}, true, 4
+	three := int64(3)
+	cfg.Allowance = &concurrency.Allowance{
+		Read:   func() (contract.BudgetCap, error) { return contract.BudgetCap{ModelCalls: &three}, nil },
+		OnWait: func(why string) { told = append(told, why); cancel() },
+	}
+	res, _, err := Execute(ctx, cfg, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := client.calls.Load(); got != 2 {
+		t.Errorf("%d calls made under a cap of 3 with 1 made before, want 2", got)
+	}
+	if !res.Aborted || len(told) != 1 {
+		t.Errorf("aborted %v, told %q; want aborted, told once", res.Aborted, told)
 	}
 }
 
