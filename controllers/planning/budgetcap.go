@@ -219,7 +219,8 @@ func (w *World) shardSpending() map[string]map[int]Spend {
 // stored ones are to be replaced: the ledger sidecars hand them to the
 // runners, which admit no model call their cap cannot cover. A running
 // shard is one of a model not done nor stopped by the budget whose runner
-// Job runs and has not completed the shard's index.
+// Job runs (or is created by this plan) and has not completed the shard's
+// index.
 func (p *Plan) planBudgetCaps(e *repotv1.RepotEvaluation, w *World, spend []ModelSpend, models []modelState) {
 	var shards []CapShard
 	var ledgers []*corev1.ConfigMap
@@ -230,6 +231,11 @@ func (p *Plan) planBudgetCaps(e *repotv1.RepotEvaluation, w *World, spend []Mode
 			continue
 		}
 		j := w.job(build.RunnerJobName(e.Name, m.Name))
+		if j == nil {
+			// A Job this pass creates: its ledgers exist already, and its
+			// pods start under their caps.
+			j = p.created(build.RunnerJobName(e.Name, m.Name))
+		}
 		if j == nil || j.DeletionTimestamp != nil || jobFinished(j) {
 			continue
 		}
@@ -264,6 +270,16 @@ func (p *Plan) planBudgetCaps(e *repotv1.RepotEvaluation, w *World, spend []Mode
 			contract.LedgerBudgetCapAnnotation: caps[i].String(),
 		}})
 	}
+}
+
+// created is the Job named name that the plan creates, or nil.
+func (p *Plan) created(name string) *batchv1.Job {
+	for _, o := range p.Create {
+		if j, ok := o.(*batchv1.Job); ok && j.Name == name {
+			return j
+		}
+	}
+	return nil
 }
 
 // completedIndexes are the indexes an Indexed Job completed

@@ -171,18 +171,21 @@ func TestPlanWritesBudgetCaps(t *testing.T) {
 	w := newWorld()
 	settle(e, w, t0)
 	setServerReady(w, "ev", "sim", true)
-	settle(e, w, t0)
-	if w.job(build.RunnerJobName("ev", "sim")) == nil {
-		t.Fatal("no runner Job")
-	}
 	l0, l1 := build.LedgerName("ev", "sim", 0), build.LedgerName("ev", "sim", 1)
+	// The pass that creates the runner Job writes the caps on its ledgers,
+	// which exist already, so that its pods start under them.
+	for p := step(e, w, t0); w.job(build.RunnerJobName("ev", "sim")) == nil; p = step(e, w, t0) {
+		if len(p.Create) == 0 {
+			t.Fatal("no runner Job")
+		}
+	}
 	r := contract.Record{Model: "sim", ProblemID: "p1", Method: "pot", Environment: "tower_of_hanoi", Complexity: 3,
 		Calls: 2, CompletionTokens: 100, Route: contract.RouteInitialSuccess, Success: true}
 	line, _ := json.Marshal(r)
 	byName[corev1.ConfigMap](w.Ledgers, l0).Data = map[string]string{contract.LedgerRecordsKey: string(line) + "\n"}
 	w.Records = []contract.Record{r}
 
-	// The pass that created the ledgers' Job split the budget over them.
+	// The budget split over the two shards.
 	for _, l := range []string{l0, l1} {
 		if got, want := byName[corev1.ConfigMap](w.Ledgers, l).Annotations[contract.LedgerBudgetCapAnnotation], `{"completionTokens":500,"modelCalls":25}`; got != want {
 			t.Errorf("%s: cap %s, want %s", l, got, want)
