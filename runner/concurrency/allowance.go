@@ -35,8 +35,9 @@ type Allowance struct {
 	// Every bounds how often Read is called (default
 	// DefaultAllowanceEvery).
 	Every time.Duration
-	// OnWait, when set, is told why calls wait each time they start
-	// waiting on the cap (not again until a call was admitted).
+	// OnWait, when set, is told why calls wait when they start waiting on
+	// a cap (once per cap: a shard at its cap waits and starts calls in
+	// turn).
 	OnWait func(why string)
 	// OnReadError, when set, is told of a failed Read.
 	OnReadError func(error)
@@ -48,6 +49,7 @@ type Allowance struct {
 	tokens  int64 // completion tokens spent, earlier sessions' included
 	calls   int64 // model calls made, earlier sessions' included
 	waiting bool
+	toldCap string // the cap of the last wait told
 }
 
 // AddSpent counts spending made outside the gate's calls: the earlier
@@ -77,7 +79,8 @@ func (a *Allowance) admits(inFlight int) bool {
 	defer a.mu.Unlock()
 	a.refresh()
 	why := a.over(int64(inFlight))
-	if why != "" && !a.waiting && a.OnWait != nil {
+	if why != "" && !a.waiting && a.cap.String() != a.toldCap && a.OnWait != nil {
+		a.toldCap = a.cap.String()
 		a.OnWait(why)
 	}
 	a.waiting = why != ""

@@ -51,7 +51,7 @@ func TestAllowanceAdmits(t *testing.T) {
 }
 
 // The cap is read at most once per Every; a failed read keeps the last
-// cap; the wait is told once per episode.
+// cap; the wait is told once per cap.
 func TestAllowanceReadsAndTells(t *testing.T) {
 	clock := &stepClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	caps := []contract.BudgetCap{{ModelCalls: ptrTo(1)}}
@@ -92,6 +92,8 @@ func TestAllowanceReadsAndTells(t *testing.T) {
 	check("again within Every: not read, not told again", step{advance: 500 * time.Millisecond, want: false})
 	caps = append(caps, contract.BudgetCap{ModelCalls: ptrTo(2)})
 	check("raised, read after Every", step{advance: 500 * time.Millisecond, want: true})
+	check("a call in flight: waits again at the same cap, not told again", step{inFlight: 1, want: false})
+	check("admitted again", step{want: true})
 	errs = []error{errors.New("unreadable")}
 	check("a failed read keeps the cap", step{advance: time.Second, spend: true, want: false})
 	if reads != 3 {
@@ -99,7 +101,7 @@ func TestAllowanceReadsAndTells(t *testing.T) {
 	}
 	want := []string{
 		"waiting for the budget: 1 model calls made of this shard's cap of 1, 0 in flight; the operator raises the cap as spec.budget allows",
-		"waiting for the budget: 2 model calls made of this shard's cap of 2, 0 in flight; the operator raises the cap as spec.budget allows",
+		"waiting for the budget: 1 model calls made of this shard's cap of 2, 1 in flight; the operator raises the cap as spec.budget allows",
 	}
 	if d := cmp.Diff(want, told); d != "" {
 		t.Errorf("told (-want +got):\n%s", d)
