@@ -11,7 +11,9 @@
 //   - a GPU reading of the telemetry sidecar (gpu.go);
 //   - the files of a run's output directory, the ledger ConfigMap's keys
 //     and the runner's done-to-synced hand-off with the ledger sidecar
-//     (files.go).
+//     (files.go);
+//   - a shard's budget cap, from the operator through the ledger to the
+//     runner (budgetcap.go).
 //
 // It imports only the standard library, so that every side can import it:
 // the engine (runner/...), the analysis (analysis/...) and the operator

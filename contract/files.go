@@ -33,6 +33,12 @@ const (
 	// and the reason. `repot run --await-ledger` exits non-zero unless it
 	// reads "ok", so the pod fails and its Job retries the shard.
 	LedgerSyncedFile = "ledger.synced"
+	// BudgetCapFile holds the shard's BudgetCap (JSON), which the ledger
+	// sidecars copy from the ledger's LedgerBudgetCapAnnotation (`ledger
+	// restore` before the run starts, `ledger sync` as it changes); `repot
+	// run` reads it before it admits a model call, at most once a second.
+	// Absent or "{}": no cap.
+	BudgetCapFile = "budget-cap.json"
 )
 
 // Data keys of a ledger ConfigMap.
@@ -42,6 +48,11 @@ const (
 	// LedgerReadingsKey holds the shard's GPU readings, one per line.
 	LedgerReadingsKey = ReadingsFile
 )
+
+// LedgerBudgetCapAnnotation on a shard's ledger ConfigMap is the shard's
+// BudgetCap (its String), which the operator writes from spec.budget while
+// the shard runs; absent or "{}": no cap.
+const LedgerBudgetCapAnnotation = "repot.dev/budget-cap"
 
 // LedgerSyncedOK is the content of LedgerSyncedFile when the ledger holds
 // every record.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -85,21 +86,41 @@ type Record struct {
 	// the whole budget like fixed-R repot, and its rounds calibrate the
 	// estimates of the other runs.
 	VRRCalibration bool `json:"vrr_calibration,omitempty"`
+
+	// Aborted marks an attempt stopped before the run finished (its runner
+	// was stopped, e.g. on SIGTERM when a budget limit was reached). It is
+	// no finished run: results, summaries (summary.Dedupe) and a resume
+	// (DoneKeys) leave it out, and the run is made again. It carries the
+	// calls and tokens of the attempt's model calls that returned before
+	// the stop (the server reported their usage), with StartedUnixMilli
+	// and WallMillis, so that a budget counts what the server spent. Its
+	// key names the attempt (Key): a later record of the run, finished or
+	// aborted, is another key, and the same attempt read twice counts
+	// once.
+	Aborted bool `json:"aborted,omitempty"`
 }
 
 // Key identifies a run for exactly-once counting. A Derail record's key also
 // names the protocol schema and the checkpoint statement, so records of the
-// earlier protocol, or of the other statement, are never taken for it.
+// earlier protocol, or of the other statement, are never taken for it. An
+// aborted attempt's key also names the attempt's start (Aborted).
 func (r Record) Key() string {
 	k := r.Model + "\x00" + r.ProblemID + "\x00" + r.Method
 	if r.Derail != nil {
 		k += derailKeySeparator + r.Derail.CheckpointStatement
+	}
+	if r.Aborted {
+		k += abortedKeySeparator + strconv.FormatInt(r.StartedUnixMilli, 10)
 	}
 	return k
 }
 
 // derailKeySeparator sets a Derail record's key apart (Record.Key).
 const derailKeySeparator = "\x00derail/v2/"
+
+// abortedKeySeparator sets an aborted attempt's key apart from the run's
+// (Record.Key): the attempt is named by its start.
+const abortedKeySeparator = "\x00aborted/"
 
 // DerailRecord marks a record of the Derail-550 protocol of REPOT.md
 // section 7 (schema 2). Records of the earlier reading (a repair straight
@@ -226,11 +247,11 @@ func ReadRecords(r io.Reader) (recs []Record, partial int, err error) {
 }
 
 // DoneKeys returns the keys of the records a resume skips: every key with a
-// record that is not an infra error.
+// record that is not an infra error nor an aborted attempt.
 func DoneKeys(recs []Record) map[string]bool {
 	done := make(map[string]bool, len(recs))
 	for _, r := range recs {
-		if r.InfraError == "" {
+		if r.InfraError == "" && !r.Aborted {
 			done[r.Key()] = true
 		}
 	}

@@ -56,3 +56,22 @@ func TestSupersedes(t *testing.T) {
 		}
 	}
 }
+
+// An aborted attempt is keyed apart from its run and from other attempts,
+// and a resume runs it again.
+func TestAbortedRecord(t *testing.T) {
+	run := Record{Model: "m", ProblemID: "p", Method: "pot"}
+	a1 := Record{Model: "m", ProblemID: "p", Method: "pot", Aborted: true, StartedUnixMilli: 1000, Calls: 1}
+	a2 := a1
+	a2.StartedUnixMilli = 2000
+	keys := map[string]bool{run.Key(): true, a1.Key(): true, a2.Key(): true}
+	if len(keys) != 3 {
+		t.Errorf("a run and two aborted attempts have %d distinct keys, want 3", len(keys))
+	}
+	if got, want := DoneKeys([]Record{a1, a2}), map[string]bool{}; !cmp.Equal(got, want) {
+		t.Errorf("DoneKeys(aborted attempts) = %v, want none", got)
+	}
+	if got, want := DoneKeys([]Record{a1, run}), map[string]bool{run.Key(): true}; !cmp.Equal(got, want) {
+		t.Errorf("DoneKeys(aborted, finished) = %v, want the finished run", got)
+	}
+}

@@ -102,6 +102,7 @@ func (r *EvaluationReconciler) readRecords(ctx context.Context, e *repotv1.Repot
 	}
 	w.Records, w.LedgerProblems = records.Read(key, w.Ledgers)
 	w.ShardsInFlight = planning.ShardsInFlight(w.Ledgers, records.RecordsOf(key))
+	w.ShardSpend = planning.ShardSpending(w.Ledgers, records.RecordsOf(key))
 	res := records.Results(key, planning.ResultsKey(e.Generation, w.Ledgers), func() planning.EvaluationResults {
 		return planning.ComputeResults(e, w.Records)
 	})

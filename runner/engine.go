@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"time"
 
 	"repot.dev/repot-operator/analysis/summary"
 	"repot.dev/repot-operator/analysis/vrr"
@@ -77,6 +78,12 @@ type Config struct {
 	// Previous are the records of earlier sessions (a resume's ledger):
 	// repot-vrr takes its calibration runs from them when they are done.
 	Previous []contract.Record
+	// Allowance, when not nil, holds the model calls within the shard's
+	// budget cap (concurrency.Allowance; Execute counts the earlier
+	// sessions' spending into it): the engine counts each call that returns
+	// into it, and looks at the cap again every second while calls wait,
+	// so that they start once the cap rises.
+	Allowance *concurrency.Allowance
 }
 
 // Progress reports the engine's advance.
@@ -100,7 +107,9 @@ type Result struct {
 	// Skipped counts runs the Done set skipped; Planned the runs attempted.
 	Skipped, Planned int
 	// Aborted reports that ctx ended before every run finished; the runs
-	// still in flight were dropped, not recorded.
+	// still in flight were dropped, not recorded as runs: each one a model
+	// call of which had returned is written as an aborted attempt
+	// (contract.Record.Aborted), which Records does not hold.
 	Aborted bool
 	// MaxInFlight is the largest number of model calls in flight at once.
 	MaxInFlight int
@@ -194,8 +203,9 @@ func ShardProblems(problems []envs.Problem, index, count int) []envs.Problem {
 // goroutine, model calls bounded by a Gate so that a run's follow-up call
 // goes out as soon as its replay is done. Finished runs are written to
 // cfg.Records (and traces) one line each as they finish. When ctx ends, runs
-// in flight are dropped (runs that had already finished are still written)
-// and Run returns what finished with Aborted set. An
+// in flight are dropped (runs that had already finished are still written,
+// and the runs in flight whose calls returned as aborted attempts, without
+// a trace) and Run returns what finished with Aborted set. An
 // error is returned for invalid configuration, an unusable problem, or a
 // failed write.
 func Run(ctx context.Context, cfg Config) (res Result, err error) {
@@ -208,6 +218,11 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 	deps := cfg.Deps
 	deps.Gate = concurrency.NewGate(conc)
+	if cfg.Allowance != nil {
+		deps.Gate.SetAllowance(cfg.Allowance)
+		deps.Client = spendingClient{deps.Client, cfg.Allowance}
+		defer recheckEvery(ctx, deps.Gate, concurrency.DefaultAllowanceEvery)()
+	}
 	jobs, skipped := cfg.jobs()
 	res = Result{Skipped: skipped, Planned: len(jobs), InFlightLimit: conc, ConcurrencyMode: "fixed"}
 	prog := Progress{Total: len(jobs)}
@@ -364,6 +379,11 @@ func runJobs(ctx context.Context, cfg Config, deps methods.Deps, jobs []job, res
 			}
 			rec, tr, err := j.do(jctx, deps, cfg.Options)
 			switch {
+			case errors.Is(err, methods.ErrAborted) && rec.Aborted:
+				// The calls of it that returned are spent: the
+				// writer records the attempt (not as a run).
+				out <- finished{rec: rec}
+				return
 			case errors.Is(err, methods.ErrAborted):
 				return
 			case err != nil:
@@ -382,6 +402,12 @@ func runJobs(ctx context.Context, cfg Config, deps methods.Deps, jobs []job, res
 	for f := range out {
 		if failed() != nil {
 			continue // drain
+		}
+		if f.rec.Aborted {
+			if err := writeJSONLine(cfg.Records, f.rec); err != nil {
+				fail(fmt.Errorf("writing records: %w", err))
+			}
+			continue
 		}
 		f.rec.InFlightLimit = deps.Gate.Limit()
 		if err := writeJSONLine(cfg.Records, f.rec); err != nil {
@@ -432,6 +458,42 @@ func (cfg Config) signals() concurrency.Source {
 		return src
 	}
 	return nil
+}
+
+// spendingClient counts each call that returned into the allowance, before
+// the call's slot at the gate is released.
+type spendingClient struct {
+	model.Client
+	allowance *concurrency.Allowance
+}
+
+func (s spendingClient) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	resp, err := s.Client.Complete(ctx, req)
+	if err == nil {
+		s.allowance.Spend(int64(resp.Usage.Completion))
+	}
+	return resp, err
+}
+
+// recheckEvery rechecks the gate's waiting calls every d until ctx ends or
+// the returned stop is called (which waits for the loop to end).
+func recheckEvery(ctx context.Context, g *concurrency.Gate, d time.Duration) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				g.Recheck()
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // observedClient reports each completed call's tokens and time to the

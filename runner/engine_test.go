@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -251,6 +253,92 @@ func TestEngineShards(t *testing.T) {
 	}
 }
 
+// stopAfterFirst cancels the engine's context once its first call returned;
+// later calls fail with the context's error.
+type stopAfterFirst struct {
+	model.Client
+	once   sync.Once
+	cancel func()
+}
+
+func (c *stopAfterFirst) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return model.Response{}, err // as an HTTP call cut by its context
+	}
+	resp, err := c.Client.Complete(ctx, req)
+	c.once.Do(c.cancel)
+	return resp, err
+}
+
+// A run stopped after a call of it returned is written as an aborted
+// attempt carrying that call: not a run of the result, and a resume makes
+// it again.
+func TestEngineWritesAbortedAttempt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var recs, traces lockedBuffer
+	cfg := engineConfig(&stopAfterFirst{Client: &oracleClient{}, cancel: cancel}, suite(2)[1:], &recs, &traces)
+	cfg.Methods, cfg.FixedConcurrency, cfg.Concurrency = []string{contract.MethodPoTRetry}, true, 1
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Aborted || len(res.Records) != 0 {
+		t.Errorf("aborted %v with %d runs, want aborted with none", res.Aborted, len(res.Records))
+	}
+	got := readBack(t, &recs)
+	if len(got) != 1 || !got[0].Aborted || got[0].Calls != 1 || got[0].CompletionTokens == 0 || got[0].ProblemID != "h001" {
+		t.Fatalf("records file holds %+v, want one aborted attempt of h001 with its one call", got)
+	}
+	if done := contract.DoneKeys(got); len(done) != 0 {
+		t.Errorf("a resume would skip %v", done)
+	}
+	if traces.Len() != 0 {
+		t.Errorf("an aborted attempt wrote a trace: %s", traces.String())
+	}
+}
+
+// Under a budget cap the engine admits only the calls the cap covers, the
+// earlier sessions' spending included, and then waits (here until the
+// wait, told once, cancels it).
+func TestEngineHoldsCallsToTheBudgetCap(t *testing.T) {
+	dir := t.TempDir()
+	earlier := contract.Record{Model: "test-model", ProblemID: "h000", Method: contract.MethodPoT, Calls: 1, CompletionTokens: 10}
+	line, err := json.Marshal(earlier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, contract.RecordsFile), append(line, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := OpenOutput(dir, "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := &oracleClient{}
+	var told []string
+	cfg := engineConfig(client, suite(5), nil, nil)
+	cfg.Methods, cfg.FixedConcurrency, cfg.Concurrency = []string{contract.MethodPoT}, true, 4
+	three := int64(3)
+	cfg.Allowance = &concurrency.Allowance{
+		Read:   func() (contract.BudgetCap, error) { return contract.BudgetCap{ModelCalls: &three}, nil },
+		OnWait: func(why string) { told = append(told, why); cancel() },
+	}
+	res, _, err := Execute(ctx, cfg, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := client.calls.Load(); got != 2 {
+		t.Errorf("%d calls made under a cap of 3 with 1 made before, want 2", got)
+	}
+	if !res.Aborted || len(told) != 1 {
+		t.Errorf("aborted %v, told %q; want aborted, told once", res.Aborted, told)
+	}
+}
+
 func TestEngineAbortFlushesFinished(t *testing.T) {
 	problems := suite(40)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -270,8 +358,8 @@ func TestEngineAbortFlushesFinished(t *testing.T) {
 	if !res.Aborted || len(res.Records) < 10 || len(res.Records) >= 160 {
 		t.Errorf("aborted %v with %d records", res.Aborted, len(res.Records))
 	}
-	if got := readBack(t, &recs); len(got) != len(res.Records) {
-		t.Errorf("records file has %d lines, result %d", len(got), len(res.Records))
+	if got, _ := summary.Dedupe(readBack(t, &recs)); len(got) != len(res.Records) {
+		t.Errorf("records file has %d runs, result %d", len(got), len(res.Records))
 	}
 	for _, r := range res.Records {
 		if r.InfraError != "" {

@@ -26,11 +26,16 @@ var routeOrder = []string{contract.RouteInitialSuccess, contract.RouteFreshEmpty
 // (an infra error is replaced by a later finished run of the same key);
 // otherwise the first occurrence wins. It also returns how many finished
 // (non-infra) records were dropped; dropped infra records are not counted.
+// Aborted attempts (contract.Record.Aborted) are no runs: they are left
+// out, and not counted as dropped (Spent counts their spending).
 func Dedupe(records []contract.Record) ([]contract.Record, int) {
 	idx := make(map[string]int, len(records))
 	out := make([]contract.Record, 0, len(records))
 	dropped := 0
 	for _, r := range records {
+		if r.Aborted {
+			continue
+		}
 		i, ok := idx[r.Key()]
 		if !ok {
 			idx[r.Key()] = len(out)
@@ -46,6 +51,38 @@ func Dedupe(records []contract.Record) ([]contract.Record, int) {
 		}
 	}
 	return out, dropped
+}
+
+// Spending is the completion tokens and model calls of records.
+type Spending struct {
+	CompletionTokens int64
+	Calls            int64
+}
+
+// Spent sums, per model, the completion tokens and model calls the server
+// reported for records: those of the runs Dedupe keeps, and those of each
+// aborted attempt (by its key, once) on top, since a run aborted and made
+// again spent twice. It is what a budget counts.
+func Spent(records []contract.Record) map[string]Spending {
+	out := map[string]Spending{}
+	add := func(r *contract.Record) {
+		s := out[r.Model]
+		s.CompletionTokens += int64(r.CompletionTokens)
+		s.Calls += int64(r.Calls)
+		out[r.Model] = s
+	}
+	runs, _ := Dedupe(records)
+	for i := range runs {
+		add(&runs[i])
+	}
+	seen := map[string]bool{}
+	for i := range records {
+		if r := &records[i]; r.Aborted && !seen[r.Key()] {
+			seen[r.Key()] = true
+			add(r)
+		}
+	}
+	return out
 }
 
 // Aggregate turns records into a Summary. It is deterministic: the same

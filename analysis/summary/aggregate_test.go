@@ -149,6 +149,7 @@ func TestDedupe(t *testing.T) {
 	infra := contract.Record{Model: "m", ProblemID: "p", Method: contract.MethodPoT, InfraError: "boom"}
 	infra2 := contract.Record{Model: "m", ProblemID: "p", Method: contract.MethodPoT, InfraError: "again"}
 	other := contract.Record{Model: "m2", ProblemID: "p", Method: contract.MethodPoT}
+	aborted := contract.Record{Model: "m", ProblemID: "p", Method: contract.MethodPoT, Aborted: true, StartedUnixMilli: 5, Calls: 1, CompletionTokens: 9}
 	tests := []struct {
 		name    string
 		in      []contract.Record
@@ -163,11 +164,48 @@ func TestDedupe(t *testing.T) {
 		{"first infra kept", []contract.Record{infra, infra2}, []contract.Record{infra}, 0},
 		{"position kept", []contract.Record{infra, other, ok}, []contract.Record{ok, other}, 0},
 		{"resume history", []contract.Record{infra, infra2, ok, okLater}, []contract.Record{ok}, 1},
+		{"aborted attempts left out", []contract.Record{aborted, ok, aborted}, []contract.Record{ok}, 0},
 	}
 	for _, tc := range tests {
 		got, dropped := Dedupe(tc.in)
 		if diff := cmp.Diff(tc.want, got); diff != "" || dropped != tc.dropped {
 			t.Errorf("%s: dropped %d want %d; diff (-want +got):\n%s", tc.name, dropped, tc.dropped, diff)
+		}
+	}
+}
+
+// Aborted attempts change no figure of the summary.
+func TestAggregateIgnoresAborted(t *testing.T) {
+	in := append(fixture(),
+		contract.Record{Model: "m", ProblemID: "p9", Environment: "river", Complexity: 2, Method: contract.MethodPoT, Aborted: true, StartedUnixMilli: 7, Calls: 1, CompletionTokens: 400},
+		contract.Record{Model: "m", ProblemID: "p1", Environment: "hanoi", Complexity: 3, Method: contract.MethodPoT, Aborted: true, StartedUnixMilli: 8, Calls: 2, CompletionTokens: 300})
+	if d := cmp.Diff(Aggregate(fixture()), Aggregate(in)); d != "" {
+		t.Errorf("aborted attempts changed the summary (-without +with):\n%s", d)
+	}
+}
+
+// Spent counts the runs Dedupe keeps and each aborted attempt once.
+func TestSpent(t *testing.T) {
+	run := contract.Record{Model: "m", ProblemID: "p", Method: contract.MethodPoT, Calls: 2, CompletionTokens: 100}
+	dup := run
+	dup.Calls, dup.CompletionTokens = 9, 999
+	a1 := contract.Record{Model: "m", ProblemID: "p", Method: contract.MethodPoT, Aborted: true, StartedUnixMilli: 1, Calls: 1, CompletionTokens: 40}
+	a2 := a1
+	a2.StartedUnixMilli = 2
+	other := contract.Record{Model: "m2", ProblemID: "p", Method: contract.MethodPoT, Aborted: true, StartedUnixMilli: 1, Calls: 3, CompletionTokens: 7}
+	for _, tc := range []struct {
+		name string
+		in   []contract.Record
+		want map[string]Spending
+	}{
+		{"none", nil, map[string]Spending{}},
+		{"runs once", []contract.Record{run, dup}, map[string]Spending{"m": {CompletionTokens: 100, Calls: 2}}},
+		{"aborted attempts on top of the run", []contract.Record{a1, run, a2}, map[string]Spending{"m": {CompletionTokens: 180, Calls: 4}}},
+		{"an attempt read twice counts once", []contract.Record{a1, a1}, map[string]Spending{"m": {CompletionTokens: 40, Calls: 1}}},
+		{"per model", []contract.Record{run, other}, map[string]Spending{"m": {CompletionTokens: 100, Calls: 2}, "m2": {CompletionTokens: 7, Calls: 3}}},
+	} {
+		if d := cmp.Diff(tc.want, Spent(tc.in)); d != "" {
+			t.Errorf("%s: Spent (-want +got):\n%s", tc.name, d)
 		}
 	}
 }

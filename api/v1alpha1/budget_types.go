@@ -21,16 +21,23 @@ type BudgetLimits struct {
 	MaxGPUHours string `json:"maxGPUHours,omitempty"`
 
 	// maxCompletionTokens caps the completion tokens of the recorded runs
-	// (the sum of status.models[].methods[].completionTokens), 1 to 10^15.
-	// Unset: no cap. May change at any time.
+	// (the sum of status.models[].methods[].completionTokens) and of the
+	// calls that returned of runs stopped before they finished, 1 to 10^15.
+	// While it is set each running runner shard starts a model call only
+	// while its share of what is left covers the calls in flight and the
+	// new one at sampling.maxTokens each. Unset: no cap. May change at any
+	// time.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000000000000000
 	MaxCompletionTokens *int64 `json:"maxCompletionTokens,omitempty"`
 
 	// maxModelCalls caps the model calls of the recorded runs (the sum of
-	// status.models[].methods[].calls), 1 to 10^12. Unset: no cap. May change
-	// at any time.
+	// status.models[].methods[].calls) and the calls that returned of runs
+	// stopped before they finished, 1 to 10^12. While it is set each
+	// running runner shard starts a model call only while its share of what
+	// is left covers the calls in flight and the new one. Unset: no cap. May
+	// change at any time.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000000000000
@@ -45,8 +52,10 @@ type BudgetLimits struct {
 // server, and finishes its Kueue Workload; the ledgers keep every recorded
 // run. Once every model is done or stopped by the budget the evaluation
 // reads BudgetExhausted. Raising or removing the limit resumes it from the
-// ledgers. Budgets count recorded runs, so the runs in flight when a limit
-// is reached may spend a little beyond it.
+// ledgers. Budgets count recorded runs and the returned calls of runs
+// stopped mid-way; the runners start no call their share of the tokens and
+// calls left cannot cover, so a limit is passed by little more than one
+// call per running shard (docs/operations.md).
 type BudgetSpec struct {
 	BudgetLimits `json:",inline"`
 
@@ -140,11 +149,13 @@ type BudgetUsage struct {
 	// +optional
 	GPUSeconds int64 `json:"gpuSeconds,omitempty"`
 
-	// completionTokens is the completion tokens of the recorded runs.
+	// completionTokens is the completion tokens of the recorded runs and
+	// of the returned calls of runs stopped before they finished.
 	// +optional
 	CompletionTokens int64 `json:"completionTokens,omitempty"`
 
-	// modelCalls is the model calls of the recorded runs.
+	// modelCalls is the model calls of the recorded runs and the returned
+	// calls of runs stopped before they finished.
 	// +optional
 	ModelCalls int64 `json:"modelCalls,omitempty"`
 }

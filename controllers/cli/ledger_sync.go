@@ -35,6 +35,7 @@ func newLedgerSyncCommand() *cobra.Command {
 			s.DoneFile = filepath.Join(filepath.Dir(f.file), contract.RunDoneFile)
 			s.SyncedFile = filepath.Join(filepath.Dir(f.file), contract.LedgerSyncedFile)
 			s.ProvenanceFile = filepath.Join(filepath.Dir(f.file), contract.ProvenanceFile)
+			s.CapFile = filepath.Join(filepath.Dir(f.file), contract.BudgetCapFile)
 			s.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 			readings := startReadingsSync(ctx, st, readingsFile, s.Logf)
 			n, err := s.Run(ctx)
@@ -54,6 +55,7 @@ func newLedgerSyncCommand() *cobra.Command {
 	fl.DurationVar(&s.MaxDelay, "max-delay", 5*time.Second, "longest time a record waits before it is written")
 	fl.IntVar(&s.Batch, "batch", 25, "write as soon as this many records wait")
 	fl.DurationVar(&s.FinalTimeout, "final-timeout", 20*time.Second, "bound on the last write after SIGTERM")
+	fl.DurationVar(&s.CapEvery, "cap-every", ledger.DefaultCapEvery, "how often to read the ledger's budget cap into the file "+contract.BudgetCapFile+" beside FILE")
 	fl.StringVar(&readingsFile, "readings-file", "", "GPU readings file (gpu.jsonl, written by repot run --gpu-telemetry-url) to copy into the ledger's "+contract.LedgerReadingsKey+" key; empty: none")
 	return c
 }

@@ -82,6 +82,11 @@ var _ = Describe("budgets", func() {
 		w := revtesting.MakeEvaluation("ev", ns).Simulated("m", "strong", 1).Shards(1)
 		w.Spec.Budget = budget
 		startRunning(ns, w)
+		Eventually(func(g Gomega) {
+			var cm corev1.ConfigMap
+			g.Expect(k8s.Get(ctx, key(ns, build.LedgerName("ev", "m", 0)), &cm)).To(Succeed())
+			g.Expect(cm.Annotations).To(HaveKeyWithValue(contract.LedgerBudgetCapAnnotation, `{"completionTokens":100}`))
+		}).Should(Succeed(), "the running shard gets its budget cap on its ledger, for its runner")
 
 		// rec spends 40 completion tokens per call.
 		writeLedger(ns, build.LedgerName("ev", "m", 0), rec("m", "p1", "pot", true, contract.RouteInitialSuccess, 1))

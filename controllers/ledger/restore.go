@@ -6,11 +6,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"repot.dev/repot-operator/contract"
 )
 
 // Restore writes the ledger's records into path (creating its directory), so
 // that `repot run --resume` skips the runs the ledger already holds. The file
-// is replaced atomically. It returns the number of lines written.
+// is replaced atomically. It returns the number of lines written. It also
+// writes the ledger's budget cap beside path (contract.BudgetCapFile; no
+// file when the ledger has none), so the run starts under its cap.
 func Restore(ctx context.Context, s *Store, path string) (int, error) {
 	text, err := s.Load(ctx)
 	if err != nil {
@@ -20,6 +24,9 @@ func Restore(ctx context.Context, s *Store, path string) (int, error) {
 	text, _ = Merge(text, nil)
 	if err := writeAtomic(path, []byte(text)); err != nil {
 		return 0, err
+	}
+	if err := restoreBudgetCap(ctx, s, filepath.Join(filepath.Dir(path), contract.BudgetCapFile)); err != nil {
+		return 0, fmt.Errorf("budget cap: %w", err)
 	}
 	return strings.Count(text, "\n"), nil
 }

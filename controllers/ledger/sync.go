@@ -57,6 +57,18 @@ type Syncer struct {
 	doneSince            time.Time // when DoneFile was first seen
 	answered             bool
 
+	// CapFile, when set, is the runner's budget cap file
+	// (contract.BudgetCapFile): the ledger's budget cap
+	// (contract.LedgerBudgetCapAnnotation) is read every CapEvery (default
+	// DefaultCapEvery) and written there when it changed; no annotation
+	// removes the file (no cap).
+	CapFile    string
+	CapEvery   time.Duration
+	capRead    time.Time
+	capSynced  bool
+	capValue   string
+	capPresent bool
+
 	pending []contract.Record
 	since   time.Time // when the oldest pending record was read
 	written int
@@ -100,6 +112,7 @@ func (s *Syncer) Run(ctx context.Context) (written int, err error) {
 		case <-ctx.Done():
 			return s.final()
 		case <-t.C():
+			s.syncCap(ctx)
 			s.syncMode(ctx)
 			s.syncProvenance(ctx)
 			// Look for the done file before reading the records, so every

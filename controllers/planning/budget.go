@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"repot.dev/repot-operator/analysis/summary"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/contract"
 )
@@ -128,16 +129,13 @@ func limitsReached(l *repotv1.BudgetLimits, s Spend, gpus int32) (reached []stri
 	return reached, gpuLeft
 }
 
-// spendOf sums the completion tokens and calls of records, per model.
-// The records are distinct runs (summary.Dedupe).
+// spendOf sums the completion tokens and calls of records, per model
+// (summary.Spent): each distinct run once, and on top each aborted attempt
+// once, with the calls of it that returned before its runner stopped.
 func spendOf(records []contract.Record) map[string]Spend {
 	out := map[string]Spend{}
-	for i := range records {
-		r := &records[i]
-		s := out[r.Model]
-		s.CompletionTokens += int64(r.CompletionTokens)
-		s.ModelCalls += int64(r.Calls)
-		out[r.Model] = s
+	for m, s := range summary.Spent(records) {
+		out[m] = Spend{CompletionTokens: s.CompletionTokens, ModelCalls: s.Calls}
 	}
 	return out
 }

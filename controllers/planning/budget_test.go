@@ -113,6 +113,28 @@ func TestSpendCountsDistinctRuns(t *testing.T) {
 	}
 }
 
+// The calls of an aborted attempt that returned before its runner stopped
+// count toward the spend, each attempt once, and change no result.
+func TestSpendCountsAbortedAttempts(t *testing.T) {
+	ev := revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).Methods(repotv1.MethodPoT).Obj()
+	r := contract.Record{Model: "m", ProblemID: "p1", Method: "pot", Environment: "tower_of_hanoi", Complexity: 3,
+		Calls: 2, CompletionTokens: 30, Route: contract.RouteInitialSuccess, Success: true}
+	aborted := contract.Record{Model: "m", ProblemID: "p1", Method: "pot", Environment: "tower_of_hanoi", Complexity: 3,
+		Aborted: true, StartedUnixMilli: 1000, Calls: 1, CompletionTokens: 70}
+	other := aborted
+	other.ProblemID, other.StartedUnixMilli = "p2", 2000
+	without := ComputeResults(ev, []contract.Record{r})
+	res := ComputeResults(ev, []contract.Record{aborted, r, aborted, other})
+	want := map[string]Spend{"m": {CompletionTokens: 170, ModelCalls: 4}}
+	if diff := cmp.Diff(want, res.Spend); diff != "" {
+		t.Errorf("spend (-want +got):\n%s", diff)
+	}
+	res.Spend, without.Spend = nil, nil
+	if diff := cmp.Diff(without, res); diff != "" {
+		t.Errorf("aborted attempts changed the results (-without +with):\n%s", diff)
+	}
+}
+
 // TestPlanStopsAndResumesOnBudget follows a one-model evaluation through
 // its budget: running, the limit reached (runner Job and server deleted),
 // BudgetExhausted with the recorded runs kept, and resumed by a raised

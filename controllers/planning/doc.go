@@ -35,8 +35,9 @@
 //     events.go: the status, recomputed from the World on every pass, its
 //     conditions (one function per condition) and the events of their
 //     transitions;
-//   - budget.go, inflight.go: spec.budget (what each model spent, which
-//     models must stop), and the calls in flight each runner shard settled at;
+//   - budget.go, budgetcap.go, inflight.go: spec.budget (what each model
+//     spent, which models must stop, each running shard's cap on its
+//     ledger), and the calls in flight each runner shard settled at;
 //   - provenance.go: status.models[].provenance (server arguments, images,
 //     what the runners reported);
 //   - lifecycle.go: completion, failure, the active deadline and the TTL.

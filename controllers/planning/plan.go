@@ -86,6 +86,7 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 	case hasStarted(e, w) || !e.Spec.IsSuspended():
 		p.planChildren(e, w, o, views, models, diagnoseModelsRunners(e, w, models))
 		p.planKueue(e, w, o, models, false)
+		p.planBudgetCaps(e, w, spend, models)
 	}
 	p.Create = p.Create[:min(len(p.Create), o.CreatesPerPass)]
 	// A child whose name is taken was not created (planNameTaken).

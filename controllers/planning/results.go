@@ -22,7 +22,8 @@ type EvaluationResults struct {
 	// Derail maps a model name to its Derail-550 figures (derail-550 only).
 	Derail map[string]*summary.DerailModelSummary
 	// Spend maps a model name to the completion tokens and calls of its
-	// distinct runs (GPU-seconds are not in the records: 0).
+	// distinct runs and of its aborted attempts (spendOf; GPU-seconds are
+	// not in the records: 0).
 	Spend map[string]Spend
 }
 
@@ -53,7 +54,7 @@ func ComputeResults(e *repotv1.RepotEvaluation, records []contract.Record) Evalu
 		}
 		res.RunsDone[r.Model]++
 	}
-	res.Spend = spendOf(distinct)
+	res.Spend = spendOf(kept)
 	agg := summary.Aggregate(kept)
 	for i := range agg.Models {
 		res.Models[agg.Models[i].Model] = &agg.Models[i]

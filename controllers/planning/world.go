@@ -40,6 +40,9 @@ type World struct {
 	// ShardsInFlight is, per model, the concurrency each shard settled at
 	// (ShardsInFlight of the ledgers).
 	ShardsInFlight map[string][]repotv1.ShardInFlight
+	// ShardSpend is, per model and shard index, what the shard's ledgers
+	// record (ShardSpending); computed from Ledgers when nil.
+	ShardSpend map[string]map[int]Spend
 	// Results, when set, are computeResults of Records for this
 	// evaluation, memoized by the snapshot; the planner computes them when
 	// nil. Shared between passes: read only.

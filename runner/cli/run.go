@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner"
+	"repot.dev/repot-operator/runner/concurrency"
 	"repot.dev/repot-operator/runner/methods"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/sandbox"
@@ -71,7 +73,9 @@ func newRunCommandFlags() (*cobra.Command, *runFlags) {
 		Long: "Run the RePoT methods (pot, pot-retry, repot, repot-adaptive, repot-no-prefix, repot-restart, repot-vrr)\n" +
 			"on every problem of a suite against an OpenAI-compatible endpoint. Finished runs are appended to\n" +
 			"DIR/records.jsonl and DIR/traces.jsonl as they finish; DIR/summary.json and a table are written at\n" +
-			"the end (also after SIGINT/SIGTERM, for what finished). --resume skips the runs DIR already holds.",
+			"the end (also after SIGINT/SIGTERM, for what finished). --resume skips the runs DIR already holds.\n" +
+			"While DIR/" + contract.BudgetCapFile + " holds a budget cap (a runner pod's ledger sidecars keep it), a model\n" +
+			"call starts only while the calls made, those in flight and it, at --max-tokens each, stay within it.",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return f.run(c) },
 	}
@@ -195,6 +199,7 @@ func (f *runFlags) run(c *cobra.Command) error {
 		Deps:        methods.Deps{Client: client, Sandbox: sb, Clock: model.SystemClock},
 		Concurrency: f.concurrency, ShardIndex: f.shardIndex, ShardCount: f.shardCnt,
 		Progress: pp.Update, Order: runner.Order(f.order),
+		Allowance: budgetAllowance(out.Dir, f.maxTokens, errw),
 	}
 	units := fmt.Sprintf("%d problems", len(runner.ShardProblems(problems, f.shardIndex, f.shardCnt)))
 	if derail != nil {
@@ -241,6 +246,40 @@ func (f *runFlags) run(c *cobra.Command) error {
 		fmt.Fprintf(errw, "the ledger holds every record of %s\n", out.RecordsPath)
 	}
 	return nil
+}
+
+// budgetAllowance holds the calls within the budget cap in DIR's
+// contract.BudgetCapFile, which a runner pod's ledger sidecars keep as the
+// operator sets it (no file: no cap), each call reserving its max_tokens.
+// Waiting on the cap is said once per wait on errw, and a cap file that
+// cannot be read once per distinct error.
+func budgetAllowance(dir string, maxTokens int, errw io.Writer) *concurrency.Allowance {
+	path := filepath.Join(dir, contract.BudgetCapFile)
+	lastErr := ""
+	return &concurrency.Allowance{
+		Read:       func() (contract.BudgetCap, error) { return readBudgetCap(path) },
+		CallTokens: int64(maxTokens),
+		Clock:      model.SystemClock,
+		OnWait:     func(why string) { fmt.Fprintf(errw, "budget: %s\n", why) },
+		OnReadError: func(err error) {
+			if err.Error() != lastErr {
+				lastErr = err.Error()
+				fmt.Fprintf(errw, "budget: %v (the last cap read stays in force)\n", err)
+			}
+		},
+	}
+}
+
+// readBudgetCap reads a budget cap file: the zero cap when there is none.
+func readBudgetCap(path string) (contract.BudgetCap, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return contract.BudgetCap{}, nil
+	}
+	if err != nil {
+		return contract.BudgetCap{}, err
+	}
+	return contract.ParseBudgetCap(string(b))
 }
 
 // options are the engine options the flags set (the sandbox mode aside).

@@ -27,6 +27,8 @@ type Gate struct {
 	blocked   bool
 	seq       uint64
 	high, low []*waiter
+	// allowance, when set, holds admissions within a budget cap.
+	allowance *Allowance
 }
 
 // waiter is a call waiting for a slot.
@@ -38,6 +40,23 @@ type waiter struct {
 
 // NewGate returns a gate admitting at most n calls at once (n < 1 means 1).
 func NewGate(n int) *Gate { return &Gate{capacity: max(1, n)} }
+
+// SetAllowance holds the gate's admissions within a budget cap as well
+// (nil: none). Set it before the first call; a cap that rises admits the
+// waiting calls on the next Recheck (or Release).
+func (g *Gate) SetAllowance(a *Allowance) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.allowance = a
+}
+
+// Recheck admits the waiting calls the limit and the allowance admit now
+// (the allowance's cap may have risen).
+func (g *Gate) Recheck() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.admitWaiters()
+}
 
 type priorityKey struct{}
 
@@ -56,12 +75,14 @@ func priorityOf(ctx context.Context) int {
 // ctx ends first.
 func (g *Gate) Acquire(ctx context.Context, followUp bool) error {
 	g.mu.Lock()
-	if g.inFlight < g.capacity && len(g.high) == 0 && len(g.low) == 0 {
+	if g.inFlight < g.capacity && len(g.high) == 0 && len(g.low) == 0 && g.allowance.admits(g.inFlight) {
 		g.take()
 		g.mu.Unlock()
 		return nil
 	}
-	g.blocked = true
+	// Only the limit blocks for the controller (Peak): a call waiting on
+	// the budget says nothing of the server.
+	g.blocked = g.blocked || g.inFlight >= g.capacity
 	g.seq++
 	w := &waiter{ch: make(chan struct{}), prio: priorityOf(ctx), seq: g.seq}
 	if followUp {
@@ -85,26 +106,29 @@ func (g *Gate) Acquire(ctx context.Context, followUp bool) error {
 	}
 }
 
-// Release frees a slot, handing it to the next waiter if any.
+// Release frees a slot, handing it to the next waiter if any (and the
+// limit and the allowance admit it).
 func (g *Gate) Release() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	var next *waiter
-	switch {
-	case g.inFlight > g.capacity:
-		// The limit was lowered: this slot goes away.
-		g.inFlight--
-		return
-	case len(g.high) > 0:
-		next, g.high = g.high[0], g.high[1:]
-	case len(g.low) > 0:
-		next, g.low = g.low[0], g.low[1:]
-	default:
-		g.inFlight--
-		return
+	// A lowered limit makes the slot go away: admitWaiters admits none.
+	g.inFlight--
+	g.admitWaiters()
+}
+
+// admitWaiters admits waiters, follow-ups first, while the limit and the
+// allowance admit another call. g.mu is held.
+func (g *Gate) admitWaiters() {
+	for g.inFlight < g.capacity && len(g.high)+len(g.low) > 0 && g.allowance.admits(g.inFlight) {
+		var next *waiter
+		if len(g.high) > 0 {
+			next, g.high = g.high[0], g.high[1:]
+		} else {
+			next, g.low = g.low[0], g.low[1:]
+		}
+		g.take()
+		close(next.ch)
 	}
-	// The slot passes to next: inFlight is unchanged.
-	close(next.ch)
 }
 
 // MaxInFlight is the largest number of calls that were in flight at once.
@@ -128,19 +152,7 @@ func (g *Gate) SetLimit(n int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.capacity = max(1, n)
-	for g.inFlight < g.capacity {
-		var next *waiter
-		switch {
-		case len(g.high) > 0:
-			next, g.high = g.high[0], g.high[1:]
-		case len(g.low) > 0:
-			next, g.low = g.low[0], g.low[1:]
-		default:
-			return
-		}
-		g.take()
-		close(next.ch)
-	}
+	g.admitWaiters()
 }
 
 // Peak returns the most calls in flight since the previous Peak call (or
@@ -151,7 +163,7 @@ func (g *Gate) Peak() (inFlight int, blocked bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	inFlight, blocked = g.peak, g.blocked
-	g.peak, g.blocked = g.inFlight, len(g.high)+len(g.low) > 0
+	g.peak, g.blocked = g.inFlight, len(g.high)+len(g.low) > 0 && g.inFlight >= g.capacity
 	return inFlight, blocked
 }
 

@@ -25,7 +25,8 @@ type infraError struct {
 func (e *infraError) Error() string { return e.msg }
 
 // ErrAborted is returned when the run's context ended before it finished;
-// such a run is not recorded.
+// such a run is not recorded as a run: only its aborted attempt, when a
+// model call of it returned (contract.Record.Aborted).
 var ErrAborted = errors.New("run aborted")
 
 // plan is what one model call produced: the moves, or the reason there are

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"repot.dev/repot-operator/contract"
@@ -190,30 +191,25 @@ func RunDerail(ctx context.Context, deps Deps, opts Options, t DerailTask, condi
 	var tr contract.Trace
 	switch condition {
 	case contract.CondRePoTFull, contract.CondRePoTNoPrefix:
-		cp, err := CheckpointProblem(t, statement)
-		if err != nil {
-			return contract.Record{}, contract.Trace{}, err
+		cp, cerr := CheckpointProblem(t, statement)
+		if cerr != nil {
+			return contract.Record{}, contract.Trace{}, cerr
 		}
 		method := contract.MethodRePoT
 		if condition == contract.CondRePoTNoPrefix {
 			method = contract.MethodRePoTNoPrefix
 		}
 		rec, tr, err = RunProblem(ctx, deps, opts, cp, method)
-		if err != nil {
-			return rec, tr, err
-		}
 	case contract.CondRePoTRestart:
 		rec, tr, err = RunProblem(ctx, deps, opts, t.Problem, contract.MethodRePoT)
-		if err != nil {
-			return rec, tr, err
-		}
 	case contract.CondNoFeedback, contract.CondErrorOnly, contract.CondStateFeedback, contract.CondStateLegal:
 		rec, tr, err = runPrompted(ctx, deps, opts, t, condition, info)
-		if err != nil {
-			return rec, tr, err
-		}
 	default:
 		return contract.Record{}, contract.Trace{}, fmt.Errorf("condition %q is not a Derail-550 condition (use %v)", condition, contract.DerailConditions)
+	}
+	// An aborted attempt is named like the condition's records.
+	if err != nil && !(errors.Is(err, ErrAborted) && rec.Aborted) {
+		return rec, tr, err
 	}
 	rec.ProblemID, rec.Method = t.Case.CaseID, condition
 	rec.Environment, rec.Complexity = t.Case.Environment, t.Case.Complexity
@@ -225,7 +221,7 @@ func RunDerail(ctx context.Context, deps Deps, opts Options, t DerailTask, condi
 	tr.ProblemID, tr.Method = t.Case.CaseID, condition
 	tr.Environment, tr.Complexity = t.Case.Environment, t.Case.Complexity
 	tr.Metadata.Derail = info
-	return rec, tr, nil
+	return rec, tr, err
 }
 
 // recoveryFor is what the prompt of a prompted condition carries (REPOT.md

@@ -3,6 +3,7 @@ package methods
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -220,6 +221,23 @@ func TestRunDerailConditions(t *testing.T) {
 				t.Errorf("trace derail info %+v", tr.Metadata.Derail)
 			}
 		})
+	}
+}
+
+// A Derail run stopped after its first call returned gives an aborted
+// attempt named like the condition's records (case id, condition, schema),
+// so its key is the condition's and not the underlying method's.
+func TestRunDerailAbortedAttempt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := &cancelAfter{Client: &runnertest.ScriptedClient{Script: []runnertest.Reply{{Code: runnertest.MovesCode()}, {Code: runnertest.MovesCode(rest...)}}}, n: 1, cancel: cancel}
+	rec, _, err := RunDerail(ctx, Deps{Client: client, Sandbox: runnertest.FakeSandbox, Clock: runnertest.NewFakeClock()}, testOptions(), derailTask(t, legalWrong, afterWrong, afterTwo), contract.CondRePoTFull)
+	if !errors.Is(err, ErrAborted) {
+		t.Fatalf("err = %v, want ErrAborted", err)
+	}
+	got := []any{rec.Aborted, rec.Calls, rec.ProblemID, rec.Method, rec.Derail != nil && rec.Derail.Schema == contract.DerailSchema}
+	if d := cmp.Diff([]any{true, 1, derailCaseID, contract.CondRePoTFull, true}, got); d != "" {
+		t.Errorf("aborted attempt (-want +got):\n%s", d)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs/envstest"
 	"repot.dev/repot-operator/runner/concurrency"
+	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/prompt"
 	"repot.dev/repot-operator/runner/runnertest"
 	"repot.dev/repot-operator/runner/sandbox"
@@ -286,6 +287,61 @@ func contents(msgs []contract.Message) []string {
 		out = append(out, m.Role+": "+m.Content)
 	}
 	return out
+}
+
+// cancelAfter cancels the run's context once its n-th call returned.
+type cancelAfter struct {
+	model.Client
+	n      int
+	cancel func()
+}
+
+func (c *cancelAfter) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	resp, err := c.Client.Complete(ctx, req)
+	if c.n--; c.n == 0 {
+		c.cancel()
+	}
+	return resp, err
+}
+
+// A run stopped after some of its calls returned gives an aborted attempt
+// with their calls and tokens (Derail conditions named as their records);
+// one stopped before any call returned gives no record.
+func TestRunAbortedAttempt(t *testing.T) {
+	bad := runnertest.MovesCode(sol[0], "[1,0,1]", sol[2])
+	start := runnertest.FakeClockStart.Add(time.Second).UnixMilli() // the fake clock's first reading
+	aborted := func(method string, calls int) contract.Record {
+		r := baseRecord(method, calls)
+		r.Aborted, r.StartedUnixMilli, r.WallMillis = true, start, 1000
+		return r
+	}
+	for _, tc := range []struct {
+		name   string
+		method string
+		after  int // calls returned before the stop; 0: stopped before the first
+		want   contract.Record
+	}{
+		{"pot-retry after its first call", contract.MethodPoTRetry, 1, aborted(contract.MethodPoTRetry, 1)},
+		{"repot after its first call", contract.MethodRePoT, 1, aborted(contract.MethodRePoT, 1)},
+		{"stopped before any call returned", contract.MethodPoTRetry, 0, contract.Record{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.after == 0 {
+				cancel()
+			}
+			client := &cancelAfter{Client: &runnertest.ScriptedClient{Script: []runnertest.Reply{{Code: bad}, {Code: bad}}}, n: tc.after, cancel: cancel}
+			deps := Deps{Client: client, Sandbox: runnertest.FakeSandbox, Clock: runnertest.NewFakeClock(), Sleep: noSleep}
+			got, _, err := RunProblem(ctx, deps, testOptions(), envstest.Hanoi3(), tc.method)
+			if !errors.Is(err, ErrAborted) {
+				t.Errorf("err = %v, want ErrAborted", err)
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("record (-want +got):\n%s", d)
+			}
+		})
+	}
 }
 
 func TestRunProblemAborted(t *testing.T) {

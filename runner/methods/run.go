@@ -92,7 +92,8 @@ type run struct {
 // RunProblem runs one method on one problem and returns its record and
 // trace. Model failures are results; an infrastructure failure after the
 // client's retries gives a record with InfraError set. It returns ErrAborted
-// (and no record) when ctx ended first, and another error only for a
+// when ctx ended first, with the aborted attempt's record when a model call
+// of it returned (contract.Record.Aborted; else the zero record), and another error only for a
 // problem or method it cannot run at all.
 func RunProblem(ctx context.Context, deps Deps, opts Options, p *envs.Problem, method string) (contract.Record, contract.Trace, error) {
 	if !contract.ValidMethod(method) {
@@ -220,9 +221,13 @@ func (r *run) markStart() {
 
 // finish builds the record and trace. err is nil, an *infraError (the run
 // becomes an infra-error record), ErrAborted or a setup error (both
-// returned).
+// returned; with ErrAborted, the aborted attempt's record when a call of
+// it returned: aborted).
 func (r *run) finish(method, route string, repairUsed bool, first, final ReplayResult, err error) (contract.Record, contract.Trace, error) {
 	var ie *infraError
+	if errors.Is(err, ErrAborted) {
+		return r.aborted(method), contract.Trace{}, err
+	}
 	if err != nil && !errors.As(err, &ie) {
 		return contract.Record{}, contract.Trace{}, err
 	}
@@ -263,4 +268,20 @@ func (r *run) finish(method, route string, repairUsed bool, first, final ReplayR
 		SandboxMode: r.opts.SandboxMode,
 	}
 	return rec, t, nil
+}
+
+// aborted is the record of an attempt stopped before it finished
+// (contract.Record.Aborted): the calls and tokens of its model calls that
+// returned, so that a budget counts what the server spent; the zero record
+// when none returned (nothing to count).
+func (r *run) aborted(method string) contract.Record {
+	if r.calls == 0 || !r.started {
+		return contract.Record{}
+	}
+	return contract.Record{
+		Model: r.opts.Model, ProblemID: r.trace.ProblemID, Environment: r.trace.Environment, Complexity: r.trace.Complexity, Method: method,
+		Aborted: true, Calls: r.calls, PromptTokens: r.usage.Prompt, CompletionTokens: r.usage.Completion,
+		CachedTokens: r.usage.Cached, ReasoningTokens: r.usage.Reasoning, InfraRetries: r.retries,
+		StartedUnixMilli: r.start.UnixMilli(), WallMillis: r.deps.Clock.Now().Sub(r.start).Milliseconds(),
+	}
 }
