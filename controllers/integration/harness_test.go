@@ -23,7 +23,9 @@ var repoRoot = framework.ModuleRoot
 // from config/crd/bases and, where the module cache has them, Kueue's.
 func startControlPlane(root string) (*framework.Framework, *rest.Config, error) {
 	f := &framework.Framework{
-		CRDDirs: []string{framework.DefaultCRDDir},
+		// The operator's CRDs, and a minimal PodMonitor CRD (the
+		// Prometheus Operator's kind the operator applies).
+		CRDDirs: []string{framework.DefaultCRDDir, podMonitorCRDDir},
 		// Room for more Services than the default /24 allows (the
 		// benchmark makes 400).
 		APIServerFlags: map[string]string{"service-cluster-ip-range": "10.0.0.0/16"},

@@ -185,4 +185,85 @@ var _ = Describe("Kueue admission by the real Kueue manager", Ordered, func() {
 		}).WithTimeout(3 * time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
 		Expect(done).To(HaveLen(4))
 	})
+
+	It("gives a model released for a stall's quota to a waiting model", func() {
+		rel := []string{"r1", "r2", "r3"}
+		w := revtesting.MakeEvaluation("rel", ns).Shards(1).StalledAfter(60)
+		for _, m := range rel {
+			w = w.Simulated(m, "strong", 1).SimulatedGPUs(1)
+		}
+		e := w.Obj()
+		e.Labels = map[string]string{kueueadapter.QueueNameLabel: "gpus"}
+		Expect(k8s.Create(ctx, e)).To(Succeed())
+		// relWorkloads are the evaluation's Workloads by model (the first
+		// evaluation's, finished, are left out).
+		relWorkloads := func(g Gomega) map[string]*kueue.Workload {
+			out := map[string]*kueue.Workload{}
+			for m, wl := range workloads(g) {
+				if wl.Labels[build.LabelEvaluation] == "rel" {
+					out[m] = wl
+				}
+			}
+			return out
+		}
+
+		By("Kueue admits two of the three models; the third waits")
+		var held []string
+		Eventually(func(g Gomega) {
+			var err error
+			held, err = kueuetesting.CheckQuota(relWorkloads(g), rel, 2)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(held).To(HaveLen(2))
+			for _, m := range held {
+				g.Expect(exists(&appsv1.Deployment{}, ns, build.ServerName("rel", m))()).To(BeTrue())
+			}
+		}).WithTimeout(time.Minute).Should(Succeed())
+		stalled, other := held[0], held[1]
+		var waiting string
+		for _, m := range rel {
+			if m != stalled && m != other {
+				waiting = m
+			}
+		}
+		setServerReady(ns, "rel", other, true)
+
+		By(fmt.Sprintf("%s's server image cannot be pulled for spec.stalledAfterSeconds: it is released", stalled))
+		createServerPod(ns, "rel", stalled, corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "server", Image: testImage,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image"}},
+		}}})
+		server := build.ServerName("rel", stalled)
+		Eventually(func(g Gomega) {
+			var d appsv1.Deployment
+			g.Expect(k8s.Get(ctx, key(ns, server), &d)).To(Succeed())
+			g.Expect(d.Annotations).To(HaveKey(build.AnnotationStalledSince))
+		}).Should(Succeed())
+		clk.Step(61 * time.Second)
+		poke(ns, "rel")
+		Eventually(func(g Gomega) {
+			var d appsv1.Deployment
+			g.Expect(k8s.Get(ctx, key(ns, server), &d)).To(Succeed())
+			g.Expect(d.Annotations).To(HaveKey(build.AnnotationReleased))
+			g.Expect(ptr.Deref(d.Spec.Replicas, 1)).To(BeZero())
+		}).Should(Succeed())
+
+		By("its server pod gone, its Workload is deleted and Kueue admits the waiting model")
+		var pods corev1.PodList
+		Expect(k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels(build.ServerSelector("rel", stalled)))).To(Succeed())
+		for i := range pods.Items {
+			Expect(k8s.Delete(ctx, &pods.Items[i])).To(Succeed())
+		}
+		Eventually(func(g Gomega) {
+			wls := relWorkloads(g)
+			g.Expect(wls).NotTo(HaveKey(stalled), "the released model's Workload is deleted")
+			g.Expect(kueuetesting.HoldsQuota(wls[waiting])).To(BeTrue(), "%s: %s", waiting, kueuetesting.Describe(wls[waiting]))
+			g.Expect(exists(&appsv1.Deployment{}, ns, build.ServerName("rel", waiting))()).To(BeTrue())
+		}).WithTimeout(time.Minute).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(relWorkloads(g)).NotTo(HaveKey(stalled), "a released model is not queued again")
+			var d appsv1.Deployment
+			g.Expect(k8s.Get(ctx, key(ns, server), &d)).To(Succeed())
+			g.Expect(ptr.Deref(d.Spec.Replicas, 1)).To(BeZero())
+		}).WithTimeout(2 * time.Second).Should(Succeed())
+	})
 })

@@ -252,6 +252,83 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 		})
 	})
 
+	It("hands back the quota of a model released for a stall, and waits for a new admission when it is resumed", func() {
+		ns := createNamespace("kueue-release")
+		ensureFlavor()
+		e := revtesting.MakeEvaluation("ev", ns).Simulated("a", "strong", 1).Shards(1).StalledAfter(60).
+			Label(kueueadapter.QueueNameLabel, "gpus").Obj()
+		Expect(k8s.Create(ctx, e)).To(Succeed())
+		var first *kueue.Workload
+		Eventually(func(g Gomega) { first = getWorkload(g, ns, "a") }).Should(Succeed())
+		admit(ns, "a")
+		server := build.ServerName("ev", "a")
+		Eventually(exists(&appsv1.Deployment{}, ns, server)).Should(BeTrue())
+		setServerReady(ns, "ev", "a", true)
+		job := build.RunnerJobName("ev", "a")
+		Eventually(exists(&batchv1.Job{}, ns, job)).Should(BeTrue())
+		deployment := func(g Gomega) *appsv1.Deployment {
+			var d appsv1.Deployment
+			g.ExpectWithOffset(1, k8s.Get(ctx, key(ns, server), &d)).To(Succeed())
+			return &d
+		}
+
+		By("the runner image cannot be pulled for spec.stalledAfterSeconds: the server is released, the runner Job suspended")
+		var j batchv1.Job
+		Expect(k8s.Get(ctx, key(ns, job), &j)).To(Succeed())
+		// Plays the Job controller: one runner pod, unscheduled (so that
+		// its deletion is immediate without a kubelet), whose image cannot
+		// be pulled.
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: job + "-0-x2k4", Namespace: ns, Labels: build.ChildLabels("ev", "a", build.ComponentRunner)},
+			Spec: *j.Spec.Template.Spec.DeepCopy()}
+		Expect(k8s.Create(ctx, pod)).To(Succeed())
+		pod.Status = corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: pod.Spec.Containers[0].Name, Image: "repot:typo",
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "not found"}}}}}
+		Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(deployment(g).Annotations).To(HaveKey(build.AnnotationStalledSince))
+		}).Should(Succeed())
+		clk.Step(61 * time.Second)
+		poke(ns, "ev")
+		Eventually(func(g Gomega) {
+			d := deployment(g)
+			g.Expect(d.Annotations).To(HaveKey(build.AnnotationReleased))
+			g.Expect(ptr.Deref(d.Spec.Replicas, 1)).To(BeZero())
+			var j batchv1.Job
+			g.Expect(k8s.Get(ctx, key(ns, job), &j)).To(Succeed())
+			g.Expect(ptr.Deref(j.Spec.Suspend, false)).To(BeTrue())
+		}).Should(Succeed())
+		Consistently(exists(&kueue.Workload{}, ns, first.Name), "500ms").Should(BeTrue(), "the Workload is kept while a runner pod is left")
+
+		By("the suspended Job's pod is gone: the Workload is deleted, handing the quota back, and not submitted again")
+		Expect(k8s.Delete(ctx, pod)).To(Succeed())
+		Eventually(exists(&kueue.Workload{}, ns, first.Name)).Should(BeFalse())
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(model(g, e, 0).Admission).To(HavePrefix("Absent: released for a stall"))
+			g.Expect(model(g, e, 0).Server.State).To(Equal(repotv1.ServerStalled))
+		})
+		Consistently(exists(&kueue.Workload{}, ns, first.Name), "500ms").Should(BeFalse())
+		Expect(ptr.Deref(deployment(Default).Spec.Replicas, 1)).To(BeZero(), "the released server is kept at zero")
+
+		By("suspended: the released model's children go, and no Workload is submitted")
+		setSuspend(ns, "ev", true)
+		Eventually(modelChildren(ns, "a")).Should(BeEmpty())
+		Consistently(exists(&kueue.Workload{}, ns, first.Name), "500ms").Should(BeFalse())
+		Expect(exists(&corev1.ConfigMap{}, ns, build.LedgerName("ev", "a", 0))()).To(BeTrue(), "the ledger is kept")
+
+		By("resumed: a new Workload is submitted, and the server waits for its admission")
+		setSuspend(ns, "ev", false)
+		Eventually(func(g Gomega) {
+			g.Expect(getWorkload(g, ns, "a").UID).NotTo(Equal(first.UID))
+		}).Should(Succeed())
+		Consistently(exists(&appsv1.Deployment{}, ns, server), "500ms").Should(BeFalse())
+		admit(ns, "a")
+		Eventually(func(g Gomega) {
+			d := deployment(g)
+			g.Expect(ptr.Deref(d.Spec.Replicas, 1)).To(BeEquivalentTo(1))
+			g.Expect(d.Annotations).NotTo(HaveKey(build.AnnotationReleased))
+		}).Should(Succeed())
+	})
+
 	It("reports a Workload of the model's name that an earlier evaluation owns, instead of waiting on it silently", func() {
 		ns := createNamespace("kueue-taken")
 		ev := revtesting.MakeEvaluation("ev", ns).Simulated("m", "strong", 1).Shards(1).Obj()

@@ -20,12 +20,16 @@ const kueueNotInstalled = "the evaluation has the label " + kueueadapter.QueueNa
 	" but Kueue's Workload API (kueue.x-k8s.io/v1beta2) was not served when the operator started: install Kueue (the operator restarts itself within a minute once the API is served), or remove the label"
 
 // AdmittedModels is world.Admitted of a queued evaluation: the models whose
-// Workload Kueue admitted.
+// Workload Kueue admitted. A Workload being deleted admits nothing, even
+// while Kueue's finalizer keeps it, admission and all: the operator
+// deleted it to hand its quota back.
 func AdmittedModels(e *repotv1.RepotEvaluation, w *World) map[string]bool {
 	out := make(map[string]bool, len(e.Spec.Models))
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]
-		out[m.Name] = !w.KueueMissing && w.Kueue.Admission(m.Name).State == kueueadapter.AdmissionAdmitted
+		wl := w.Kueue.Workloads[m.Name]
+		out[m.Name] = !w.KueueMissing && w.Kueue.Admission(m.Name).State == kueueadapter.AdmissionAdmitted &&
+			wl != nil && wl.DeletionTimestamp == nil
 	}
 	return out
 }
@@ -36,6 +40,14 @@ func AdmittedModels(e *repotv1.RepotEvaluation, w *World) map[string]bool {
 // this pass. Once the evaluation ended, every model counts as done: its
 // Workload is finished when its children are gone, so an ended evaluation
 // holds no quota.
+//
+// A model whose server was released for a stall (planStall) hands its
+// quota back too: once its server is at zero replicas, its runner Job
+// suspended and none of their pods left, its Workload is deleted, as a
+// budget stop's is (StoppedGate), so that a resumed model is admitted
+// anew. A suspended evaluation submits no Workload: the one of a released
+// model is submitted when the evaluation is resumed, and its server waits
+// for that admission like any other.
 func (p *Plan) planKueue(e *repotv1.RepotEvaluation, w *World, o build.Options, models []modelState, ended bool) {
 	if kueueadapter.QueueName(e) == "" || w.KueueMissing {
 		return
@@ -44,10 +56,16 @@ func (p *Plan) planKueue(e *repotv1.RepotEvaluation, w *World, o build.Options, 
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]
 		var g kueueadapter.Gate
-		if models[i].OverBudget && !models[i].Done && !ended {
+		switch {
+		case models[i].OverBudget && !models[i].Done && !ended:
 			g = kueueadapter.StoppedGate(e, m, w.Kueue, modelChildrenLeft(e, w, m.Name), "model "+m.Name+" was stopped by spec.budget")
-		} else {
+		case models[i].Active && !ended && serverReleased(e, w, m):
+			g = kueueadapter.StoppedGate(e, m, w.Kueue, modelRunsPods(e, w, m.Name), "model "+m.Name+" was released for a stall")
+		default:
 			g = kueueadapter.AdmissionGate(e, m, o, w.Kueue, models[i].Done || ended, modelChildrenLeft(e, w, m.Name))
+			if g.Op != nil && g.Op.Kind == kueueadapter.QueueSubmit && e.Spec.IsSuspended() {
+				g.Op = nil
+			}
 		}
 		gates[m.Name] = g
 		if g.Op != nil {
@@ -143,6 +161,22 @@ func modelChildrenLeft(e *repotv1.RepotEvaluation, w *World, model string) bool 
 	return podsLeft(w.RunnerPods, model)
 }
 
+// modelRunsPods says whether a model may still run a pod: its server
+// Deployment is scaled above zero, its runner Job is neither suspended nor
+// finished, or one of their pods has not ended (terminating ones
+// included). A model released for a stall keeps its server Deployment at
+// zero replicas (it carries the release) and its suspended runner Job
+// (with the ledgers); its Workload is deleted once this is false.
+func modelRunsPods(e *repotv1.RepotEvaluation, w *World, model string) bool {
+	if d := w.deployment(build.ServerName(e.Name, model)); d != nil && ptr.Deref(d.Spec.Replicas, 1) > 0 {
+		return true
+	}
+	if j := w.job(build.RunnerJobName(e.Name, model)); j != nil && !jobFinished(j) && !ptr.Deref(j.Spec.Suspend, false) {
+		return true
+	}
+	return podsLeft(w.ServerPods, model) || podsLeft(w.RunnerPods, model)
+}
+
 // podsLeft says whether one of a model's pods has not ended.
 func podsLeft(pods []corev1.Pod, model string) bool {
 	for i := range pods {
@@ -153,6 +187,11 @@ func podsLeft(pods []corev1.Pod, model string) bool {
 	return false
 }
 
+// releasedAdmission is the admission message of a model released for a
+// stall (planKueue).
+const releasedAdmission = "released for a stall: its Workload is deleted once its pods are gone, handing its quota back; " +
+	"suspending and resuming the evaluation submits a new one"
+
 // kueueStatus writes each model's admission message into the status.
 func kueueStatus(st *repotv1.RepotEvaluationStatus, e *repotv1.RepotEvaluation, w *World) {
 	if kueueadapter.QueueName(e) == "" {
@@ -160,11 +199,15 @@ func kueueStatus(st *repotv1.RepotEvaluationStatus, e *repotv1.RepotEvaluation, 
 	}
 	for i := range st.Models {
 		ms := &st.Models[i]
+		a := w.Kueue.Admission(ms.Name)
 		switch {
 		case w.KueueMissing:
 			ms.Admission = kueueNotInstalled
+		case modelReleased(e, w, ms.Name):
+			ms.Admission = a.State.String() + ": " + releasedAdmission
+		case a.State == kueueadapter.AdmissionAbsent && a.Message == "" && e.Spec.IsSuspended():
+			ms.Admission = a.State.String() + ": no Workload is submitted while the evaluation is suspended"
 		default:
-			a := w.Kueue.Admission(ms.Name)
 			ms.Admission = a.State.String()
 			if a.Message != "" {
 				ms.Admission += ": " + a.Message

@@ -72,7 +72,12 @@ func decideModels(e *repotv1.RepotEvaluation, w *World, res EvaluationResults, e
 			// Stopped by the budget: its children go, like an evicted
 			// model's (planChildren), and it takes no slot.
 			out[i] = modelState{Phase: repotv1.ModelQueued, Evicted: hasChildren(e, w, m), OverBudget: true}
-		case hasChildren(e, w, m) && w.admitted(m.Name):
+		case hasChildren(e, w, m) && (w.admitted(m.Name) || serverReleased(e, w, m)):
+			// A model released for a stall keeps its slot and its
+			// children (its server at zero replicas carries the release)
+			// after its Workload was deleted to hand its quota back
+			// (planKueue): it is not evicted, and it starts again only
+			// once resumed and admitted anew.
 			out[i] = modelState{Active: true}
 			used++
 		case hasChildren(e, w, m):

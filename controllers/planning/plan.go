@@ -303,7 +303,12 @@ func (p *Plan) planServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *W
 // serverReleased says whether a model's server was scaled to zero for a
 // stall (planStall) and stays so: the evaluation is not suspended.
 func serverReleased(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec) bool {
-	d := w.deployment(build.ServerName(e.Name, m.Name))
+	return modelReleased(e, w, m.Name)
+}
+
+// modelReleased is serverReleased by the model's name.
+func modelReleased(e *repotv1.RepotEvaluation, w *World, model string) bool {
+	d := w.deployment(build.ServerName(e.Name, model))
 	return d != nil && d.Annotations[build.AnnotationReleased] != "" && !e.Spec.IsSuspended()
 }
 
