@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/kueueadapter"
 	"repot.dev/repot-operator/controllers/kueueadapter/kueuetesting"
@@ -284,7 +285,7 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, Label("kueue")
 					if err := tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &cm); err != nil {
 						continue
 					}
-					counts[name] = strings.Count(cm.Data["records.jsonl"], "\n")
+					counts[name] = finishedRuns(cm.Data[contract.LedgerRecordsKey])
 					total += counts[name]
 				}
 				if total >= 20 && total < 200 {
@@ -322,7 +323,7 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, Label("kueue")
 		for name, n := range ledgered {
 			var cm corev1.ConfigMap
 			Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &cm)).To(Succeed(), "ledger %s was removed", name)
-			got := strings.Count(cm.Data["records.jsonl"], "\n")
+			got := finishedRuns(cm.Data[contract.LedgerRecordsKey])
 			Expect(got).To(BeNumerically(">=", n), "ledger %s lost records", name)
 			ledgered[name] = got // what the shard had finished when its pods stopped
 		}
@@ -527,4 +528,13 @@ func resumeCount(log string) (int, bool) {
 	j := strings.LastIndex(log[:i], " ")
 	n, err := strconv.Atoi(log[j+1 : i])
 	return n, err == nil
+}
+
+// finishedRuns counts the runs a ledger's records finished, as a resuming
+// runner counts them (contract.DoneKeys): neither an infrastructure error
+// nor an aborted attempt (a stopped runner records those too).
+func finishedRuns(records string) int {
+	recs, _, err := contract.ReadRecords(strings.NewReader(records))
+	Expect(err).NotTo(HaveOccurred())
+	return len(contract.DoneKeys(recs))
 }
