@@ -51,22 +51,10 @@ func TestSyncCopiesTheBudgetCap(t *testing.T) {
 	capFile := filepath.Join(dir, contract.BudgetCapFile)
 	fake := newFake("led-0", "")
 	fake.setCap("led-0", `{"completionTokens":100}`)
-	polled := make(chan struct{})
-	s := &Syncer{Store: &Store{Client: fake, Name: "led-0"}, Tail: &Tail{Path: filepath.Join(dir, contract.RecordsFile)}, Clock: clock,
-		Poll: time.Second, CapFile: capFile, CapEvery: 2 * time.Second, polled: func() { polled <- struct{}{} }}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.Run(ctx)
-		done <- err
-	}()
-	poll := func() {
-		for !clock.HasWaiters() {
-			time.Sleep(time.Millisecond)
-		}
-		clock.Step(time.Second)
-		<-polled
-	}
+	s := &Syncer{Store: &Store{Client: fake, Name: "led-0"}, Tail: &Tail{Path: filepath.Join(dir, contract.RecordsFile)},
+		Poll: time.Second, CapFile: capFile, CapEvery: 2 * time.Second}
+	run := runSyncer(t, s, clock)
+	poll := run.poll
 	steps := []struct {
 		name string
 		set  string // the annotation before the poll ("-": unchanged, "": removed)
@@ -89,8 +77,7 @@ func TestSyncCopiesTheBudgetCap(t *testing.T) {
 			t.Errorf("poll %d (%s): cap file %q, want %q", i+1, st.name, got, st.want)
 		}
 	}
-	cancel()
-	if err := <-done; err != nil {
+	if err := run.stop(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -16,51 +16,63 @@ import (
 	"repot.dev/repot-operator/contract"
 )
 
-// syncHarness runs a Syncer on a fake clock and lets the test advance it one
-// poll at a time.
-type syncHarness struct {
+// syncRun is a Syncer running in the background on a fake clock, one poll
+// at a time as the test steps it.
+type syncRun struct {
 	t      *testing.T
 	clock  *clocktesting.FakeClock
-	fake   *fakeConfigMaps
-	path   string
 	polled chan struct{}
 	cancel context.CancelFunc
 	done   chan error
-	n      int
+	n      int // what Run returned, once done has answered
+}
+
+// runSyncer runs s on clock (it sets s.Clock and s.polled) until stop.
+func runSyncer(t *testing.T, s *Syncer, clock *clocktesting.FakeClock) *syncRun {
+	r := &syncRun{t: t, clock: clock, polled: make(chan struct{}), done: make(chan error, 1)}
+	s.Clock, s.polled = clock, func() { r.polled <- struct{}{} }
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	go func() {
+		n, err := s.Run(ctx)
+		r.n = n
+		r.done <- err
+	}()
+	return r
+}
+
+// poll advances the clock by one poll interval (1s) and waits for it to be
+// handled.
+func (r *syncRun) poll() {
+	r.t.Helper()
+	for !r.clock.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	r.clock.Step(time.Second)
+	<-r.polled
+}
+
+// stop cancels the run and returns Run's error.
+func (r *syncRun) stop() error {
+	r.cancel()
+	return <-r.done
+}
+
+// syncHarness runs a Syncer on a ledger in a fake API server.
+type syncHarness struct {
+	*syncRun
+	fake *fakeConfigMaps
+	path string
 }
 
 func startSync(t *testing.T) *syncHarness {
-	h := &syncHarness{
-		t:      t,
-		clock:  clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
-		fake:   newFake("led-0", ""),
-		path:   filepath.Join(t.TempDir(), "records.jsonl"),
-		polled: make(chan struct{}),
-		done:   make(chan error, 1),
-	}
+	h := &syncHarness{fake: newFake("led-0", ""), path: filepath.Join(t.TempDir(), "records.jsonl")}
 	s := &Syncer{
-		Store: &Store{Client: h.fake, Name: "led-0"}, Tail: &Tail{Path: h.path}, Clock: h.clock,
+		Store: &Store{Client: h.fake, Name: "led-0"}, Tail: &Tail{Path: h.path},
 		Poll: time.Second, MaxDelay: 5 * time.Second, Batch: 3,
-		polled: func() { h.polled <- struct{}{} },
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	h.cancel = cancel
-	go func() {
-		n, err := s.Run(ctx)
-		h.n = n
-		h.done <- err
-	}()
+	h.syncRun = runSyncer(t, s, clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
 	return h
-}
-
-// poll advances the clock by one poll interval and waits for it to be handled.
-func (h *syncHarness) poll() {
-	h.t.Helper()
-	for !h.clock.HasWaiters() {
-		time.Sleep(time.Millisecond)
-	}
-	h.clock.Step(time.Second)
-	<-h.polled
 }
 
 func (h *syncHarness) ledger() string {
@@ -103,8 +115,7 @@ func TestSyncBatchesAndDelay(t *testing.T) {
 	// SIGTERM (cancel): whatever was appended since is written before exit,
 	// including a record written twice, which is stored once.
 	appendFile(t, h.path, jsonl(t, r(8), r(8)))
-	h.cancel()
-	if err := <-h.done; err != nil {
+	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(jsonl(t, r(0), r(1), r(2), r(3), r(4), r(5), r(6), r(7), r(8)), h.ledger()); diff != "" {
@@ -116,8 +127,7 @@ func TestSyncFinalWriteFailureIsReported(t *testing.T) {
 	h := startSync(t)
 	h.fake.failPatch = errors.New("forbidden")
 	appendFile(t, h.path, jsonl(t, rec("p1", "pot", true, "")))
-	h.cancel()
-	if err := <-h.done; err == nil {
+	if err := h.stop(); err == nil {
 		t.Fatal("Run returned no error although the final write failed")
 	}
 }
@@ -154,23 +164,9 @@ func (m *fullMerger) state() (int, []contract.Record) {
 func TestSyncKeepsWhatAFullLedgerRefuses(t *testing.T) {
 	clock := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	path := filepath.Join(t.TempDir(), "records.jsonl")
-	polled := make(chan struct{})
 	m := &fullMerger{}
-	s := &Syncer{Store: m, Tail: &Tail{Path: path}, Clock: clock, Poll: time.Second, Batch: 1,
-		polled: func() { polled <- struct{}{} }}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.Run(ctx)
-		done <- err
-	}()
-	poll := func() {
-		for !clock.HasWaiters() {
-			time.Sleep(time.Millisecond)
-		}
-		clock.Step(time.Second)
-		<-polled
-	}
+	run := runSyncer(t, &Syncer{Store: m, Tail: &Tail{Path: path}, Poll: time.Second, Batch: 1}, clock)
+	poll := run.poll
 	a, b, c := rec("p1", "pot", true, ""), rec("p2", "pot", true, ""), rec("p3", "pot", true, "")
 	appendFile(t, path, jsonl(t, a, b))
 	poll()
@@ -183,8 +179,7 @@ func TestSyncKeepsWhatAFullLedgerRefuses(t *testing.T) {
 	m.mu.Unlock()
 	appendFile(t, path, jsonl(t, c))
 	poll()
-	cancel()
-	if err := <-done; err != nil {
+	if err := run.stop(); err != nil {
 		t.Fatalf("Run = %v; want nil once every record is stored", err)
 	}
 	if _, got := m.state(); !cmp.Equal([]contract.Record{a, b, c}, got) {
@@ -227,24 +222,11 @@ func TestSyncAnswersTheRunner(t *testing.T) {
 			if store == nil {
 				store = &Store{Client: fake, Name: "led-0"}
 			}
-			polled := make(chan struct{})
-			s := &Syncer{Store: store, Tail: &Tail{Path: path}, Clock: clock, Poll: time.Second, Batch: 25, MaxDelay: time.Hour,
-				DoneFile: filepath.Join(dir, "run.done"), SyncedFile: filepath.Join(dir, "ledger.synced"),
-				polled: func() { polled <- struct{}{} }}
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan struct{})
-			go func() {
-				_, _ = s.Run(ctx)
-				close(done)
-			}()
-			defer func() { cancel(); <-done }()
-			poll := func() {
-				for !clock.HasWaiters() {
-					time.Sleep(time.Millisecond)
-				}
-				clock.Step(time.Second)
-				<-polled
-			}
+			s := &Syncer{Store: store, Tail: &Tail{Path: path}, Poll: time.Second, Batch: 25, MaxDelay: time.Hour,
+				DoneFile: filepath.Join(dir, "run.done"), SyncedFile: filepath.Join(dir, "ledger.synced")}
+			run := runSyncer(t, s, clock)
+			defer func() { _ = run.stop() }()
+			poll := run.poll
 			a, b := rec("p1", "pot", true, ""), rec("p2", "pot", true, "")
 			appendFile(t, path, jsonl(t, a, b))
 			if err := os.WriteFile(s.DoneFile, []byte("done\n"), 0o644); err != nil {
