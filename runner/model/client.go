@@ -98,23 +98,42 @@ func SleepContext(ctx context.Context, d time.Duration) error {
 // and jitter, honouring Retry-After. The error, if any, is an *InfraError.
 func (c *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 	params := c.params(req)
-	var last attemptError
-	for attempt := 1; ; attempt++ {
-		resp, aerr := c.attempt(ctx, params)
-		if aerr == nil {
-			resp.Retries = attempt - 1
-			return resp, nil
+	var resp Response
+	attempts, last, stopped := c.withRetries(ctx, func() *attemptError {
+		var aerr *attemptError
+		resp, aerr = c.attempt(ctx, params)
+		return aerr
+	})
+	switch {
+	case last == nil:
+		resp.Retries = attempts - 1
+		return resp, nil
+	case stopped != nil:
+		return Response{}, &InfraError{Cause: stopped, Attempts: attempts, StatusCode: last.status}
+	default:
+		return Response{}, &InfraError{Cause: last.err, Attempts: attempts, StatusCode: last.status, Retryable: last.retryable}
+	}
+}
+
+// withRetries calls try until it succeeds, fails in a way classify does not
+// retry, or the RetryPolicy's attempts are spent, waiting the policy's
+// backoff (or the server's Retry-After) between attempts with the client's
+// sleeper. It returns the attempts made, the last failure (nil after a
+// success), and ctx's or the sleeper's error when they cut the retries
+// short.
+func (c *OpenAI) withRetries(ctx context.Context, try func() *attemptError) (attempts int, last *attemptError, stopped error) {
+	for attempts = 1; ; attempts++ {
+		if last = try(); last == nil {
+			return attempts, nil, nil
 		}
-		last = *aerr
-		if ctx.Err() != nil {
-			return Response{}, &InfraError{Cause: ctx.Err(), Attempts: attempt, StatusCode: last.status}
+		if err := ctx.Err(); err != nil {
+			return attempts, last, err
 		}
-		if !last.retryable || attempt >= c.retry.MaxAttempts {
-			return Response{}, &InfraError{Cause: last.err, Attempts: attempt, StatusCode: last.status, Retryable: last.retryable}
+		if !last.retryable || attempts >= c.retry.MaxAttempts {
+			return attempts, last, nil
 		}
-		wait := c.retry.Backoff(attempt, c.cfg.Rand(), last.retryAfter)
-		if err := c.cfg.Sleep(ctx, wait); err != nil {
-			return Response{}, &InfraError{Cause: err, Attempts: attempt, StatusCode: last.status}
+		if err := c.cfg.Sleep(ctx, c.retry.Backoff(attempts, c.cfg.Rand(), last.retryAfter)); err != nil {
+			return attempts, last, err
 		}
 	}
 }

@@ -19,27 +19,26 @@ const maxServedModels = 8
 // ServedModels asks the server's /v1/models (openai-go's Models.List) what
 // it serves, retrying retryable failures (a connection refused while the
 // Service's endpoints catch up with a server just Ready, a 503) with the
-// client's RetryPolicy, as Complete does: the answer is recorded once per
+// client's RetryPolicy (withRetries, as Complete): the answer is recorded once per
 // runner pod as its provenance, so one early refusal would lose it. Each
 // attempt has 30s. The client's own model comes first when listed; at most
 // maxServedModels entries are kept.
 func (c *OpenAI) ServedModels(ctx context.Context) ([]contract.ServedModel, error) {
 	var page *pagination.Page[openai.Model]
-	for attempt := 1; ; attempt++ {
+	attempts, last, stopped := c.withRetries(ctx, func() *attemptError {
 		actx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		p, err := c.client.Models.List(actx)
-		cancel()
-		if err == nil {
-			page = p
-			break
+		defer cancel()
+		var err error
+		if page, err = c.client.Models.List(actx); err != nil {
+			return classify(ctx, err, c.cfg.Clock.Now())
 		}
-		a := classify(ctx, err, c.cfg.Clock.Now())
-		if !a.retryable || attempt >= c.retry.MaxAttempts {
-			return nil, fmt.Errorf("listing the server's models (%d attempts): %w", attempt, a.err)
-		}
-		if err := c.cfg.Sleep(ctx, c.retry.Backoff(attempt, c.cfg.Rand(), a.retryAfter)); err != nil {
-			return nil, fmt.Errorf("listing the server's models (%d attempts): %w", attempt, err)
-		}
+		return nil
+	})
+	switch {
+	case stopped != nil:
+		return nil, fmt.Errorf("listing the server's models (%d attempts): %w", attempts, stopped)
+	case last != nil:
+		return nil, fmt.Errorf("listing the server's models (%d attempts): %w", attempts, last.err)
 	}
 	var own, rest []contract.ServedModel
 	for _, m := range page.Data {
