@@ -128,10 +128,19 @@ func keys(m map[string]*unstructured.Unstructured) []string {
 func TestChartRendersDefaults(t *testing.T) {
 	objs := render(t, nil)
 	want := []string{
-		"ClusterRole/repot-operator-editor", "ClusterRole/repot-operator-manager", "ClusterRole/repot-operator-viewer",
-		"ClusterRoleBinding/repot-operator-manager", "Deployment/repot-operator",
-		"Role/repot-operator-leader-election", "RoleBinding/repot-operator-leader-election",
+		// The default install is namespaced: the manager's rules in a Role
+		// of the release's namespace, only reads cluster-wide.
+		"ClusterRole/repot-operator-editor", "ClusterRole/repot-operator-manager-cluster-read", "ClusterRole/repot-operator-viewer",
+		"ClusterRoleBinding/repot-operator-manager-cluster-read", "Deployment/repot-operator",
+		"Role/repot-operator-leader-election", "Role/repot-operator-manager",
+		"RoleBinding/repot-operator-leader-election", "RoleBinding/repot-operator-manager",
 		"Service/repot-operator-metrics", "ServiceAccount/repot-operator",
+		"ValidatingAdmissionPolicy/repot-operator-operator-writes",
+		"ValidatingAdmissionPolicy/repot-operator-references",
+		"ValidatingAdmissionPolicy/repot-operator-trust-remote-code",
+		"ValidatingAdmissionPolicyBinding/repot-operator-operator-writes",
+		"ValidatingAdmissionPolicyBinding/repot-operator-references",
+		"ValidatingAdmissionPolicyBinding/repot-operator-trust-remote-code",
 	}
 	if diff := cmp.Diff(want, keys(objs)); diff != "" {
 		t.Fatalf("rendered objects (-want +got):\n%s", diff)
@@ -145,7 +154,7 @@ func TestChartRendersDefaults(t *testing.T) {
 		t.Errorf("image %q; want repot-operator:<appVersion>", c.Image)
 	}
 	wantArgs := []string{"manager", "--leader-elect=true", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081",
-		"--runner-image=repot-operator:0.1.0", "--max-concurrent-reconciles=4"}
+		"--runner-image=repot-operator:0.1.0", "--max-concurrent-reconciles=4", "--namespace=repot-system"}
 	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
 		t.Errorf("manager args (-want +got):\n%s", diff)
 	}
@@ -225,7 +234,7 @@ func TestChartInSyncWithConfig(t *testing.T) {
 	if err := yaml.Unmarshal(bytes.TrimPrefix(data, []byte("---\n")), &role); err != nil {
 		t.Fatal(err)
 	}
-	cr, ok := render(t, nil)["ClusterRole/repot-operator-manager"]
+	cr, ok := render(t, map[string]any{"clusterWide": true})["ClusterRole/repot-operator-manager"]
 	if !ok {
 		t.Fatal("the chart renders no ClusterRole/repot-operator-manager")
 	}
@@ -335,4 +344,51 @@ func bindsSA(subjects []rbacv1.Subject, name string) bool {
 		}
 	}
 	return false
+}
+
+// TestChartScope: namespaced by default (the release's namespace, or
+// watchNamespace); clusterWide=true watches every namespace with one
+// ClusterRole; both at once is refused.
+func TestChartScope(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		values     map[string]any
+		wantArg    string // the --namespace argument, "" for none
+		wantObject string
+	}{
+		{"default", nil, "--namespace=repot-system", "Role/repot-operator-manager"},
+		{"watchNamespace", map[string]any{"watchNamespace": "team-a"}, "--namespace=team-a", "Role/repot-operator-manager"},
+		{"clusterWide", map[string]any{"clusterWide": true}, "", "ClusterRoleBinding/repot-operator-manager"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := render(t, tc.values)
+			if _, ok := objs[tc.wantObject]; !ok {
+				t.Errorf("no %s; got %v", tc.wantObject, keys(objs))
+			}
+			var dep appsv1.Deployment
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(objs["Deployment/repot-operator"].Object, &dep); err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			for _, a := range dep.Spec.Template.Spec.Containers[0].Args {
+				if strings.HasPrefix(a, "--namespace=") {
+					got = a
+				}
+			}
+			if got != tc.wantArg {
+				t.Errorf("namespace argument %q; want %q", got, tc.wantArg)
+			}
+		})
+	}
+	chrt, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := util.ToRenderValues(chrt, map[string]any{"clusterWide": true, "watchNamespace": "team-a"}, common.ReleaseOptions{Name: "repot-operator", Namespace: "repot-system", IsInstall: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := engine.Render(chrt, vals); err == nil || !strings.Contains(err.Error(), "contradict") {
+		t.Errorf("rendering clusterWide=true with watchNamespace=team-a: %v; want the chart to refuse it", err)
+	}
 }

@@ -53,6 +53,11 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	managerCfg, err = testEnv.ConfigAsShippedManager(ctx, "repot-operator-manager")
 	Expect(err).NotTo(HaveOccurred())
+	// The admission policies the installs ship (config/admission), so that
+	// every spec's manager writes under them as on a user's cluster.
+	id := framework.ManagerServiceAccount
+	Expect(testEnv.InstallShippedAdmissionPolicies(ctx, "system:serviceaccount:"+id.ServiceAccountNamespace+":"+id.ServiceAccount)).To(Succeed())
+	waitForAdmissionPolicies()
 	clk = clocktesting.NewFakeClock(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))
 	mgr, err = startManager(managerCfg, clk, nil)
 	Expect(err).NotTo(HaveOccurred())

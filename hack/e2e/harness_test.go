@@ -172,7 +172,10 @@ func (tc *testCluster) installOperator(chart string, helmArgs ...string) {
 	tc.kubectl("create", "namespace", operatorNamespace)
 	tc.kubectl("label", "namespace", operatorNamespace, "pod-security.kubernetes.io/enforce=restricted")
 	tc.helm(append([]string{"install", operatorRelease, chart, "--namespace", operatorNamespace,
-		"--set-string", "image.repository=localhost/repot-operator", "--set-string", "image.tag=dev"}, helmArgs...)...)
+		"--set-string", "image.repository=localhost/repot-operator", "--set-string", "image.tag=dev",
+		// The specs put evaluations in namespaces of their own; the chart's
+		// default install watches only the operator's namespace.
+		"--set", "clusterWide=true"}, helmArgs...)...)
 }
 
 // smallRunner is what the real-node specs' runners request: a quarter of a

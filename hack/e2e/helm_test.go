@@ -81,7 +81,9 @@ var _ = Describe("helm upgrade of the operator from the previous chart with an e
 		current     = filepath.Join(rootDir, "charts/repot-operator")
 		rev, before string
 	)
-	image := []string{"--set-string", "image.repository=localhost/repot-operator", "--set-string", "image.tag=dev"}
+	// clusterWide: the evaluation is in its own namespace (the chart's
+	// default install watches only the operator's).
+	image := []string{"--set-string", "image.repository=localhost/repot-operator", "--set-string", "image.tag=dev", "--set", "clusterWide=true"}
 
 	progress := func(g Gomega) *repotv1.RepotEvaluation {
 		tc.operatorAlive()

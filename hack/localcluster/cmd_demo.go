@@ -428,7 +428,11 @@ func installOperator(ctx context.Context, tools kubeTool, cs kubernetes.Interfac
 	}
 	repo, tag := splitImage(img)
 	args := []string{"upgrade", "--install", demoRelease, chart, "--namespace", demoOperatorNamespace,
-		"--set-string", "image.repository=" + repo, "--set-string", "image.tag=" + tag}
+		"--set-string", "image.repository=" + repo, "--set-string", "image.tag=" + tag,
+		// The demo's evaluation goes in the default namespace, the
+		// operator in its own: the chart's default install watches only
+		// the operator's namespace.
+		"--set", "clusterWide=true"}
 	for _, s := range sets {
 		args = append(args, "--set-string", s)
 	}

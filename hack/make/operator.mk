@@ -24,13 +24,15 @@ generate: controller-gen ## Generate deepcopy code for api/.
 	$(CONTROLLER_GEN) object paths=./api/...
 
 .PHONY: manifests
-manifests: controller-gen ## Generate the CRD and RBAC from markers; copy the CRD into the chart.
+manifests: controller-gen ## Generate the CRD and RBAC from markers; copy the CRD, the role and the admission policies into the chart.
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./controllers/... output:rbac:artifacts:config=config/rbac
 	mkdir -p $(CHART_DIR)/crds
 	cp config/crd/bases/*.yaml $(CHART_DIR)/crds/
 	mkdir -p $(CHART_DIR)/files
 	cp config/rbac/role.yaml $(CHART_DIR)/files/manager-role.yaml
+	mkdir -p $(CHART_DIR)/files/admission
+	cp config/admission/references.yaml config/admission/trust-remote-code.yaml config/admission/operator-writes.yaml $(CHART_DIR)/files/admission/
 	$(GO) run ./hack/splitrole -in config/rbac/role.yaml -out config/namespaced/manager_role.yaml
 	$(GO) run ./hack/apidocs -crds config/crd/bases -out docs/api-reference.md
 

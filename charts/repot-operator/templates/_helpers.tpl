@@ -37,3 +37,13 @@ app.kubernetes.io/component: manager
 {{- define "repot-operator.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
+
+{{/* The one namespace the operator watches, or "" for every namespace
+(clusterWide). By default the release's namespace. */}}
+{{- define "repot-operator.watchNamespace" -}}
+{{- if .Values.clusterWide }}
+{{- if .Values.watchNamespace }}{{ fail "watchNamespace and clusterWide=true contradict each other: set one" }}{{ end }}
+{{- else }}
+{{- default .Release.Namespace .Values.watchNamespace }}
+{{- end }}
+{{- end }}

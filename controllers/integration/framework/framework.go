@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -481,5 +482,99 @@ func WrappedClient(wrap func(client.Client) client.Client) client.NewClientFunc 
 			return nil, err
 		}
 		return wrap(cl), nil
+	}
+}
+
+// ShippedAdmissionPolicies are the ValidatingAdmissionPolicies and their
+// bindings as the kustomize installs ship them (config/admission; the
+// chart renders the same, which charts/chart_test.go checks).
+var ShippedAdmissionPolicies = []string{
+	"config/admission/references.yaml",
+	"config/admission/trust-remote-code.yaml",
+	"config/admission/operator-writes.yaml",
+}
+
+// ShippedOperatorUsername is the operator's ServiceAccount as the
+// kustomize installs name it, which the shipped policies exempt (the
+// references policy) or confine (the operator-writes policy).
+const ShippedOperatorUsername = "system:serviceaccount:repot-system:repot-operator-controller-manager"
+
+// InstallShippedAdmissionPolicies creates ShippedAdmissionPolicies with
+// the operator's username replaced by operator (the identity the test
+// runs the manager as), and waits until the API server enforces them:
+// policies take effect a moment after they are created.
+func (f *Framework) InstallShippedAdmissionPolicies(ctx context.Context, operator string) error {
+	if f.cfg == nil {
+		return errors.New("framework: InstallShippedAdmissionPolicies before Init")
+	}
+	cs, err := kubernetes.NewForConfig(f.cfg)
+	if err != nil {
+		return err
+	}
+	for _, path := range ShippedAdmissionPolicies {
+		b, err := os.ReadFile(filepath.Join(f.root, filepath.FromSlash(path)))
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(string(b), ShippedOperatorUsername) && !strings.Contains(path, "trust-remote-code") {
+			return fmt.Errorf("%s does not name %s", path, ShippedOperatorUsername)
+		}
+		text := strings.ReplaceAll(string(b), ShippedOperatorUsername, operator)
+		for _, doc := range strings.Split(text, "\n---\n") {
+			var meta metav1.TypeMeta
+			if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			switch meta.Kind {
+			case "ValidatingAdmissionPolicy":
+				var p admissionregistrationv1.ValidatingAdmissionPolicy
+				if err := yaml.UnmarshalStrict([]byte(doc), &p); err != nil {
+					return fmt.Errorf("%s: %w", path, err)
+				}
+				if _, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, &p, metav1.CreateOptions{}); err != nil {
+					return fmt.Errorf("%s: %w", path, err)
+				}
+			case "ValidatingAdmissionPolicyBinding":
+				var b admissionregistrationv1.ValidatingAdmissionPolicyBinding
+				if err := yaml.UnmarshalStrict([]byte(doc), &b); err != nil {
+					return fmt.Errorf("%s: %w", path, err)
+				}
+				if _, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, &b, metav1.CreateOptions{}); err != nil {
+					return fmt.Errorf("%s: %w", path, err)
+				}
+			default:
+				return fmt.Errorf("%s: unexpected kind %q", path, meta.Kind)
+			}
+		}
+	}
+	// Wait until every policy compiled without errors and is enforced:
+	// its status reports the checks it ran, and a request it must refuse
+	// is refused.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		list, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		ready := len(list.Items) >= len(ShippedAdmissionPolicies)
+		for _, p := range list.Items {
+			if p.Status.TypeChecking != nil {
+				for _, w := range p.Status.TypeChecking.ExpressionWarnings {
+					if strings.Contains(w.Warning, "ERROR") || strings.Contains(w.Warning, "undeclared reference") {
+						return fmt.Errorf("policy %s: %s: %s", p.Name, w.FieldRef, w.Warning)
+					}
+				}
+			}
+			if p.Status.ObservedGeneration < p.Generation {
+				ready = false
+			}
+		}
+		if ready {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.New("the shipped admission policies were not observed within 30s")
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
