@@ -132,8 +132,8 @@ func TestChartRendersDefaults(t *testing.T) {
 		// of the release's namespace, only reads cluster-wide.
 		"ClusterRole/repot-operator-editor", "ClusterRole/repot-operator-manager-cluster-read", "ClusterRole/repot-operator-viewer",
 		"ClusterRoleBinding/repot-operator-manager-cluster-read", "Deployment/repot-operator",
-		"Role/repot-operator-leader-election", "Role/repot-operator-manager",
-		"RoleBinding/repot-operator-leader-election", "RoleBinding/repot-operator-manager",
+		"Role/repot-operator-apiserver-endpoints-reader", "Role/repot-operator-leader-election", "Role/repot-operator-manager",
+		"RoleBinding/repot-operator-apiserver-endpoints-reader", "RoleBinding/repot-operator-leader-election", "RoleBinding/repot-operator-manager",
 		"Service/repot-operator-metrics", "ServiceAccount/repot-operator",
 		"ValidatingAdmissionPolicy/repot-operator-operator-writes",
 		"ValidatingAdmissionPolicy/repot-operator-references",

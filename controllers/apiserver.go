@@ -9,6 +9,7 @@ import (
 	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -55,10 +56,20 @@ func (a *endpointSliceAddresses) Addresses(ctx context.Context) ([]string, error
 	if !a.at.IsZero() && a.clock.Since(a.at) < apiServerAddressesTTL {
 		return a.cached, nil
 	}
+	// List the Service's slices (a cluster-wide install may); where that is
+	// forbidden, get the one the API server keeps under the Service's
+	// name, which is what a namespaced install's Role in default allows.
 	var l discoveryv1.EndpointSliceList
 	if err := a.reader.List(ctx, &l, client.InNamespace(apiServerNamespace),
 		client.MatchingLabels{discoveryv1.LabelServiceName: apiServerService}); err != nil {
-		return nil, fmt.Errorf("reading the API server's EndpointSlices: %w", err)
+		if !apierrors.IsForbidden(err) {
+			return nil, fmt.Errorf("reading the API server's EndpointSlices: %w", err)
+		}
+		var one discoveryv1.EndpointSlice
+		if gerr := a.reader.Get(ctx, client.ObjectKey{Namespace: apiServerNamespace, Name: apiServerService}, &one); gerr != nil {
+			return nil, fmt.Errorf("reading the API server's EndpointSlice %s/%s: %w (listing them: %w)", apiServerNamespace, apiServerService, gerr, err)
+		}
+		l.Items = []discoveryv1.EndpointSlice{one}
 	}
 	a.cached, a.at = sliceAddresses(l.Items), a.clock.Now()
 	return a.cached, nil

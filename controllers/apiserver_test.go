@@ -2,15 +2,20 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"repot.dev/repot-operator/controllers/build"
 )
@@ -70,5 +75,30 @@ func TestEndpointSliceAddresses(t *testing.T) {
 	clk.Step(2 * time.Minute)
 	if got, _ := a.Addresses(context.Background()); !cmp.Equal(got, want[:2]) {
 		t.Errorf("after the TTL: %v, want %v", got, want[:2])
+	}
+}
+
+// TestEndpointSliceAddressesByName: a namespaced install may not list
+// EndpointSlices in default, only get the kubernetes one (its Role names
+// it); the addresses come from that get.
+func TestEndpointSliceAddressesByName(t *testing.T) {
+	scheme, err := NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(
+		apiSlice("kubernetes", "default", "kubernetes", discoveryv1.AddressTypeIPv4, "172.18.0.2"),
+	).WithInterceptorFuncs(interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			return apierrors.NewForbidden(schema.GroupResource{Group: "discovery.k8s.io", Resource: "endpointslices"}, "", errors.New("a Role names only kubernetes"))
+		},
+	}).Build()
+	a := &endpointSliceAddresses{reader: c, clock: clocktesting.NewFakeClock(time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))}
+	got, err := a.Addresses(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"172.18.0.2/32"}, got); diff != "" {
+		t.Errorf("addresses (-want +got):\n%s", diff)
 	}
 }

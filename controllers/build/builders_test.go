@@ -150,10 +150,10 @@ func TestRunnerNetworkPolicy(t *testing.T) {
 		opts Options
 		want []networkingv1.NetworkPolicyEgressRule
 	}{{
-		name: "server model, API server anywhere but link-local",
+		name: "server model, API server unknown: no API server rule (fails closed)",
 		eval: revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).Obj(),
 		opts: testOpts,
-		want: []networkingv1.NetworkPolicyEgressRule{dns, server, api(anywhereTo)},
+		want: []networkingv1.NetworkPolicyEgressRule{dns, server},
 	}, {
 		name: "API server CIDRs",
 		eval: revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).Obj(),
@@ -168,7 +168,6 @@ func TestRunnerNetworkPolicy(t *testing.T) {
 			dns, server,
 			{To: anywhereTo, Ports: ports("TCP/443")},
 			{To: ipTo("10.0.0.9/32"), Ports: ports("TCP/80")},
-			api(anywhereTo),
 		},
 	}, {
 		name: "hostname endpoint with a port, IPv6 literal",
@@ -179,14 +178,13 @@ func TestRunnerNetworkPolicy(t *testing.T) {
 			dns,
 			{To: anywhereTo, Ports: ports("TCP/8080")},
 			{To: ipTo("fd00::9/128"), Ports: ports("TCP/8443")},
-			api(anywhereTo),
 		},
 	}, {
 		name: "a metadata or link-local address gets no rule",
 		eval: revtesting.MakeEvaluation("ev", "ns").Endpoint("api", "http://169.254.169.254/v1", "gpt").
 			ProblemsURL("http://[fe80::1]/p.jsonl").Obj(),
 		opts: testOpts,
-		want: []networkingv1.NetworkPolicyEgressRule{dns, api(anywhereTo)},
+		want: []networkingv1.NetworkPolicyEgressRule{dns},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

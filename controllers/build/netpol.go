@@ -89,8 +89,8 @@ func hostCIDR(ip net.IP) string {
 // RunnerNetworkPolicy denies all ingress to the evaluation's runner pods and
 // allows egress only to: the cluster DNS pods (dnsPorts); each model's server pods on
 // the server port; an endpoint model's (or a problems URL's) host and port;
-// and the API server (for the ledger sidecar). No rule reaches a link-local
-// or metadata address.
+// and the API server (for the ledger sidecar), when its addresses are known.
+// No rule reaches a link-local or metadata address.
 func RunnerNetworkPolicy(e *repotv1.RepotEvaluation, o Options) *networkingv1.NetworkPolicy {
 	tcp := corev1.ProtocolTCP
 	egress := []networkingv1.NetworkPolicyEgressRule{{
@@ -127,10 +127,14 @@ func RunnerNetworkPolicy(e *repotv1.RepotEvaluation, o Options) *networkingv1.Ne
 	for _, c := range o.APIServerCIDRs {
 		api.To = append(api.To, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: c}})
 	}
-	if len(api.To) == 0 {
-		api.To = anyAddress()
+	// Without the API server's addresses there is no API server rule: an
+	// egress rule without peers would allow every address, and "any
+	// address on 443" would let the runner reach any HTTPS service in or
+	// outside the cluster. The runners' ledger containers then cannot
+	// record, and the planner warns (APIServerUnknown) with what to set.
+	if len(api.To) > 0 {
+		egress = append(egress, api)
 	}
-	egress = append(egress, api)
 	return &networkingv1.NetworkPolicy{
 		ObjectMeta: ChildMeta(e, RunnerAccessName(e.Name), "", ComponentRunner),
 		Spec: networkingv1.NetworkPolicySpec{

@@ -106,7 +106,7 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 		p.planNameTaken(e, after)
 	}
 	p.Events = transitionEvents(e.Status.Conditions, p.Status.Conditions)
-	p.Events = append(p.Events, apiServerAnywhere(e, p.Create, o)...)
+	p.Events = append(p.Events, apiServerUnknown(e, p.Create, o)...)
 
 	due, ttlIn := ttlExpiry(e, out, w.Now)
 	p.DeleteEvaluation = due
@@ -210,22 +210,24 @@ func (p *Plan) planChildren(e *repotv1.RepotEvaluation, w *World, o build.Option
 	p.Create = append(p.Create, jobs...)
 }
 
-// ReasonAPIServerAnyAddress is the Warning event reason when a runner
+// ReasonAPIServerUnknown is the Warning event reason when a runner
 // NetworkPolicy is written without the API server's addresses.
-const ReasonAPIServerAnyAddress = "APIServerAnyAddress"
+const ReasonAPIServerUnknown = "APIServerUnknown"
 
-// apiServerAnywhere warns, once (with the creation of the runner's
-// NetworkPolicy), when that policy lets the runner reach TCP 443 and 6443
-// at any address but the link-local ones because neither --apiserver-cidrs
-// nor the kubernetes EndpointSlice named the API server.
-func apiServerAnywhere(e *repotv1.RepotEvaluation, creates []Object, o build.Options) []Event {
+// apiServerUnknown warns, once (with the creation of the runner's
+// NetworkPolicy), when that policy allows no API server address because
+// neither --apiserver-cidrs nor the kubernetes EndpointSlice named it: the
+// policy fails closed, and the runners' ledger containers cannot reach the
+// API server to record runs.
+func apiServerUnknown(e *repotv1.RepotEvaluation, creates []Object, o build.Options) []Event {
 	if len(o.APIServerCIDRs) != 0 {
 		return nil
 	}
 	for _, c := range creates {
 		if np, ok := c.(*networkingv1.NetworkPolicy); ok && np.Name == build.RunnerAccessName(e.Name) {
-			return []Event{{Warning: true, Reason: ReasonAPIServerAnyAddress, Message: "the runner NetworkPolicy allows TCP 443 and 6443 to any address but link-local ones: " +
-				"the API server's addresses are unknown (set the manager's --apiserver-cidrs, or let it read the kubernetes EndpointSlice in default)"}}
+			return []Event{{Warning: true, Reason: ReasonAPIServerUnknown, Message: "the runner NetworkPolicy allows no API server address, so the runners cannot record their runs: " +
+				"the API server's addresses are unknown. Set the manager's --apiserver-cidrs (the chart's apiserverCIDRs), or let it get the EndpointSlice default/kubernetes " +
+				"(the chart and config/namespaced grant that with a Role in default)"}}
 		}
 	}
 	return nil

@@ -518,10 +518,10 @@ func TestAccessObjectsAreReconciled(t *testing.T) {
 
 // A runner NetworkPolicy written without the API server's addresses says
 // so once, with its creation.
-func TestAPIServerAnyAddressWarning(t *testing.T) {
+func TestAPIServerUnknownWarning(t *testing.T) {
 	e := revtesting.MakeEvaluation("ev", "ns").Simulated("sim", "strong", 1).Obj()
 	warned := func(p Plan) bool {
-		return slices.ContainsFunc(p.Events, func(ev Event) bool { return ev.Warning && ev.Reason == ReasonAPIServerAnyAddress })
+		return slices.ContainsFunc(p.Events, func(ev Event) bool { return ev.Warning && ev.Reason == ReasonAPIServerUnknown })
 	}
 	unknown := testOpts
 	unknown.APIServerCIDRs = nil
