@@ -130,8 +130,10 @@ func TestChartRendersDefaults(t *testing.T) {
 	want := []string{
 		// The default install is namespaced: the manager's rules in a Role
 		// of the release's namespace, only reads cluster-wide.
-		"ClusterRole/repot-operator-editor", "ClusterRole/repot-operator-manager-cluster-read", "ClusterRole/repot-operator-viewer",
-		"ClusterRoleBinding/repot-operator-manager-cluster-read", "Deployment/repot-operator",
+		"ClusterRole/repot-operator-editor", "ClusterRole/repot-operator-manager-cluster-read",
+		"ClusterRole/repot-operator-metrics-auth", "ClusterRole/repot-operator-metrics-reader", "ClusterRole/repot-operator-viewer",
+		"ClusterRoleBinding/repot-operator-manager-cluster-read", "ClusterRoleBinding/repot-operator-metrics-auth", "Deployment/repot-operator",
+		"NetworkPolicy/repot-operator-manager",
 		"Role/repot-operator-apiserver-endpoints-reader", "Role/repot-operator-leader-election", "Role/repot-operator-manager",
 		"RoleBinding/repot-operator-apiserver-endpoints-reader", "RoleBinding/repot-operator-leader-election", "RoleBinding/repot-operator-manager",
 		"Service/repot-operator-metrics", "ServiceAccount/repot-operator",
@@ -153,7 +155,7 @@ func TestChartRendersDefaults(t *testing.T) {
 	if c.Image != "repot-operator:0.1.0" {
 		t.Errorf("image %q; want repot-operator:<appVersion>", c.Image)
 	}
-	wantArgs := []string{"manager", "--leader-elect=true", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081",
+	wantArgs := []string{"manager", "--leader-elect=true", "--metrics-bind-address=:8443", "--health-probe-bind-address=:8081",
 		"--runner-image=repot-operator:0.1.0", "--max-concurrent-reconciles=4", "--namespace=repot-system"}
 	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
 		t.Errorf("manager args (-want +got):\n%s", diff)
@@ -288,6 +290,10 @@ func TestChartWatchNamespaceHoldsNoClusterWrite(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s binds ClusterRole %s, which the chart does not render", key, b.RoleRef.Name)
 			}
+			if b.RoleRef.Name == "repot-operator-metrics-auth" {
+				checkReviewsOnly(t, key, cr)
+				continue
+			}
 			var role rbacv1.ClusterRole
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(cr.Object, &role); err != nil {
 				t.Fatal(err)
@@ -390,5 +396,23 @@ func TestChartScope(t *testing.T) {
 	}
 	if _, err := engine.Render(chrt, vals); err == nil || !strings.Contains(err.Error(), "contradict") {
 		t.Errorf("rendering clusterWide=true with watchNamespace=team-a: %v; want the chart to refuse it", err)
+	}
+}
+
+// reviews are what the metrics authentication may create: questions to
+// the API server, not stored objects.
+var reviews = []rbacv1.PolicyRule{
+	{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
+	{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+}
+
+func checkReviewsOnly(t *testing.T, key string, cr *unstructured.Unstructured) {
+	t.Helper()
+	var role rbacv1.ClusterRole
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(cr.Object, &role); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(reviews, role.Rules); diff != "" {
+		t.Errorf("%s grants more than TokenReviews and SubjectAccessReviews (-want +got):\n%s", key, diff)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"repot.dev/repot-operator/controllers"
@@ -45,7 +46,7 @@ func newManagerCommand() *cobra.Command {
 	var (
 		metricsAddr, probeAddr, namespace, image, apiCIDRs string
 		operatorNS, scraperNS, scraperPods                 string
-		leaderElect, devLog                                bool
+		leaderElect, devLog, metricsSecure                 bool
 		concurrency                                        int
 		leaseDuration, renewDeadline, retryPeriod          time.Duration
 	)
@@ -72,7 +73,7 @@ func newManagerCommand() *cobra.Command {
 			}
 			mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 				Scheme:                 scheme,
-				Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+				Metrics:                MetricsServerOptions(metricsAddr, metricsSecure),
 				HealthProbeBindAddress: probeAddr,
 				LeaderElection:         leaderElect,
 				LeaderElectionID:       "repot-operator.repot.dev",
@@ -123,7 +124,8 @@ func newManagerCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
+	f.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "address of the Prometheus metrics endpoint (0 disables it)")
+	f.BoolVar(&metricsSecure, "metrics-secure", true, "serve metrics over HTTPS (a self-signed certificate) to clients the API server authenticates (TokenReview) and authorizes for GET /metrics (SubjectAccessReview); false serves plain HTTP to anyone who reaches the port")
 	f.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	f.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
 	// More tolerant than client-go's 15s/10s/2s: a leader that cannot renew
@@ -203,4 +205,18 @@ func parseScraper(namespaces, pods string) (build.MetricsScraper, error) {
 		}
 	}
 	return s, nil
+}
+
+// MetricsServerOptions is how the manager serves its metrics: with secure,
+// over HTTPS with controller-runtime's self-signed certificate, and only to
+// a caller whose bearer token the API server authenticates and who may GET
+// the non-resource URL /metrics (the metrics-reader ClusterRole the
+// installs ship), as Kueue and JobSet serve theirs. The manager then needs
+// to create TokenReviews and SubjectAccessReviews (the metrics-auth
+// ClusterRole).
+func MetricsServerOptions(addr string, secure bool) metricsserver.Options {
+	if !secure {
+		return metricsserver.Options{BindAddress: addr}
+	}
+	return metricsserver.Options{BindAddress: addr, SecureServing: true, FilterProvider: filters.WithAuthenticationAndAuthorization}
 }
