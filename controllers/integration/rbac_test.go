@@ -114,6 +114,30 @@ var _ = Describe("with only the shipped namespaced RBAC", Ordered, func() {
 		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "m"))).Should(BeFalse())
 	})
 
+	It("may write in its namespace and nowhere else, as the API server's authorizer answers", func() {
+		restricted, err := testEnv.ConfigAs(ctx, framework.Identity{ServiceAccountNamespace: ns, ServiceAccount: framework.ManagerServiceAccount.ServiceAccount, Impersonate: true})
+		Expect(err).NotTo(HaveOccurred())
+		as, err := newClient(restricted)
+		Expect(err).NotTo(HaveOccurred())
+		for _, tc := range []struct {
+			attr  authorizationv1.ResourceAttributes
+			allow bool
+		}{
+			{authorizationv1.ResourceAttributes{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "rolebindings", Namespace: ns}, true},
+			{authorizationv1.ResourceAttributes{Verb: "create", Group: "apps", Resource: "deployments", Namespace: ns}, true},
+			{authorizationv1.ResourceAttributes{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "rolebindings", Namespace: "kube-system"}, false},
+			{authorizationv1.ResourceAttributes{Verb: "update", Group: "rbac.authorization.k8s.io", Resource: "roles", Namespace: "default"}, false},
+			{authorizationv1.ResourceAttributes{Verb: "create", Group: "apps", Resource: "deployments", Namespace: "default"}, false},
+			{authorizationv1.ResourceAttributes{Verb: "delete", Group: "batch", Resource: "jobs", Namespace: "kube-system"}, false},
+			{authorizationv1.ResourceAttributes{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}, false},
+			{authorizationv1.ResourceAttributes{Verb: "get", Resource: "secrets", Namespace: ns}, false},
+		} {
+			sar := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &tc.attr}}
+			Expect(as.Create(ctx, sar)).To(Succeed())
+			Expect(sar.Status.Allowed).To(Equal(tc.allow), "%s %s/%s in %q", tc.attr.Verb, tc.attr.Group, tc.attr.Resource, tc.attr.Namespace)
+		}
+	})
+
 	It("leaves evaluations of other namespaces alone", func() {
 		other := createNamespace("elsewhere")
 		Expect(k8s.Create(ctx, revtesting.MakeEvaluation("ev", other).Simulated("m", "strong", 1).Obj())).To(Succeed())
