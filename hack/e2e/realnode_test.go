@@ -16,6 +16,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -343,7 +344,26 @@ for i in range(60):
 				Spec:       repotv1.RepotEvaluationSpec{Models: []repotv1.ModelSpec{{Name: "m", Simulated: &repotv1.SimulatedModel{}}}},
 			}
 		}
+		// The API server's addresses as the operator reads them (the
+		// kubernetes EndpointSlice): without them the runner policy has no
+		// API server rule at all.
+		var apiSlices discoveryv1.EndpointSliceList
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		Expect(tc.c.List(ctx, &apiSlices, client.InNamespace("default"), client.MatchingLabels{discoveryv1.LabelServiceName: "kubernetes"})).To(Succeed())
+		cancel()
 		opts := build.Options{OperatorNamespace: operatorNamespace}
+		for _, sl := range apiSlices.Items {
+			for _, ep := range sl.Endpoints {
+				for _, a := range ep.Addresses {
+					if strings.Contains(a, ":") {
+						opts.APIServerCIDRs = append(opts.APIServerCIDRs, a+"/128")
+					} else {
+						opts.APIServerCIDRs = append(opts.APIServerCIDRs, a+"/32")
+					}
+				}
+			}
+		}
+		Expect(opts.APIServerCIDRs).NotTo(BeEmpty())
 		for _, np := range []*networkingv1.NetworkPolicy{
 			build.RunnerNetworkPolicy(evals["np-a"], opts), build.ServerNetworkPolicy(evals["np-a"], opts), build.ServerNetworkPolicy(evals["np-b"], opts),
 		} {
@@ -364,13 +384,23 @@ for i in range(60):
 		serve("np-a-server", build.ServerSelector("np-a", "m"))
 		serve("np-b-server", build.ServerSelector("np-b", "m"))
 		serve("unrelated", map[string]string{"app": "unrelated"})
-		ctx, cancel := ctxTimeout(30 * time.Second)
+		// An unrelated pod on 443, the API server's port: a runner policy
+		// that named "any address" for the API server would let the runner
+		// reach every HTTPS service. Port 443 as uid 65532 through the
+		// namespaced sysctl that Pod Security's restricted level allows.
+		https := restrictedPod("unrelated-443", "exec /usr/local/bin/repot sim-server --listen :443 --profile strong --seed 1")
+		https.Labels = map[string]string{"app": "unrelated"}
+		https.Spec.RestartPolicy = corev1.RestartPolicyAlways
+		https.Spec.SecurityContext.Sysctls = []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "0"}}
+		https.Spec.Containers[0].ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(443)}}, PeriodSeconds: 1}
+		create(https)
+		ctx, cancel = ctxTimeout(30 * time.Second)
 		Expect(tc.c.Create(ctx, &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Name: "np-a-m", Namespace: realNS},
 			Spec:       corev1.ServiceSpec{Selector: build.ServerSelector("np-a", "m"), Ports: []corev1.ServicePort{{Port: 8000}}},
 		})).To(Succeed())
 		cancel()
-		serverA, serverB, unrelated := ready("np-a-server"), ready("np-b-server"), ready("unrelated")
+		serverA, serverB, unrelated, unrelated443 := ready("np-a-server"), ready("np-b-server"), ready("unrelated"), ready("unrelated-443")
 
 		probe := func(name string, labels map[string]string, targets ...string) string {
 			p := restrictedPod(name, "")
@@ -386,19 +416,22 @@ for i in range(60):
 		log := probe("np-a-runner", map[string]string{build.LabelEvaluation: "np-a", build.LabelComponent: build.ComponentRunner},
 			"own-server,"+serverA+",8000", "own-server-by-name,np-a-m."+realNS+".svc.cluster.local,8000",
 			"api-server,kubernetes.default.svc.cluster.local,443",
-			"other-evaluations-server,"+serverB+",8000", "unrelated-pod,"+unrelated+",8000", "metadata,"+metadataIP+",443")
+			"other-evaluations-server,"+serverB+",8000", "unrelated-pod,"+unrelated+",8000", "unrelated-pod-443,"+unrelated443+",443",
+			"metadata,"+metadataIP+",443")
 		Expect(log).To(ContainSubstring("own-server reached"))
 		Expect(log).To(ContainSubstring("own-server-by-name reached"), "the DNS rule and the server rule, through the Service")
 		Expect(log).To(ContainSubstring("api-server reached"))
 		Expect(log).To(ContainSubstring("other-evaluations-server blocked"))
 		Expect(log).To(ContainSubstring("unrelated-pod blocked"))
-		Expect(log).To(ContainSubstring("metadata blocked"), "the link-local metadata address, on the API server's port 443, which the runner may reach at any other address")
+		Expect(log).To(ContainSubstring("unrelated-pod-443 blocked"), "443 reaches the API server's addresses only")
+		Expect(log).To(ContainSubstring("metadata blocked"), "the link-local metadata address, on the API server's port 443")
 
 		By("a pod outside the evaluations; what it reaches besides the server shows the network itself works")
 		log = probe("outsider", map[string]string{"app": "outsider"},
-			"np-a-server,"+serverA+",8000", "unrelated-pod,"+unrelated+",8000", "metadata,"+metadataIP+",443")
+			"np-a-server,"+serverA+",8000", "unrelated-pod,"+unrelated+",8000", "unrelated-pod-443,"+unrelated443+",443", "metadata,"+metadataIP+",443")
 		Expect(log).To(ContainSubstring("np-a-server blocked"))
 		Expect(log).To(ContainSubstring("unrelated-pod reached"))
+		Expect(log).To(ContainSubstring("unrelated-pod-443 reached"))
 		Expect(log).To(ContainSubstring("metadata reached"), "the metadata stand-in answers pods no policy restricts")
 	})
 
