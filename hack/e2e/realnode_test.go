@@ -530,6 +530,64 @@ spec:
 		}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 	})
 
+	It("starts a vLLM model's server pod in a namespace that enforces the restricted Pod Security Standard", func() {
+		// The server pod as the operator builds it for vLLM (non-root,
+		// no capabilities, RuntimeDefault seccomp, a read-only root with
+		// HOME and the caches on emptyDirs), in a namespace that enforces
+		// restricted, as the namespaced installs' namespace does. The image
+		// is the project's, which has no vLLM in it: the container starts,
+		// finds no `vllm` and exits, and the kubelet restarts it. What this
+		// checks is that the API server admits the pod and the kubelet
+		// starts it, which a root vLLM pod never gets to.
+		const ns = "vllm-restricted"
+		tc.kubectl("create", "namespace", ns)
+		tc.kubectl("label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted")
+		y := `apiVersion: repot.dev/v1alpha1
+kind: RepotEvaluation
+metadata:
+  name: restricted-vllm
+  namespace: ` + ns + `
+spec:
+  suite: open-source-120
+  stalledAfterSeconds: 600
+  models:
+  - name: m
+    vllm:
+      model: Qwen/Qwen3-0.6B
+      image: ` + projectImage + `
+      gpus: 1
+      nodeSelector: [{key: ` + realNodeLabel + `, value: "true"}]
+      tolerations: [{key: ` + realNodeLabel + `, operator: Exists}]
+`
+		u := &repotv1.RepotEvaluation{}
+		Expect(yaml.Unmarshal([]byte(y), u)).To(Succeed())
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		Expect(tc.c.Create(ctx, u)).To(Succeed())
+		cancel()
+		DeferCleanup(func() {
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			_ = tc.c.Delete(ctx, u)
+		})
+		Eventually(func(g Gomega) {
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			var pods corev1.PodList
+			g.Expect(tc.c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels(build.ServerSelector("restricted-vllm", "m")))).To(Succeed())
+			g.Expect(pods.Items).NotTo(BeEmpty(), "no server pod: %s", tc.kubectl("get", "events", "-n", ns))
+			p := pods.Items[0]
+			g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning), "pod %s: %+v", p.Name, p.Status)
+			started := false
+			for _, c := range p.Status.ContainerStatuses {
+				if c.Name == "server" && (c.State.Running != nil || c.RestartCount > 0 || c.State.Terminated != nil || c.LastTerminationState.Terminated != nil) {
+					started = true
+				}
+			}
+			g.Expect(started).To(BeTrue(), "the vLLM container never started: %+v", p.Status.ContainerStatuses)
+			g.Expect(p.Spec.SecurityContext.RunAsNonRoot).To(HaveValue(BeTrue()))
+		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	})
+
 	It("leaves nothing behind when the cluster stops: processes, mounts, bridge, iptables rules, kernel settings", func() {
 		tc.stop()
 		Expect(mountsUnder(dir)).To(BeEmpty())
