@@ -540,6 +540,12 @@ spec:
 		// checks is that the API server admits the pod and the kubelet
 		// starts it, which a root vLLM pod never gets to.
 		const ns = "vllm-restricted"
+		// The node has two SIMULATED GPUs; the specs above may hold one.
+		for _, name := range []string{"unpullable", "too-big"} {
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			_ = tc.c.Delete(ctx, &repotv1.RepotEvaluation{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}})
+			cancel()
+		}
 		tc.kubectl("create", "namespace", ns)
 		tc.kubectl("label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted")
 		y := `apiVersion: repot.dev/v1alpha1
