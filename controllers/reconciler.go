@@ -65,10 +65,14 @@ func (r *EvaluationReconciler) planOptions(ctx context.Context) build.Options {
 // operator creates grants it (RBAC forbids
 // granting what one does not hold), and because the operator merge-patches
 // the annotations of ledgers (infra retries, sealing). Leases are in the
-// namespaced leader election Role.
+// namespaced leader election Role. repotevaluations/finalizers: update is
+// what the OwnerReferencesPermissionEnforcement admission plugin asks of
+// whoever sets blockOwnerDeletion on a child (the integration suite's API
+// server enables it); the operator never writes finalizers.
 //
 // +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations/status,verbs=get;patch
+// +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete

@@ -58,6 +58,7 @@ type Reconciler struct {
 //
 // +kubebuilder:rbac:groups=repot.dev,resources=repotschedules,verbs=get;list;watch
 // +kubebuilder:rbac:groups=repot.dev,resources=repotschedules/status,verbs=get;patch
+// +kubebuilder:rbac:groups=repot.dev,resources=repotschedules/finalizers,verbs=update
 // +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
