@@ -14,8 +14,10 @@ import (
 // list over an interpreter that needs nothing of this after it started: a
 // program cannot open any file (the modules it may import are loaded before
 // the fork), make any socket, start any process or thread, signal or trace
-// any process, leave its process group, or reach the kernel's namespace,
-// mount, key, BPF, io_uring and perf interfaces.
+// any process, leave its process group, change the limits, priority or
+// scheduling of any process, have the kernel signal one (signal-driven
+// I/O), or reach the kernel's namespace, mount, key, BPF, io_uring and perf
+// interfaces.
 var deniedSyscalls = []string{
 	// Files: no open of any kind, so nothing outside can be read or written.
 	"open", "openat", "openat2", "creat", "open_by_handle_at", "name_to_handle_at",
