@@ -253,7 +253,11 @@ func (s Sizing) String() string {
 	if s.Limits.CPUs > 0 {
 		cpu = fmt.Sprintf("CPU limit %g", s.Limits.CPUs)
 	}
-	out := fmt.Sprintf("%d programs at once, %d MiB of address space each (container: %s, %s)", s.Concurrency, s.MemoryBytes>>20, mem, cpu)
+	programs := "programs"
+	if s.Concurrency == 1 {
+		programs = "program"
+	}
+	out := fmt.Sprintf("%d %s at once, %d MiB of address space each (container: %s, %s)", s.Concurrency, programs, s.MemoryBytes>>20, mem, cpu)
 	if s.Note != "" {
 		out += ": " + s.Note
 	}

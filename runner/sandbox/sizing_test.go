@@ -95,6 +95,12 @@ func TestSizingString(t *testing.T) {
 	if got := s.String(); got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
+	s = Size(SizeRequest{CPUs: 2, Limits: ContainerLimits{MemoryBytes: gib}})
+	want = "1 program at once, 752 MiB of address space each (container: memory limit 1024 MiB, 256 MiB kept for the runner, no CPU limit): " +
+		"concurrency lowered from 2 to 1, a program's address space lowered from 1024 to 752 MiB"
+	if got := s.String(); got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
 	s = Size(SizeRequest{CPUs: 8})
 	want = "8 programs at once, 1024 MiB of address space each (container: no memory limit, no CPU limit)"
 	if got := s.String(); got != want {
