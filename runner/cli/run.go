@@ -101,7 +101,7 @@ func newRunCommandFlags() (*cobra.Command, *runFlags) {
 	fl.IntVar(&f.maxTokens, "max-tokens", 16384, "max_tokens per completion")
 	fl.BoolVar(&f.disableThinking, "disable-thinking", true, "turn extended thinking off (/no_think system prefix and chat_template_kwargs.enable_thinking=false)")
 	fl.DurationVar(&f.programTimeout, "program-timeout", 10*time.Second, "wall-clock limit per model program in the sandbox")
-	fl.IntVar(&f.programConcurrency, "program-concurrency", 0, "programs running at once (default: number of CPUs)")
+	fl.IntVar(&f.programConcurrency, "program-concurrency", 0, "programs running at once, at most (default: one per CPU the container may use); lowered to what the container's memory limit holds at 1 GiB of address space each (docs/operations.md#sizing)")
 	fl.StringVar(&f.gpuTelemetryURL, "gpu-telemetry-url", "", "the model server's GPU telemetry (http://HOST:9400/telemetry): read at the start and end of the shard into DIR/"+contract.ReadingsFile)
 	fl.DurationVar(&f.awaitLedger, "await-ledger", 0, "in a runner pod: after the last run write DIR/"+contract.RunDoneFile+" and wait up to this long for the ledger-sync sidecar's DIR/"+contract.LedgerSyncedFile+
 		"; exit non-zero unless it says the ledger holds every record (0: do not wait)")
@@ -167,7 +167,11 @@ func (f *runFlags) run(c *cobra.Command) error {
 	if err := sandbox.ProtectRunner(); err != nil {
 		return fmt.Errorf("sandbox: protect the runner (prctl PR_SET_DUMPABLE): %w", err)
 	}
-	sb, err := sandbox.NewPython(sandbox.Options{Timeout: f.programTimeout, Concurrency: f.programConcurrency, Min: minimum})
+	// Programs at once x their address space must fit the container's
+	// memory limit, or its OOM killer ends the whole shard.
+	sizing := sandbox.SizeForContainer(f.programConcurrency, 0)
+	fmt.Fprintf(errw, "sandbox sizing: %s\n", sizing)
+	sb, err := sandbox.NewPython(sandbox.Options{Timeout: f.programTimeout, Concurrency: sizing.Concurrency, MemoryBytes: sizing.MemoryBytes, Min: minimum})
 	if err != nil {
 		return err
 	}

@@ -103,7 +103,7 @@ func TestRunCommandEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("repot run: %v\n%s", err, text)
 	}
-	for _, want := range []string{`using model "sim-strong"`, "METHOD", "repot-adaptive", "COMPARISON", "progress: 12/12 runs"} {
+	for _, want := range []string{`using model "sim-strong"`, "METHOD", "repot-adaptive", "COMPARISON", "progress: 12/12 runs", "sandbox sizing: "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}

@@ -157,6 +157,78 @@ print(libc.process_vm_readv({{RUNNER_PID}}, ctypes.byref(local), 1, ctypes.byref
 			t.Errorf("stdout %q, want both refused with EPERM", r.Stdout)
 		}
 	}},
+	// Limits, priorities and signal-driven I/O: prlimit64 and setpriority
+	// reach other processes of the same uid, and F_SETOWN/F_SETSIG with
+	// O_ASYNC on stdout make the kernel send a chosen signal (SIGTERM) to a
+	// chosen process (the runner, pid 1 in its pod) when the pipe drains.
+	// The probes target the program itself or, harmlessly, the runner (with
+	// SIGWINCH), so that only the filter, not the uid, refuses them; the
+	// "high half" calls set bits the kernel ignores in a 32-bit argument.
+	{name: "prlimit64, setpriority, sched and ioprio, F_SETOWN, F_SETSIG, O_ASYNC (raw)", layer: raw, code: `import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+x86 = os.uname().machine == 'x86_64'
+L = ctypes.c_long
+class RL(ctypes.Structure):
+    _fields_ = [('cur', ctypes.c_ulong), ('max', ctypes.c_ulong)]
+class Owner(ctypes.Structure):
+    _fields_ = [('type', ctypes.c_int), ('pid', ctypes.c_int)]
+prlimit64, setpriority, fcntl, ioctl = (302, 141, 72, 16) if x86 else (261, 140, 25, 29)
+sched_setaffinity, sched_setscheduler, ioprio_set, setrlimit = (203, 144, 251, 160) if x86 else (122, 119, 30, 164)
+runner, me = {{RUNNER_PID}}, os.getpid()
+zero = RL(0, 0)
+mask = ctypes.c_ulong(1)
+param = ctypes.c_int(0)
+def call(name, nr, *args):
+    ctypes.set_errno(0)
+    r = libc.syscall(L(nr), *[a if not isinstance(a, int) else L(a) for a in args])
+    print(name, r, ctypes.get_errno())
+call('prlimit64 runner core', prlimit64, runner, 4, ctypes.byref(zero), None)
+call('prlimit64 own core', prlimit64, 0, 4, ctypes.byref(zero), None)
+call('prlimit64 own pid', prlimit64, me, 4, None, ctypes.byref(RL()))
+call('setrlimit own core', setrlimit, 4, ctypes.byref(zero))
+call('setpriority runner', setpriority, 0, runner, 19)
+call('setpriority own', setpriority, 0, 0, 19)
+call('sched_setaffinity own', sched_setaffinity, 0, ctypes.sizeof(mask), ctypes.byref(mask))
+call('sched_setscheduler own', sched_setscheduler, 0, 3, ctypes.byref(param))
+call('ioprio_set own', ioprio_set, 1, 0, (3 << 13))
+call('F_SETOWN runner', fcntl, 1, 8, runner)
+call('F_SETOWN runner high half', fcntl, 1, (1 << 32) | 8, runner)
+call('F_SETOWN_EX runner', fcntl, 1, 15, ctypes.byref(Owner(1, runner)))
+call('F_SETSIG SIGWINCH', fcntl, 1, 10, 28)
+call('F_SETSIG high half', fcntl, 1, (1 << 32) | 10, 28)
+call('F_SETFL O_ASYNC', fcntl, 1, 4, 0o20000 | os.O_WRONLY)
+call('FIOASYNC', ioctl, 1, 0x5452, ctypes.byref(ctypes.c_int(1)))
+`, want: []string{""}, check: func(t *testing.T, r Result) {
+		lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+		for _, line := range lines {
+			if !strings.HasSuffix(line, " -1 1") {
+				t.Errorf("not refused with EPERM: %q", line)
+			}
+		}
+		if len(lines) != 16 {
+			t.Errorf("stdout %q: want 16 lines", r.Stdout)
+		}
+	}},
+	{name: "reading its own limits, F_GETFL and F_SETFL O_NONBLOCK still work (raw)", layer: raw, code: `import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+x86 = os.uname().machine == 'x86_64'
+L = ctypes.c_long
+class RL(ctypes.Structure):
+    _fields_ = [('cur', ctypes.c_ulong), ('max', ctypes.c_ulong)]
+prlimit64, fcntl = (302, 72) if x86 else (261, 25)
+old = RL()
+print('prlimit64 get', libc.syscall(L(prlimit64), L(0), L(9), None, ctypes.byref(old)), old.cur == old.max)
+flags = libc.syscall(L(fcntl), L(2), L(3), L(0))
+print('F_GETFL', flags >= 0)
+print('F_SETFL O_NONBLOCK', libc.syscall(L(fcntl), L(2), L(4), L(flags | os.O_NONBLOCK)))
+print('F_SETFD', libc.syscall(L(fcntl), L(2), L(2), L(1)))
+`, want: []string{""}, check: func(t *testing.T, r Result) {
+		if want := "prlimit64 get 0 True\nF_GETFL True\nF_SETFL O_NONBLOCK 0\nF_SETFD 0\n"; r.Stdout != want {
+			t.Errorf("stdout %q, want %q", r.Stdout, want)
+		}
+	}},
 	// Processes, threads, exec.
 	{name: "execv /bin/sh (raw)", layer: raw, code: "import os\nos.execv('/bin/sh', ['sh', '-c', 'id'])\n", want: []string{"crash: PermissionError"}},
 	{name: "a thread (raw)", layer: raw, code: "import threading\nthreading.Thread(target=print, args=('thread',)).start()\n", want: []string{"crash: RuntimeError"}},

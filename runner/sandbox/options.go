@@ -12,8 +12,8 @@ type Isolation string
 
 const (
 	// IsolationAuto (the default) uses the strongest mode the kernel allows:
-	// user+network+PID(+IPC+UTS) namespaces, else user+network namespaces,
-	// else none.
+	// user+network+IPC+UTS namespaces, else user+network namespaces, else
+	// none. There is no PID namespace (see isolations).
 	IsolationAuto Isolation = ""
 	// IsolationNamespaces requires at least user and network namespaces;
 	// NewPython fails when the kernel refuses them.
@@ -72,7 +72,9 @@ type Options struct {
 	// CPUTime is the RLIMIT_CPU limit (whole seconds, rounded up).
 	// Default: Timeout.
 	CPUTime time.Duration
-	// MemoryBytes is the RLIMIT_AS limit. Default 1 GiB.
+	// MemoryBytes is the RLIMIT_AS limit. Default DefaultMemoryBytes
+	// (1 GiB). SizeForContainer chooses it, and Concurrency, so that the
+	// programs fit the container's memory limit.
 	MemoryBytes int64
 	// MaxOutputBytes caps stdout; past it the process group is killed and the
 	// run fails with FailureOutputLimit. Default 16 MiB.
@@ -89,7 +91,8 @@ type Options struct {
 	// MaxProcesses is the RLIMIT_NPROC limit. It counts every process of the
 	// sandbox's user, so the default 1 forbids fork outright.
 	MaxProcesses int
-	// Concurrency bounds programs running at once. Default runtime.NumCPU().
+	// Concurrency bounds programs running at once. Default runtime.NumCPU()
+	// (SizeForContainer: the container's CPU and memory limits).
 	Concurrency int
 	// TempDir is the parent of the per-run directories (programs enter
 	// theirs through a descriptor, so TempDir need not be searchable by
@@ -113,7 +116,7 @@ func (o Options) withDefaults() Options {
 		o.CPUTime = o.Timeout
 	}
 	if o.MemoryBytes <= 0 {
-		o.MemoryBytes = 1 << 30
+		o.MemoryBytes = DefaultMemoryBytes
 	}
 	if o.MaxOutputBytes <= 0 {
 		o.MaxOutputBytes = 16 << 20

@@ -11,9 +11,11 @@
 //     with no_new_privs in the child before it reads the program, in every
 //     mode: no open of any file, no socket of any family, no new process or
 //     thread, no exec, no signal to any process, no ptrace or
-//     process_vm_*, no setpgid/setsid, no namespace, mount, key, BPF,
-//     io_uring or perf calls. NewPython fails (Options.Min) when it cannot
-//     be installed.
+//     process_vm_*, no setpgid/setsid, no change to limits, priorities or
+//     scheduling (prlimit64 but reading its own, setpriority, ...), no
+//     signal-driven I/O (fcntl F_SETOWN/F_SETSIG, O_ASYNC), no namespace,
+//     mount, key, BPF, io_uring or perf calls. NewPython fails
+//     (Options.Min) when it cannot be installed.
 //   - Process control by the runner: each child leads its own process group
 //     (which it cannot leave) and is killed by pid and by group on the wall
 //     clock, the stdout cap and ctx; the zygote reaps it only after the
@@ -21,10 +23,13 @@
 //   - Landlock where the kernel has it (Options.Landlock): reads only beneath
 //     the interpreter's libraries, no writes, no TCP, no abstract sockets or
 //     signals outside.
-//   - Namespaces where allowed (Options.Isolation): user, network, IPC, UTS.
-//     uid 65534 when the runner is root. An empty environment, a fresh
-//     temporary working directory, rlimits (CPU, address space, file size,
-//     open files, processes, no core), only fds 1 and 2 open.
+//   - Namespaces where allowed (Options.Isolation): user, network, IPC, UTS
+//     (no PID namespace), one set per zygote. uid 65534 when the runner is
+//     root. An empty environment, a fresh temporary working directory,
+//     rlimits (CPU, address space, file size, open files, processes, no
+//     core), only fds 1 and 2 open. SizeForContainer chooses program
+//     concurrency and the address-space limit so that the programs fit the
+//     container's memory limit.
 //   - Static check (Python's own parser, in the child): an import allowlist
 //     and no dunder, frame, traceback, generator or code attributes by any
 //     spelling (attribute, getattr with a constant, match class patterns,

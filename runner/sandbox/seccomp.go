@@ -14,8 +14,10 @@ import (
 // list over an interpreter that needs nothing of this after it started: a
 // program cannot open any file (the modules it may import are loaded before
 // the fork), make any socket, start any process or thread, signal or trace
-// any process, leave its process group, or reach the kernel's namespace,
-// mount, key, BPF, io_uring and perf interfaces.
+// any process, leave its process group, change the limits, priority or
+// scheduling of any process, have the kernel signal one (signal-driven
+// I/O), or reach the kernel's namespace, mount, key, BPF, io_uring and perf
+// interfaces.
 var deniedSyscalls = []string{
 	// Files: no open of any kind, so nothing outside can be read or written.
 	"open", "openat", "openat2", "creat", "open_by_handle_at", "name_to_handle_at",
@@ -39,6 +41,13 @@ var deniedSyscalls = []string{
 	"process_vm_readv", "process_vm_writev", "kcmp", "process_madvise",
 	// Process group and session: the runner kills the group it created.
 	"setpgid", "setsid",
+	// Limits, priorities, CPU and I/O scheduling, memory placement: each
+	// reaches other processes of the same uid (the runner among them when
+	// it runs as the programs' uid). prlimit64 is refused with arguments
+	// only (argumentRules): reading its own limits stays allowed. The
+	// zygote sets a child's rlimits before it installs the filter.
+	"setrlimit", "setpriority", "sched_setaffinity", "sched_setscheduler",
+	"sched_setparam", "sched_setattr", "ioprio_set", "migrate_pages", "move_pages",
 	// Identity.
 	"setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid",
 	"setfsuid", "setfsgid", "setgroups", "capset",
@@ -66,7 +75,7 @@ var requiredSyscalls = []string{
 	"io_uring_setup", "perf_event_open",
 }
 
-// prSetSeccompGet is PR_GET_SECCOMP, the one prctl a child may still make
+// prGetSeccomp is PR_GET_SECCOMP, the one prctl a child may still make
 // (to confirm the filter is in force).
 const prGetSeccomp = 21
 
@@ -89,11 +98,67 @@ func FilterProgram() ([]byte, error) {
 	return denyListProgram(info, []seccomp.SyscallGroup{
 		{Action: seccomp.ActionErrno, Names: knownSyscalls(info, deniedSyscalls)},
 		{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: []string{"clone3"}},
-		{Action: seccomp.ActionErrno, NamesWithCondtions: []seccomp.NameWithConditions{{
-			Name:       "prctl",
-			Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.NotEqual, Value: prGetSeccomp}},
-		}}},
+		{Action: seccomp.ActionErrno, NamesWithCondtions: argumentRules()},
 	})
+}
+
+// fcntl and ioctl commands and the flag that make the kernel signal a
+// chosen process: F_SETOWN and F_SETOWN_EX name the process that gets
+// SIGIO (or, after F_SETSIG, any signal, SIGTERM included) when the
+// descriptor becomes ready; O_ASYNC, set by F_SETFL or FIOASYNC, turns that
+// on. A program holds a pipe (stdout) whose reader is the runner, so with
+// them it could signal the runner, or any process of its uid, at will.
+const (
+	fSetFL    = unix.F_SETFL
+	fSetOwn   = unix.F_SETOWN
+	fSetSig   = unix.F_SETSIG
+	fSetOwnEx = unix.F_SETOWN_EX
+	asyncFlag = unix.O_ASYNC
+	// fioAsync is FIOASYNC of asm-generic/ioctls.h (x86, arm), which
+	// x/sys/unix does not name.
+	fioAsync = 0x5452
+)
+
+// argumentRules are the calls refused only with some arguments (the groups
+// of one name are alternatives):
+//
+//   - prctl, except PR_GET_SECCOMP (to confirm the filter is in force);
+//   - prlimit64 on another process, or setting a limit (its own limits may
+//     be read: pid 0 and no new limit);
+//   - fcntl F_SETOWN, F_SETOWN_EX, F_SETSIG, and F_SETFL with O_ASYNC;
+//   - ioctl FIOASYNC.
+//
+// The kernel reads fcntl's and ioctl's command as a 32-bit int and ignores
+// the upper half of the register, which the library's Equal compares too:
+// a program could set a bit there and pass. Commands are therefore
+// compared on their lower 32 bits only (lowEqual).
+func argumentRules() []seccomp.NameWithConditions {
+	rules := []seccomp.NameWithConditions{
+		{Name: "prctl", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.NotEqual, Value: prGetSeccomp}}},
+		// pid is an int: a set upper half only makes NotEqual refuse more.
+		{Name: "prlimit64", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.NotEqual, Value: 0}}},
+		{Name: "prlimit64", Conditions: seccomp.ArgumentConditions{{Argument: 2, Operation: seccomp.NotEqual, Value: 0}}},
+		{Name: "fcntl", Conditions: append(lowEqual(1, fSetFL), seccomp.Condition{Argument: 2, Operation: seccomp.BitsSet, Value: asyncFlag})},
+		{Name: "ioctl", Conditions: lowEqual(1, fioAsync)},
+	}
+	for _, cmd := range []uint32{fSetOwn, fSetSig, fSetOwnEx} {
+		rules = append(rules, seccomp.NameWithConditions{Name: "fcntl", Conditions: lowEqual(1, cmd)})
+	}
+	return rules
+}
+
+// lowEqual is the condition "the lower 32 bits of argument arg equal v",
+// whatever the upper 32 bits hold. The library has no masked compare, but
+// its BitsSet and BitsNotSet with a 32-bit value test only the lower half:
+// every bit of v set, and every other bit of the lower half clear.
+func lowEqual(arg uint32, v uint32) seccomp.ArgumentConditions {
+	var c seccomp.ArgumentConditions
+	for bit := uint32(1); bit != 0; bit <<= 1 {
+		if v&bit != 0 {
+			c = append(c, seccomp.Condition{Argument: arg, Operation: seccomp.BitsSet, Value: uint64(bit)})
+		}
+	}
+	return append(c, seccomp.Condition{Argument: arg, Operation: seccomp.BitsNotSet, Value: uint64(^v)})
 }
 
 // knownSyscalls returns the names among names that the architecture has.
