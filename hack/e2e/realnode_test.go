@@ -343,7 +343,7 @@ for i in range(60):
 				Spec:       repotv1.RepotEvaluationSpec{Models: []repotv1.ModelSpec{{Name: "m", Simulated: &repotv1.SimulatedModel{}}}},
 			}
 		}
-		opts := build.Options{OperatorNamespace: operatorNamespace}
+		opts := build.Options{}
 		for _, np := range []*networkingv1.NetworkPolicy{
 			build.RunnerNetworkPolicy(evals["np-a"], opts), build.ServerNetworkPolicy(evals["np-a"], opts), build.ServerNetworkPolicy(evals["np-b"], opts),
 		} {
