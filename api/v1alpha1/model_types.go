@@ -49,9 +49,12 @@ type ModelSpec struct {
 
 // VLLMModel is a vLLM server the operator runs: a Deployment and a Service.
 type VLLMModel struct {
-	// image is the vLLM server image. Default "vllm/vllm-openai:v0.11.0".
+	// image is the vLLM server image. Default vLLM v0.11.0 pinned by
+	// digest, "vllm/vllm-openai:v0.11.0@sha256:014a95f21c9edf6abe0aea6b07353f96baa4ec291c427bb1176dc7c93a85845c".
+	// The server runs it as uid 65532 with a read-only root (see
+	// docs/operations.md, Pod Security).
 	// +optional
-	// +kubebuilder:default="vllm/vllm-openai:v0.11.0"
+	// +kubebuilder:default="vllm/vllm-openai:v0.11.0@sha256:014a95f21c9edf6abe0aea6b07353f96baa4ec291c427bb1176dc7c93a85845c"
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	Image string `json:"image,omitempty"`
