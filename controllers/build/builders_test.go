@@ -386,3 +386,29 @@ func TestServerPods(t *testing.T) {
 		}
 	}
 }
+
+// TestRunnerPodEmptyDirsAreBounded: every emptyDir of a runner pod has a
+// size limit, so that neither the records and traces nor a program's files
+// can fill the node's disk; past it the kubelet evicts the pod.
+func TestRunnerPodEmptyDirsAreBounded(t *testing.T) {
+	for _, ev := range []*repotv1.RepotEvaluation{
+		revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).Obj(),
+		revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).ArtifactsPVC("traces").ProblemsConfigMap("pb", "").Obj(),
+	} {
+		pod := runnerPod(ev, &ev.Spec.Models[0], testOpts)
+		sizes := map[string]string{}
+		for _, v := range pod.Volumes {
+			if v.EmptyDir == nil {
+				continue
+			}
+			if v.EmptyDir.SizeLimit == nil {
+				t.Errorf("emptyDir %s has no size limit", v.Name)
+				continue
+			}
+			sizes[v.Name] = v.EmptyDir.SizeLimit.String()
+		}
+		if diff := cmp.Diff(map[string]string{"out": "4Gi", "tmp": "1Gi"}, sizes); diff != "" {
+			t.Errorf("emptyDir size limits (-want +got):\n%s", diff)
+		}
+	}
+}

@@ -31,6 +31,20 @@ const (
 	awaitLedger = "2m"
 )
 
+// Size limits of the runner pod's emptyDirs; past one the kubelet evicts
+// the pod (the Job starts the shard again, resuming from its ledger).
+var (
+	// outSizeLimit bounds /repot/out: the records, the GPU readings, the
+	// provenance and, without spec.artifacts, traces.jsonl, every model
+	// reply of the shard, the largest (a shard of thousands of runs of a
+	// reasoning model writes hundreds of megabytes).
+	outSizeLimit = resource.MustParse("4Gi")
+	// tmpSizeLimit bounds /tmp: HOME, and the sandbox's working directory
+	// of each program (its files, each at most 1 MiB by RLIMIT_FSIZE, are
+	// removed when it ends).
+	tmpSizeLimit = resource.MustParse("1Gi")
+)
+
 // ServerURL is the OpenAI-compatible base URL a model's runner calls.
 func ServerURL(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) string {
 	if m.Endpoint != nil {
@@ -75,8 +89,8 @@ func RunnerJob(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, susp
 func runnerPod(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options) corev1.PodSpec {
 	image := projectImage(e, o)
 	volumes := []corev1.Volume{
-		{Name: "out", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "out", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(outSizeLimit.DeepCopy())}}},
+		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(tmpSizeLimit.DeepCopy())}}},
 		ledgerTokenVolume(),
 	}
 	mounts := []corev1.VolumeMount{{Name: "out", MountPath: workOutPath}, {Name: "tmp", MountPath: "/tmp"}}
