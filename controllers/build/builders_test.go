@@ -412,3 +412,17 @@ func TestRunnerPodEmptyDirsAreBounded(t *testing.T) {
 		}
 	}
 }
+
+func TestWithoutCredentials(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://user:secret@api.example.com/v1": "https://api.example.com/v1",
+		"https://token@[fd00::1]:8443/v1":        "https://[fd00::1]:8443/v1",
+		"https://api.example.com/v1/@x":          "https://api.example.com/v1/@x",
+		"http://x.ns.svc:8000/v1":                "http://x.ns.svc:8000/v1",
+		"http://user:secret@[::1":                "", // does not parse: nothing of it
+	} {
+		if got := WithoutCredentials(raw); got != want {
+			t.Errorf("WithoutCredentials(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package build
 
 import (
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -51,6 +52,24 @@ func ServerURL(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) string {
 		return m.Endpoint.URL
 	}
 	return fmt.Sprintf("http://%s.%s.svc:%d/v1", ServerName(e.Name, m.Name), e.Namespace, serverPort)
+}
+
+// WithoutCredentials is raw without the userinfo (user:password@) of its
+// authority, for a URL shown where more people can read it than the
+// evaluation's spec (status.models[].server.endpoint). The API refuses such
+// URLs; this keeps the credentials of one stored before that rule out of
+// status. A URL that does not parse is left out whole (""): where its
+// credentials would be cannot be told.
+func WithoutCredentials(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	if u.User == nil {
+		return raw
+	}
+	u.User = nil
+	return u.String()
 }
 
 // RunnerJob is a model's Indexed Job: one completion per shard, each running
