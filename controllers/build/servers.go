@@ -20,7 +20,7 @@ const (
 	readyCheckPort = 8081
 	// hfCachePath is where the model cache is mounted and HF_HOME points.
 	hfCachePath = "/model-cache"
-	GPUResource    = corev1.ResourceName("nvidia.com/gpu")
+	GPUResource = corev1.ResourceName("nvidia.com/gpu")
 )
 
 // Probe budgets. vLLM loads weights before /health answers; a 70B model from
