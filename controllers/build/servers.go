@@ -102,7 +102,7 @@ func ServerDeployment(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Option
 }
 
 // vllmPod runs vLLM on a GPU node of the requested product, with the
-// readiness sidecar gating the pod. Like every pod of the project's image it
+// readiness sidecar gating the pod. Like every pod the operator creates, it
 // meets the restricted Pod Security Standard: vLLM runs as nonRootUID with
 // every capability dropped, no privilege escalation, the RuntimeDefault
 // seccomp profile and a read-only root; what it writes goes to emptyDirs
