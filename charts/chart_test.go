@@ -416,3 +416,29 @@ func checkReviewsOnly(t *testing.T, key string, cr *unstructured.Unstructured) {
 		t.Errorf("%s grants more than TokenReviews and SubjectAccessReviews (-want +got):\n%s", key, diff)
 	}
 }
+
+// TestChartImageDigest: image.digest pins the operator's image (and the
+// runners', which default to it) as repository@digest; the schema refuses
+// anything but a sha256 digest.
+func TestChartImageDigest(t *testing.T) {
+	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	objs := render(t, map[string]any{"image": map[string]any{"repository": "ghcr.io/x/repot", "tag": "v9", "digest": digest}})
+	var dep appsv1.Deployment
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(objs["Deployment/repot-operator"].Object, &dep); err != nil {
+		t.Fatal(err)
+	}
+	c := dep.Spec.Template.Spec.Containers[0]
+	want := "ghcr.io/x/repot@" + digest
+	if c.Image != want {
+		t.Errorf("image %q, want %q", c.Image, want)
+	}
+	if !slices.Contains(c.Args, "--runner-image="+want) {
+		t.Errorf("args %v lack --runner-image=%s", c.Args, want)
+	}
+	for _, bad := range []string{"0123", "sha256:XYZ", "latest"} {
+		l := lint.RunAll(chartDir, map[string]any{"image": map[string]any{"repository": "r", "digest": bad}}, "repot-system")
+		if l.HighestSeverity < support.ErrorSev {
+			t.Errorf("lint accepted image.digest=%q; values.schema.json should reject it", bad)
+		}
+	}
+}

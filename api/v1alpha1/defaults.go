@@ -12,7 +12,7 @@ const (
 	DefaultShardsPerModel      = 4
 	DefaultInFlightPerShard    = 64
 	DefaultGPUs                = 1
-	DefaultVLLMImage           = "vllm/vllm-openai:v0.11.0"
+	DefaultVLLMImage           = "vllm/vllm-openai:v0.11.0@sha256:014a95f21c9edf6abe0aea6b07353f96baa4ec291c427bb1176dc7c93a85845c"
 	DefaultProblemsKey         = "problems.jsonl"
 	DefaultSecretKey           = "token"
 )

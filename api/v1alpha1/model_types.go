@@ -49,9 +49,12 @@ type ModelSpec struct {
 
 // VLLMModel is a vLLM server the operator runs: a Deployment and a Service.
 type VLLMModel struct {
-	// image is the vLLM server image. Default "vllm/vllm-openai:v0.11.0".
+	// image is the vLLM server image. Default vLLM v0.11.0 pinned by
+	// digest, "vllm/vllm-openai:v0.11.0@sha256:014a95f21c9edf6abe0aea6b07353f96baa4ec291c427bb1176dc7c93a85845c".
+	// The server runs it as uid 65532 with a read-only root (see
+	// docs/operations.md, Pod Security).
 	// +optional
-	// +kubebuilder:default="vllm/vllm-openai:v0.11.0"
+	// +kubebuilder:default="vllm/vllm-openai:v0.11.0@sha256:014a95f21c9edf6abe0aea6b07353f96baa4ec291c427bb1176dc7c93a85845c"
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	Image string `json:"image,omitempty"`
@@ -191,13 +194,19 @@ type NodeLabel struct {
 }
 
 // EndpointModel is an existing OpenAI-compatible server.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.apiKeySecret) || self.url.startsWith('https://') || (isURL(self.url) && (url(self.url).getHostname().endsWith('.svc') || url(self.url).getHostname().endsWith('.svc.cluster.local')))",message="endpoint.apiKeySecret needs an https:// endpoint.url: over http:// the API key crosses the network in clear text; use https://, or an in-cluster Service name (a host ending in .svc or .svc.cluster.local)"
 type EndpointModel struct {
 	// url is the API root that ends before /chat/completions, e.g.
-	// "https://api.example.com/v1".
+	// "https://api.example.com/v1". It must not carry credentials
+	// (user:password@): give an API key through apiKeySecret. With
+	// apiKeySecret it must be https://, unless its host is an in-cluster
+	// Service name (ending in .svc or .svc.cluster.local).
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('http://') || self.startsWith('https://')",message="endpoint.url must start with http:// or https://"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#]*@')",message="endpoint.url must not carry credentials (user:password@host): they would be copied into the runner's arguments and the evaluation's status; give the API key through endpoint.apiKeySecret"
 	URL string `json:"url"`
 
 	// servedModelName is the model id sent in each request.
@@ -207,7 +216,8 @@ type EndpointModel struct {
 	ServedModelName string `json:"servedModelName"`
 
 	// apiKeySecret is a Secret key holding the API key, sent as a bearer
-	// token. Unset sends no key.
+	// token. Unset sends no key. Needs an https:// url, or an in-cluster
+	// Service host (.svc, .svc.cluster.local).
 	// +optional
 	APIKeySecret *SecretKey `json:"apiKeySecret,omitempty"`
 }

@@ -206,10 +206,12 @@ type ProblemSource struct {
 	ConfigMap *ConfigMapKey `json:"configMap,omitempty"`
 
 	// url is an http or https URL the runner downloads the problem JSONL
-	// from. The runner's NetworkPolicy must allow reaching it.
+	// from. The runner's NetworkPolicy must allow reaching it. It must not
+	// carry credentials (user:password@).
 	// +optional
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('http://') || self.startsWith('https://')",message="spec.problems.url must start with http:// or https://"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#]*@')",message="spec.problems.url must not carry credentials (user:password@host): they would be copied into the runner's arguments; serve the problems without them, or from a ConfigMap (spec.problems.configMap)"
 	URL string `json:"url,omitempty"`
 }
 

@@ -106,8 +106,8 @@ func TestRunnerPodSecurity(t *testing.T) {
 var (
 	tcpP, udpP = corev1.ProtocolTCP, corev1.ProtocolUDP
 	anywhereTo = []networkingv1.NetworkPolicyPeer{
-		{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0", Except: []string{"169.254.0.0/16"}}},
-		{IPBlock: &networkingv1.IPBlock{CIDR: "::/0", Except: []string{"fe80::/10", "fd00:ec2::254/128"}}},
+		{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0", Except: []string{"169.254.0.0/16", "100.100.100.200/32"}}},
+		{IPBlock: &networkingv1.IPBlock{CIDR: "::/0", Except: []string{"fe80::/10", "fd00:ec2::254/128", "fd20:ce::254/128"}}},
 	}
 	kubeDNSTo = []networkingv1.NetworkPolicyPeer{{
 		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "kube-system"}},
@@ -185,6 +185,12 @@ func TestRunnerNetworkPolicy(t *testing.T) {
 			ProblemsURL("http://[fe80::1]/p.jsonl").Obj(),
 		opts: testOpts,
 		want: []networkingv1.NetworkPolicyEgressRule{dns},
+	}, {
+		name: "Alibaba Cloud's and GCP's IPv6 metadata addresses get no rule",
+		eval: revtesting.MakeEvaluation("ev", "ns").Endpoint("api", "http://100.100.100.200/v1", "gpt").
+			ProblemsURL("http://[fd20:ce::254]/p.jsonl").Obj(),
+		opts: testOpts,
+		want: []networkingv1.NetworkPolicyEgressRule{dns},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -204,57 +210,75 @@ func TestRunnerNetworkPolicy(t *testing.T) {
 	}
 }
 
+// TestServerNetworkPolicy checks who may reach the server pods (the
+// evaluation's runners, its servers' own readiness sidecars and a configured
+// metrics scraper, never the operator's pod labels, which an author can set
+// through spec.placement.labels) and where the server pods may go (their own
+// server port; DNS and HTTPS anywhere but metadata only with a vLLM model).
 func TestServerNetworkPolicy(t *testing.T) {
-	ev := revtesting.MakeEvaluation("ev", "ns").Simulated("a", "strong", 1).Simulated("b", "strong", 1).Obj()
+	sim := revtesting.MakeEvaluation("ev", "ns").Simulated("a", "strong", 1).Simulated("b", "strong", 1).Obj()
+	withVLLM := revtesting.MakeEvaluation("ev", "ns").Simulated("a", "strong", 1).VLLM("q", "Qwen/Qwen3-8B").Obj()
+	evServers := map[string]string{LabelEvaluation: "ev", LabelComponent: ComponentServer}
 	runners := networkingv1.NetworkPolicyIngressRule{
 		From:  podsTo(map[string]string{LabelEvaluation: "ev", LabelComponent: ComponentRunner}),
 		Ports: ports("TCP/8000", "TCP/9400"),
 	}
-	servers := networkingv1.NetworkPolicyIngressRule{
-		From:  podsTo(map[string]string{LabelEvaluation: "ev", LabelComponent: ComponentServer}),
-		Ports: ports("TCP/8000"),
-	}
-	operator := func(ns *metav1.LabelSelector) networkingv1.NetworkPolicyIngressRule {
-		return networkingv1.NetworkPolicyIngressRule{
-			From: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: ns, PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
-				"app.kubernetes.io/name": "repot-operator", "app.kubernetes.io/component": "manager",
-			}}}},
-			Ports: ports("TCP/8000", "TCP/9400", "TCP/8081"),
-		}
-	}
+	servers := networkingv1.NetworkPolicyIngressRule{From: podsTo(evServers), Ports: ports("TCP/8000")}
 	monitoring := &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "monitoring"}}
 	prometheus := &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "prometheus"}}
+	toOwnServers := networkingv1.NetworkPolicyEgressRule{To: podsTo(evServers), Ports: ports("TCP/8000")}
+	dns := networkingv1.NetworkPolicyEgressRule{To: kubeDNSTo, Ports: ports("UDP/53", "TCP/53", "UDP/dns", "TCP/dns-tcp")}
+	hub := networkingv1.NetworkPolicyEgressRule{To: anywhereTo, Ports: ports("TCP/443")}
 	cases := []struct {
-		name string
-		opts Options
-		want []networkingv1.NetworkPolicyIngressRule
+		name    string
+		eval    *repotv1.RepotEvaluation
+		opts    Options
+		ingress []networkingv1.NetworkPolicyIngressRule
+		egress  []networkingv1.NetworkPolicyEgressRule
 	}{{
-		name: "runners, servers and the operator in any namespace",
-		opts: testOpts,
-		want: []networkingv1.NetworkPolicyIngressRule{runners, servers, operator(&metav1.LabelSelector{})},
+		name:    "simulated servers: runners and servers in, own servers out",
+		eval:    sim,
+		opts:    testOpts,
+		ingress: []networkingv1.NetworkPolicyIngressRule{runners, servers},
+		egress:  []networkingv1.NetworkPolicyEgressRule{toOwnServers},
 	}, {
-		name: "the operator's namespace and a metrics scraper",
-		opts: Options{OperatorNamespace: "repot-system", MetricsScraper: MetricsScraper{NamespaceSelector: monitoring, PodSelector: prometheus}},
-		want: []networkingv1.NetworkPolicyIngressRule{
+		name: "a metrics scraper",
+		eval: sim,
+		opts: Options{MetricsScraper: MetricsScraper{NamespaceSelector: monitoring, PodSelector: prometheus}},
+		ingress: []networkingv1.NetworkPolicyIngressRule{
 			runners, servers,
-			operator(&metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "repot-system"}}),
 			{From: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: monitoring, PodSelector: prometheus}}, Ports: ports("TCP/8000", "TCP/9400")},
 		},
+		egress: []networkingv1.NetworkPolicyEgressRule{toOwnServers},
+	}, {
+		name:    "a vLLM server: DNS and HTTPS to the model hub, never metadata",
+		eval:    withVLLM,
+		opts:    testOpts,
+		ingress: []networkingv1.NetworkPolicyIngressRule{runners, servers},
+		egress:  []networkingv1.NetworkPolicyEgressRule{toOwnServers, dns, hub},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			np := ServerNetworkPolicy(ev, tc.opts)
-			if diff := cmp.Diff(tc.want, np.Spec.Ingress); diff != "" {
+			np := ServerNetworkPolicy(tc.eval, tc.opts)
+			if diff := cmp.Diff(tc.ingress, np.Spec.Ingress); diff != "" {
 				t.Errorf("ingress (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(map[string]string{LabelEvaluation: "ev", LabelComponent: ComponentServer}, np.Spec.PodSelector.MatchLabels); diff != "" {
+			if diff := cmp.Diff(tc.egress, np.Spec.Egress); diff != "" {
+				t.Errorf("egress (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(evServers, np.Spec.PodSelector.MatchLabels); diff != "" {
 				t.Errorf("pod selector (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff([]networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, np.Spec.PolicyTypes); diff != "" {
+			if diff := cmp.Diff([]networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}, np.Spec.PolicyTypes); diff != "" {
 				t.Errorf("policy types (-want +got):\n%s", diff)
 			}
 			if np.Name != "ev-servers" || metav1.GetControllerOf(np).Name != "ev" {
 				t.Errorf("name %q, owner %v: want ev-servers owned by ev", np.Name, metav1.GetControllerOf(np))
+			}
+			for _, r := range np.Spec.Egress {
+				if len(r.To) == 0 {
+					t.Errorf("egress rule %v has no peers: it allows every address", r)
+				}
 			}
 		})
 	}
@@ -357,6 +381,46 @@ func TestServerPods(t *testing.T) {
 		rc := d.Containers[1]
 		if rc.Name != "ready-check" || rc.ReadinessProbe == nil || rc.ReadinessProbe.HTTPGet.Path != "/readyz" {
 			t.Errorf("no readiness sidecar: %+v", rc)
+		}
+	}
+}
+
+// TestRunnerPodEmptyDirsAreBounded: every emptyDir of a runner pod has a
+// size limit, so that neither the records and traces nor a program's files
+// can fill the node's disk; past it the kubelet evicts the pod.
+func TestRunnerPodEmptyDirsAreBounded(t *testing.T) {
+	for _, ev := range []*repotv1.RepotEvaluation{
+		revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).Obj(),
+		revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).ArtifactsPVC("traces").ProblemsConfigMap("pb", "").Obj(),
+	} {
+		pod := runnerPod(ev, &ev.Spec.Models[0], testOpts)
+		sizes := map[string]string{}
+		for _, v := range pod.Volumes {
+			if v.EmptyDir == nil {
+				continue
+			}
+			if v.EmptyDir.SizeLimit == nil {
+				t.Errorf("emptyDir %s has no size limit", v.Name)
+				continue
+			}
+			sizes[v.Name] = v.EmptyDir.SizeLimit.String()
+		}
+		if diff := cmp.Diff(map[string]string{"out": "4Gi", "tmp": "1Gi"}, sizes); diff != "" {
+			t.Errorf("emptyDir size limits (-want +got):\n%s", diff)
+		}
+	}
+}
+
+func TestWithoutCredentials(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://user:secret@api.example.com/v1": "https://api.example.com/v1",
+		"https://token@[fd00::1]:8443/v1":        "https://[fd00::1]:8443/v1",
+		"https://api.example.com/v1/@x":          "https://api.example.com/v1/@x",
+		"http://x.ns.svc:8000/v1":                "http://x.ns.svc:8000/v1",
+		"http://user:secret@[::1":                "", // does not parse: nothing of it
+	} {
+		if got := WithoutCredentials(raw); got != want {
+			t.Errorf("WithoutCredentials(%q) = %q, want %q", raw, got, want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package build
 import (
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,12 +14,14 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 )
 
-// Addresses no runner egress rule ever reaches: the link-local ranges, where
-// cloud providers serve instance metadata and credentials (169.254.169.254,
-// fd00:ec2::254 on AWS's IPv6 metadata endpoint).
+// Addresses no egress rule of the operator's NetworkPolicies ever reaches:
+// the link-local ranges and the cloud providers' instance metadata
+// endpoints, which serve credentials: 169.254.169.254 (AWS, GCP, Azure,
+// OpenStack, ...) inside 169.254.0.0/16, Alibaba Cloud's 100.100.100.200,
+// AWS's IPv6 fd00:ec2::254 and GCP's IPv6 fd20:ce::254.
 var (
-	linkLocalV4 = []string{"169.254.0.0/16"}
-	linkLocalV6 = []string{"fe80::/10", "fd00:ec2::254/128"}
+	linkLocalV4 = []string{"169.254.0.0/16", "100.100.100.200/32"}
+	linkLocalV6 = []string{"fe80::/10", "fd00:ec2::254/128", "fd20:ce::254/128"}
 )
 
 // The cluster DNS pods the runner may ask: kube-dns's (and CoreDNS's)
@@ -44,15 +47,20 @@ func dnsPorts() []networkingv1.NetworkPolicyPort {
 	return []networkingv1.NetworkPolicyPort{netPort(udp, 53), netPort(tcp, 53), named(udp, "dns"), named(tcp, "dns-tcp")}
 }
 
-// Labels of the operator's manager pods (the chart's and kustomize's).
-var managerPods = map[string]string{
-	"app.kubernetes.io/name":      ManagerName,
-	"app.kubernetes.io/component": "manager",
-}
-
 // ServerPolicyName names the per-evaluation NetworkPolicy of the model
 // server pods.
 func ServerPolicyName(eval string) string { return shorten(eval, maxBaseLen) + "-servers" }
+
+// dnsEgress allows DNS to the cluster DNS pods (dnsPorts) and nowhere else.
+func dnsEgress() networkingv1.NetworkPolicyEgressRule {
+	return networkingv1.NetworkPolicyEgressRule{
+		To: []networkingv1.NetworkPolicyPeer{{
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: dnsNamespace},
+			PodSelector:       &metav1.LabelSelector{MatchLabels: dnsPods},
+		}},
+		Ports: dnsPorts(),
+	}
+}
 
 func netPort(p corev1.Protocol, n int) networkingv1.NetworkPolicyPort {
 	v := intstr.FromInt(n)
@@ -93,13 +101,7 @@ func hostCIDR(ip net.IP) string {
 // No rule reaches a link-local or metadata address.
 func RunnerNetworkPolicy(e *repotv1.RepotEvaluation, o Options) *networkingv1.NetworkPolicy {
 	tcp := corev1.ProtocolTCP
-	egress := []networkingv1.NetworkPolicyEgressRule{{
-		To: []networkingv1.NetworkPolicyPeer{{
-			NamespaceSelector: &metav1.LabelSelector{MatchLabels: dnsNamespace},
-			PodSelector:       &metav1.LabelSelector{MatchLabels: dnsPods},
-		}},
-		Ports: dnsPorts(),
-	}}
+	egress := []networkingv1.NetworkPolicyEgressRule{dnsEgress()}
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]
 		if HasServer(m) {
@@ -177,33 +179,31 @@ func urlEgress(raw string) (networkingv1.NetworkPolicyEgressRule, bool) {
 // ServerNetworkPolicy admits ingress to the evaluation's model server pods
 // only from: the evaluation's runner pods (the API and the GPU telemetry);
 // the evaluation's server pods themselves (each pod's readiness sidecar asks
-// its server at the pod IP); the operator's manager pods; and the metrics
-// scraper of Options.MetricsScraper, when one is configured. The kubelet's
-// probes come from the node, which NetworkPolicy implementations admit.
-// Egress is not restricted (vLLM downloads weights).
+// its server at the pod IP); and the metrics scraper of
+// Options.MetricsScraper, when one is configured. The operator itself makes
+// no request to a server (it reads the pods' and Deployments' status from
+// the API server), so no rule admits it. The kubelet's probes come from the
+// node, which NetworkPolicy implementations admit.
+//
+// Egress goes only to the evaluation's server pods on the server port (the
+// readiness sidecar's request to its own server at the pod IP) and, when the
+// evaluation has a vLLM model, to the cluster DNS pods (dnsPorts) and to
+// HTTPS (TCP 443) at any address except the link-local and metadata ones:
+// vLLM downloads the weights from the model hub (huggingface.co, and the CDN
+// hosts it redirects to), whose addresses are not fixed and so cannot be
+// named in a NetworkPolicy.
 func ServerNetworkPolicy(e *repotv1.RepotEvaluation, o Options) *networkingv1.NetworkPolicy {
 	tcp := corev1.ProtocolTCP
 	serve := []networkingv1.NetworkPolicyPort{netPort(tcp, serverPort), netPort(tcp, telemetryPort)}
-	operatorNS := &metav1.LabelSelector{}
-	if o.OperatorNamespace != "" {
-		operatorNS.MatchLabels = map[string]string{"kubernetes.io/metadata.name": o.OperatorNamespace}
-	}
+	servers := &metav1.LabelSelector{MatchLabels: map[string]string{LabelEvaluation: e.Name, LabelComponent: ComponentServer}}
 	ingress := []networkingv1.NetworkPolicyIngressRule{{
 		From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
 			LabelEvaluation: e.Name, LabelComponent: ComponentRunner,
 		}}}},
 		Ports: serve,
 	}, {
-		From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
-			LabelEvaluation: e.Name, LabelComponent: ComponentServer,
-		}}}},
+		From:  []networkingv1.NetworkPolicyPeer{{PodSelector: servers.DeepCopy()}},
 		Ports: []networkingv1.NetworkPolicyPort{netPort(tcp, serverPort)},
-	}, {
-		From: []networkingv1.NetworkPolicyPeer{{
-			NamespaceSelector: operatorNS,
-			PodSelector:       &metav1.LabelSelector{MatchLabels: managerPods},
-		}},
-		Ports: append(append([]networkingv1.NetworkPolicyPort(nil), serve...), netPort(tcp, readyCheckPort)),
 	}}
 	if s := o.MetricsScraper; s.NamespaceSelector != nil || s.PodSelector != nil {
 		ingress = append(ingress, networkingv1.NetworkPolicyIngressRule{
@@ -211,14 +211,22 @@ func ServerNetworkPolicy(e *repotv1.RepotEvaluation, o Options) *networkingv1.Ne
 			Ports: serve,
 		})
 	}
+	egress := []networkingv1.NetworkPolicyEgressRule{{
+		To:    []networkingv1.NetworkPolicyPeer{{PodSelector: servers.DeepCopy()}},
+		Ports: []networkingv1.NetworkPolicyPort{netPort(tcp, serverPort)},
+	}}
+	if slices.ContainsFunc(e.Spec.Models, func(m repotv1.ModelSpec) bool { return m.VLLM != nil }) {
+		egress = append(egress, dnsEgress(), networkingv1.NetworkPolicyEgressRule{
+			To: anyAddress(), Ports: []networkingv1.NetworkPolicyPort{netPort(tcp, 443)},
+		})
+	}
 	return &networkingv1.NetworkPolicy{
 		ObjectMeta: ChildMeta(e, ServerPolicyName(e.Name), "", ComponentServer),
 		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{
-				LabelEvaluation: e.Name, LabelComponent: ComponentServer,
-			}},
-			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			PodSelector: *servers,
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
 			Ingress:     ingress,
+			Egress:      egress,
 		},
 	}
 }

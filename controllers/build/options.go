@@ -34,10 +34,6 @@ type Options struct {
 	// 443 and 6443 to any address but the link-local ones, since the API
 	// server's endpoints are outside pod selectors.
 	APIServerCIDRs []string
-	// OperatorNamespace is the namespace of the operator's pods, which the
-	// server pods' NetworkPolicy admits. Empty admits the manager's pod
-	// labels in any namespace.
-	OperatorNamespace string
 	// MetricsScraper is the peer the server pods' NetworkPolicy admits to
 	// their metrics (vLLM's /metrics, the GPU telemetry). Zero: none.
 	MetricsScraper MetricsScraper

@@ -2,6 +2,7 @@ package build
 
 import (
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -31,12 +32,44 @@ const (
 	awaitLedger = "2m"
 )
 
+// Size limits of the runner pod's emptyDirs; past one the kubelet evicts
+// the pod (the Job starts the shard again, resuming from its ledger).
+var (
+	// outSizeLimit bounds /repot/out: the records, the GPU readings, the
+	// provenance and, without spec.artifacts, traces.jsonl, every model
+	// reply of the shard, the largest (a shard of thousands of runs of a
+	// reasoning model writes hundreds of megabytes).
+	outSizeLimit = resource.MustParse("4Gi")
+	// tmpSizeLimit bounds /tmp: HOME, and the sandbox's working directory
+	// of each program (its files, each at most 1 MiB by RLIMIT_FSIZE, are
+	// removed when it ends).
+	tmpSizeLimit = resource.MustParse("1Gi")
+)
+
 // ServerURL is the OpenAI-compatible base URL a model's runner calls.
 func ServerURL(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) string {
 	if m.Endpoint != nil {
 		return m.Endpoint.URL
 	}
 	return fmt.Sprintf("http://%s.%s.svc:%d/v1", ServerName(e.Name, m.Name), e.Namespace, serverPort)
+}
+
+// WithoutCredentials is raw without the userinfo (user:password@) of its
+// authority, for a URL shown where more people can read it than the
+// evaluation's spec (status.models[].server.endpoint). The API refuses such
+// URLs; this keeps the credentials of one stored before that rule out of
+// status. A URL that does not parse is left out whole (""): where its
+// credentials would be cannot be told.
+func WithoutCredentials(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	if u.User == nil {
+		return raw
+	}
+	u.User = nil
+	return u.String()
 }
 
 // RunnerJob is a model's Indexed Job: one completion per shard, each running
@@ -75,8 +108,8 @@ func RunnerJob(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options, susp
 func runnerPod(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options) corev1.PodSpec {
 	image := projectImage(e, o)
 	volumes := []corev1.Volume{
-		{Name: "out", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "out", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(outSizeLimit.DeepCopy())}}},
+		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(tmpSizeLimit.DeepCopy())}}},
 		ledgerTokenVolume(),
 	}
 	mounts := []corev1.VolumeMount{{Name: "out", MountPath: workOutPath}, {Name: "tmp", MountPath: "/tmp"}}

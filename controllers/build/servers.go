@@ -18,8 +18,9 @@ import (
 const (
 	serverPort     = 8000
 	readyCheckPort = 8081
-	hfCachePath    = "/root/.cache/huggingface"
-	GPUResource    = corev1.ResourceName("nvidia.com/gpu")
+	// hfCachePath is where the model cache is mounted and HF_HOME points.
+	hfCachePath = "/model-cache"
+	GPUResource = corev1.ResourceName("nvidia.com/gpu")
 )
 
 // Probe budgets. vLLM loads weights before /health answers; a 70B model from
@@ -101,7 +102,12 @@ func ServerDeployment(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Option
 }
 
 // vllmPod runs vLLM on a GPU node of the requested product, with the
-// readiness sidecar gating the pod.
+// readiness sidecar gating the pod. Like every pod the operator creates, it
+// meets the restricted Pod Security Standard: vLLM runs as nonRootUID with
+// every capability dropped, no privilege escalation, the RuntimeDefault
+// seccomp profile and a read-only root; what it writes goes to emptyDirs
+// (vllmEnv) and the model cache. The Hugging Face token reaches the vLLM
+// container only.
 func vllmPod(m *repotv1.ModelSpec, image string) corev1.PodSpec {
 	v := m.VLLM
 	gpus := v.GPUsOrDefault()
@@ -119,7 +125,7 @@ func vllmPod(m *repotv1.ModelSpec, image string) corev1.PodSpec {
 	vllmEphemeralRequest(v, &res)
 	shmSize, cacheSize := vllmVolumeSizes(v)
 
-	env := []corev1.EnvVar{podIPEnv(), {Name: "HF_HOME", Value: hfCachePath}}
+	env := vllmEnv()
 	if s := v.HFTokenSecret; s != nil {
 		env = append(env, corev1.EnvVar{Name: "HF_TOKEN", ValueFrom: &corev1.EnvVarSource{
 			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: s.Name}, Key: s.KeyOrDefault()},
@@ -157,22 +163,32 @@ func vllmPod(m *repotv1.ModelSpec, image string) corev1.PodSpec {
 			FailureThreshold: 4,
 			TimeoutSeconds:   5,
 		},
-		SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false)},
+		SecurityContext: RestrictedContainerSecurity(),
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: "model-cache", MountPath: hfCachePath},
 			{Name: "dshm", MountPath: "/dev/shm"},
+			{Name: "vllm-home", MountPath: vllmHomePath},
+			{Name: "tmp", MountPath: vllmTmpPath},
 		},
 	}
+	security := RestrictedPodSecurity()
+	// A model cache PVC filled by an earlier (root) server is handed to the
+	// non-root user once, not on every start: a recursive ownership change
+	// of hundreds of gigabytes would delay each server.
+	security.FSGroupChangePolicy = ptr.To(corev1.FSGroupChangeOnRootMismatch)
 	return withGPUTelemetry(corev1.PodSpec{
 		Containers:                    []corev1.Container{server, readyCheckContainer(image, servedModel(m))},
 		NodeSelector:                  nodeSel,
 		Tolerations:                   tol,
+		SecurityContext:               security,
 		AutomountServiceAccountToken:  ptr.To(false),
 		EnableServiceLinks:            ptr.To(false),
 		TerminationGracePeriodSeconds: ptr.To[int64](60),
 		Volumes: []corev1.Volume{
 			{Name: "model-cache", VolumeSource: cache},
 			{Name: "dshm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &shmSize}}},
+			{Name: "vllm-home", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(vllmHomeSizeLimit.DeepCopy())}}},
+			{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(vllmTmpSizeLimit.DeepCopy())}}},
 		},
 	}, image)
 }

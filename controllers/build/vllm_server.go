@@ -28,10 +28,51 @@ const (
 var (
 	defaultShmSizeLimit   = resource.MustParse("8Gi")
 	defaultCacheSizeLimit = resource.MustParse("200Gi")
+	// vllmHomeSizeLimit and vllmTmpSizeLimit bound the emptyDirs that take
+	// vLLM's own writes outside the model cache, since its root is
+	// read-only: compiled kernels and graphs (torch.compile, Triton,
+	// FlashInfer) under HOME, scratch files under /tmp.
+	vllmHomeSizeLimit = resource.MustParse("8Gi")
+	vllmTmpSizeLimit  = resource.MustParse("2Gi")
 	// writableLayerRequest is ephemeral storage for the container's own
-	// writes (logs, compiled kernels in ~/.cache outside the model cache).
+	// writes besides the model cache: the vllm-home and tmp emptyDirs (and
+	// the logs).
 	writableLayerRequest = resource.MustParse("10Gi")
 )
+
+// Writable paths of the vLLM container, whose root filesystem is read-only.
+const (
+	vllmHomePath = "/home/vllm"
+	vllmTmpPath  = "/tmp"
+)
+
+// vllmEnv is the vLLM container's environment: every directory vLLM and the
+// libraries it loads write to points into a writable volume (HOME and the
+// caches into vllm-home, scratch into tmp, the Hugging Face home into the
+// model cache), so that the root filesystem can stay read-only; USER names
+// the user, since the image has no passwd entry for nonRootUID and torch's
+// default cache directory asks getpass.getuser(), which then fails; and
+// vLLM's usage statistics are off (the pod may reach only the model hub).
+func vllmEnv() []corev1.EnvVar {
+	cache := vllmHomePath + "/.cache"
+	config := vllmHomePath + "/.config"
+	return []corev1.EnvVar{
+		podIPEnv(),
+		{Name: "HOME", Value: vllmHomePath},
+		{Name: "USER", Value: "vllm"},
+		{Name: "TMPDIR", Value: vllmTmpPath},
+		{Name: "XDG_CACHE_HOME", Value: cache},
+		{Name: "XDG_CONFIG_HOME", Value: config},
+		{Name: "HF_HOME", Value: hfCachePath},
+		{Name: "VLLM_CACHE_ROOT", Value: cache + "/vllm"},
+		{Name: "VLLM_CONFIG_ROOT", Value: config + "/vllm"},
+		{Name: "TRITON_CACHE_DIR", Value: vllmHomePath + "/.triton/cache"},
+		{Name: "TORCHINDUCTOR_CACHE_DIR", Value: cache + "/torchinductor"},
+		{Name: "NUMBA_CACHE_DIR", Value: cache + "/numba"},
+		{Name: "VLLM_NO_USAGE_STATS", Value: "1"},
+		{Name: "DO_NOT_TRACK", Value: "1"},
+	}
+}
 
 // vllmServeCommand is `vllm serve MODEL` with the arguments the operator
 // owns, then spec args. It binds 0.0.0.0 so that both the pod IP (the

@@ -87,7 +87,7 @@ func TestVLLMPodRunsUnderGPUTelemetry(t *testing.T) {
 			sizes[v.Name] = v.EmptyDir.SizeLimit.String()
 		}
 	}
-	if diff := cmp.Diff(map[string]string{"model-cache": "200Gi", "dshm": "8Gi", "repot-tools": "256Mi"}, sizes); diff != "" {
+	if diff := cmp.Diff(map[string]string{"model-cache": "200Gi", "dshm": "8Gi", "repot-tools": "256Mi", "vllm-home": "8Gi", "tmp": "2Gi"}, sizes); diff != "" {
 		t.Errorf("emptyDir size limits (-want +got):\n%s", diff)
 	}
 	if q := server.Resources.Requests[corev1.ResourceEphemeralStorage]; q.Cmp(resource.MustParse("210Gi")) != 0 {

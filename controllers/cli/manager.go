@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"time"
 
@@ -45,7 +44,7 @@ func OperatorBuild() (version, commit string) {
 func newManagerCommand() *cobra.Command {
 	var (
 		metricsAddr, probeAddr, namespace, image, apiCIDRs string
-		operatorNS, scraperNS, scraperPods                 string
+		scraperNS, scraperPods                             string
 		leaderElect, devLog, metricsSecure                 bool
 		concurrency                                        int
 		leaseDuration, renewDeadline, retryPeriod          time.Duration
@@ -91,7 +90,6 @@ func newManagerCommand() *cobra.Command {
 			if opts.APIServerCIDRs, err = parseCIDRs(apiCIDRs); err != nil {
 				return fmt.Errorf("--apiserver-cidrs: %w", err)
 			}
-			opts.OperatorNamespace = operatorNamespace(operatorNS)
 			if opts.MetricsScraper, err = parseScraper(scraperNS, scraperPods); err != nil {
 				return err
 			}
@@ -138,8 +136,7 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&image, "runner-image", build.DefaultImage, "the project's image for runner pods, simulated servers and readiness sidecars")
 	f.StringVar(&namespace, "namespace", "", "watch only this namespace (default: all namespaces)")
 	f.StringVar(&apiCIDRs, "apiserver-cidrs", "", "comma-separated CIDRs of the API server that runner NetworkPolicies allow the ledger sidecar to reach (default: the addresses of the kubernetes EndpointSlice in default; when those cannot be read, any address but link-local on 443 and 6443, with a Warning event)")
-	f.StringVar(&operatorNS, "operator-namespace", "", "namespace of the operator's pods, which the model servers' NetworkPolicy admits (default: the namespace of the pod's ServiceAccount, else any namespace)")
-	f.StringVar(&scraperNS, "metrics-scraper-namespace-selector", "", "label selector of the namespaces whose pods may scrape the model servers' metrics, e.g. kubernetes.io/metadata.name=monitoring (default: no scraper; only the evaluation's runners and the operator reach the servers)")
+	f.StringVar(&scraperNS, "metrics-scraper-namespace-selector", "", "label selector of the namespaces whose pods may scrape the model servers' metrics, e.g. kubernetes.io/metadata.name=monitoring (default: no scraper; only the evaluation's runners reach the servers)")
 	f.StringVar(&scraperPods, "metrics-scraper-pod-selector", "", "label selector of the pods that may scrape the model servers' metrics, e.g. app.kubernetes.io/name=prometheus (alone: such pods in the evaluation's namespace; with --metrics-scraper-namespace-selector: in those namespaces)")
 	f.IntVar(&concurrency, "max-concurrent-reconciles", 4, "evaluations reconciled in parallel")
 	f.BoolVar(&devLog, "dev-log", false, "human-readable logs instead of JSON")
@@ -169,24 +166,6 @@ func parseCIDRs(s string) ([]string, error) {
 		out = append(out, f)
 	}
 	return out, nil
-}
-
-// serviceAccountNamespace is where a pod's ServiceAccount token mount names
-// the pod's namespace.
-const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
-
-// operatorNamespace is flag, else the namespace of the pod the manager runs
-// in, else "" (the servers' NetworkPolicy then admits the manager's pod
-// labels in any namespace).
-func operatorNamespace(flag string) string {
-	if flag != "" {
-		return flag
-	}
-	b, err := os.ReadFile(serviceAccountNamespace)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
 }
 
 // parseScraper reads the metrics scraper's selectors (label selector

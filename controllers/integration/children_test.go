@@ -68,7 +68,7 @@ var _ = Describe("children of each model kind", func() {
 
 	It("locks down runner pods: token only in the ledger containers, restricted security, own Role and NetworkPolicy", func() {
 		ns := createNamespace("sec")
-		ev := revtesting.MakeEvaluation("ev", ns).Endpoint("api", "http://10.1.2.3:9000/v1", "gpt-x").
+		ev := revtesting.MakeEvaluation("ev", ns).Endpoint("api", "https://10.1.2.3:9000/v1", "gpt-x").
 			APIKeySecret("key", "token").Shards(3).RuntimeClass("gvisor").Obj()
 		Expect(k8s.Create(ctx, ev)).To(Succeed())
 
@@ -77,7 +77,7 @@ var _ = Describe("children of each model kind", func() {
 		Eventually(exists(&j, ns, build.RunnerJobName("ev", "api"))).Should(BeTrue())
 		Expect(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "api"))()).To(BeFalse())
 		pod := j.Spec.Template.Spec
-		Expect(pod.Containers[0].Args).To(ContainElements("--base-url", "http://10.1.2.3:9000/v1", "--model", "gpt-x", "--api-key-env", "REPOT_API_KEY"))
+		Expect(pod.Containers[0].Args).To(ContainElements("--base-url", "https://10.1.2.3:9000/v1", "--model", "gpt-x", "--api-key-env", "REPOT_API_KEY"))
 		Expect(*pod.AutomountServiceAccountToken).To(BeFalse())
 		Expect(pod.ServiceAccountName).To(Equal("ev-runner"))
 		Expect(*pod.RuntimeClassName).To(Equal("gvisor"))
@@ -165,7 +165,8 @@ var _ = Describe("children of each model kind", func() {
 		Expect(server.StartupProbe.PeriodSeconds * server.StartupProbe.FailureThreshold).To(BeNumerically(">=", 1800))
 		Expect(server.Env).To(ContainElement(HaveField("Name", "HF_TOKEN")))
 		Expect(pod.Volumes[0].PersistentVolumeClaim.ClaimName).To(Equal("hf-cache"))
-		Expect(server.VolumeMounts[0].MountPath).To(Equal("/root/.cache/huggingface"))
+		Expect(server.VolumeMounts[0].MountPath).To(Equal("/model-cache"))
+		Expect(server.Env).To(ContainElement(corev1.EnvVar{Name: "HF_HOME", Value: "/model-cache"}))
 		Expect(pod.Containers[1].Args).To(ContainElements("--model", "Qwen/Qwen3-30B-A3B"))
 		Expect(*d.Spec.Replicas).To(Equal(int32(1)))
 		Expect(d.Spec.Strategy.Type).To(Equal(appsv1.RecreateDeploymentStrategyType))

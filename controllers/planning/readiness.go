@@ -40,7 +40,7 @@ func observeServers(e *repotv1.RepotEvaluation, w *World, o build.Options, ended
 // observeServer reads one model's server; stopped means the evaluation
 // ended or the model is Done, and its server is being deleted.
 func observeServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *World, o build.Options, stopped bool) serverView {
-	v := serverView{Model: m.Name, Endpoint: build.ServerURL(e, m)}
+	v := serverView{Model: m.Name, Endpoint: build.WithoutCredentials(build.ServerURL(e, m))}
 	if !build.HasServer(m) {
 		v.State, v.Ready = repotv1.ServerExternal, true
 		return v

@@ -351,7 +351,7 @@ for i in range(60):
 		ctx, cancel := ctxTimeout(30 * time.Second)
 		Expect(tc.c.List(ctx, &apiSlices, client.InNamespace("default"), client.MatchingLabels{discoveryv1.LabelServiceName: "kubernetes"})).To(Succeed())
 		cancel()
-		opts := build.Options{OperatorNamespace: operatorNamespace}
+		opts := build.Options{}
 		for _, sl := range apiSlices.Items {
 			for _, ep := range sl.Endpoints {
 				for _, a := range ep.Addresses {

@@ -33,9 +33,13 @@ app.kubernetes.io/component: manager
 {{- default (include "repot-operator.fullname" .) .Values.serviceAccount.name }}
 {{- end }}
 
-{{/* The image reference. */}}
+{{/* The image reference: repository@digest when image.digest is set, else repository:tag. */}}
 {{- define "repot-operator.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
 {{- end }}
 
 {{/* The one namespace the operator watches, or "" for every namespace
