@@ -50,7 +50,7 @@ func (r *EvaluationReconciler) planOptions(ctx context.Context) build.Options {
 	}
 	addrs, err := r.apiServer.Addresses(ctx)
 	if err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "the API server's addresses are unknown; runner egress to it allows any address but link-local")
+		ctrl.LoggerFrom(ctx).Error(err, "the API server's addresses are unknown; the runner NetworkPolicy allows no API server address (set --apiserver-cidrs)")
 		return o
 	}
 	o.APIServerCIDRs = addrs
