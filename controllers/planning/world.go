@@ -23,9 +23,9 @@ import (
 type World struct {
 	Now time.Time
 
-	Deployments     []appsv1.Deployment
-	Services        []corev1.Service
-	Jobs            []batchv1.Job
+	Deployments []appsv1.Deployment
+	Services    []corev1.Service
+	Jobs        []batchv1.Job
 	// Ledgers are the ledger ConfigMaps (and spills) the evaluation
 	// controls and expects by name (ExpectedLedgers).
 	Ledgers []corev1.ConfigMap
