@@ -64,7 +64,7 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 	}
 
 	// A sealed evaluation's ledgers have no data in the cache
-	// (DropSealedLedgerData): this pass reads them from the API server.
+	// (DropConfigMapData): this pass reads them from the API server.
 	if planning.Sealed(w.Ledgers) {
 		ls, err := r.listLedgers(ctx, e)
 		if err != nil {
