@@ -157,9 +157,9 @@ const MaxInfraRetries = 2
 // the one of the stored status (status.models[].infraRetries and
 // infraRetryJobUID). The count lives in the status, not on a ledger: the
 // runner may patch its ledgers, annotations included, and must not reset
-// its own retries. It is the one figure of the status that is not rebuilt
-// from the world: like startTime, it is carried from each status to the
-// next (buildStatus). A status that loses it (restored without its
+// its own retries. It is not rebuilt from the world, as the results are:
+// like startTime, runsTotal and a Done phase, it is carried from each
+// status to the next (buildStatus). A status that loses it (restored without its
 // status) costs at most MaxInfraRetries more retries of each model.
 func (p *Plan) infraRetries(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) (n int, forJob string) {
 	if c, ok := p.infraRetry[m.Name]; ok {
