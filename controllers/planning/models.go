@@ -153,14 +153,15 @@ const MaxInfraRetries = 2
 
 // infraRetries is how many times the model's runner Job was run again for
 // infrastructure errors, and the UID of the completed Job the last retry
-// was counted for: the counter this plan keeps (Plan.infraRetries) or else
+// was counted for: the count this plan makes (planInfraRetry) or else
 // the one of the stored status (status.models[].infraRetries and
 // infraRetryJobUID). The count lives in the status, not on a ledger: the
 // runner may patch its ledgers, annotations included, and must not reset
 // its own retries. It is not rebuilt from the world, as the results are:
 // like startTime, runsTotal and a Done phase, it is carried from each
-// status to the next (buildStatus). A status that loses it (restored without its
-// status) costs at most MaxInfraRetries more retries of each model.
+// status to the next (buildStatus). An evaluation restored without its
+// status loses it, which costs at most MaxInfraRetries more retries of
+// each model.
 func (p *Plan) infraRetries(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) (n int, forJob string) {
 	if c, ok := p.infraRetry[m.Name]; ok {
 		return c.n, c.forJob
