@@ -1,6 +1,8 @@
 package planning
 
 import (
+	"time"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 
@@ -198,6 +200,11 @@ func infraRetryDue(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec, r
 	return forJob == string(j.UID) || n < MaxInfraRetries
 }
 
+// infraRetryAfter is when the pass that counts an infrastructure retry
+// looks again, to delete the Job: its status write brings no watch event
+// (the controller ignores its own status writes).
+const infraRetryAfter = time.Second
+
 // planInfraRetry runs a completed runner Job again for its runs that ended
 // in an infrastructure error, in two passes so that each retry is counted
 // exactly once: first the count in the status goes up, marked with the
@@ -219,6 +226,7 @@ func (p *Plan) planInfraRetry(e *repotv1.RepotEvaluation, w *World, m *repotv1.M
 		p.infraRetry = map[string]infraRetryCount{}
 	}
 	p.infraRetry[m.Name] = infraRetryCount{n: n + 1, forJob: string(j.UID)}
+	p.requeueIn(infraRetryAfter)
 }
 
 // modelRunsTotal is a model's run total: problems x methods, as recorded in
