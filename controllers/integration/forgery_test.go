@@ -90,11 +90,14 @@ var _ = Describe("a runner identity that patches its ledgers' metadata", func() 
 		Expect(err).NotTo(HaveOccurred())
 		runner, err := newClient(cfg)
 		Expect(err).NotTo(HaveOccurred())
-		patch := func(name string, body map[string]any) {
+		// patch patches as a's runner and returns the ConfigMap as the
+		// patch left it.
+		patch := func(name string, body map[string]any) *corev1.ConfigMap {
 			raw, err := json.Marshal(body)
 			Expect(err).NotTo(HaveOccurred())
 			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 			Expect(runner.Patch(ctx, cm, client.RawPatch(types.MergePatchType, raw))).To(Succeed(), "patch %s as a's runner", name)
+			return cm
 		}
 		toB := *metav1.NewControllerRef(b, repotv1.GroupVersion.WithKind("RepotEvaluation"))
 		toB.BlockOwnerDeletion = nil
@@ -107,27 +110,25 @@ var _ = Describe("a runner identity that patches its ledgers' metadata", func() 
 			lines = append(lines, string(line))
 		}
 		moved := build.LedgerName("a", "m", 1)
-		patch(moved, map[string]any{
+		patched := patch(moved, map[string]any{
 			"metadata": map[string]any{"ownerReferences": []metav1.OwnerReference{toB}, "labels": labels},
 			"data":     map[string]string{contract.LedgerRecordsKey: strings.Join(lines, "\n") + "\n"},
 		})
 		patch(build.LedgerName("a", "m", 0), map[string]any{"metadata": map[string]any{"annotations": map[string]string{
 			"repot.dev/infra-retries": "0", "repot.dev/infra-retry-of": "",
 		}}})
-		var cm corev1.ConfigMap
-		Expect(k8s.Get(ctx, key(ns, moved), &cm)).To(Succeed())
-		Expect(controlledBy(&cm, b.UID)).To(BeTrue(), "the runner could not move the ledger")
+		Expect(controlledBy(patched, b.UID)).To(BeTrue(), "the runner could not move the ledger")
 
 		By("b's results and a's retry count staying as they were")
 		Consistently(func(g Gomega) {
 			g.Expect(resultsOf(getEval(ns, "b"))).To(Equal(bBefore), "b counts runs a's runner wrote")
 			e := getEval(ns, "a")
 			g.Expect(model(g, e, 0).InfraRetries).To(Equal(int32(1)), "a's retry count was reset")
-			g.Expect(model(g, e, 0).InfraRetryJobUID).To(Equal(string(first.UID)))
 			var j batchv1.Job
 			g.Expect(k8s.Get(ctx, key(ns, build.RunnerJobName("a", "m")), &j)).To(Succeed())
 			g.Expect(j.UID).To(Equal(retry.UID), "a's runner Job was replaced again")
 		}, "2s").Should(Succeed())
+		Expect(model(Default, getEval(ns, "a"), 0).InfraRetryJobUID).To(Equal(string(first.UID)))
 
 		By("b deleting the stray ledger, which a then makes again as its own")
 		Eventually(func(g Gomega) {
