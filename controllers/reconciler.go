@@ -64,7 +64,7 @@ func (r *EvaluationReconciler) planOptions(ctx context.Context) build.Options {
 // delete the rest. configmaps carries patch because the runner Role the
 // operator creates grants it (RBAC forbids
 // granting what one does not hold), and because the operator merge-patches
-// the annotations of ledgers (infra retries, sealing). Leases are in the
+// the annotations of ledgers (sealing, budget caps). Leases are in the
 // namespaced leader election Role. repotevaluations/finalizers: update is
 // what the OwnerReferencesPermissionEnforcement admission plugin asks of
 // whoever sets blockOwnerDeletion on a child (the integration suite's API

@@ -46,7 +46,7 @@ func CacheOptions(namespace string, withKueue bool) cache.Options {
 		if _, ok := k.(*corev1.ConfigMap); ok {
 			// It replaces the default transform, and strips the
 			// managedFields too.
-			by.Transform = DropSealedLedgerData
+			by.Transform = DropConfigMapData
 		}
 		opts.ByObject[k] = by
 	}
@@ -59,22 +59,37 @@ func CacheOptions(namespace string, withKueue bool) cache.Options {
 	return opts
 }
 
-// DropSealedLedgerData is the cache's transform of ConfigMaps: it strips
-// the managedFields (as the default transform does) and drops the data of
-// a sealed ledger (planning.IsSealed: its evaluation ended and its stored
-// status counts the records). A ledger holds up to 1 MB of records, and the
+// DropConfigMapData is the cache's transform of ConfigMaps: it strips the
+// managedFields (as the default transform does) and keeps the data only of
+// the ConfigMaps the operator reads from the cache, the ledgers of running
+// evaluations: a ConfigMap that a RepotEvaluation controls (owner
+// reference), labelled a ledger, and not sealed (planning.IsSealed).
+//
+// The cache selects ConfigMaps by the managed-by label, which anyone who
+// may create a ConfigMap can set: without this, every tenant could make the
+// operator hold up to 1 MB per ConfigMap it labels, in every namespace it
+// watches. Nothing reads another ConfigMap's data from the cache (a problem
+// set is read from the API server, snapshot), so that costs nothing.
+//
+// A sealed ledger's data goes too: its evaluation ended and its stored
+// status counts the records. A ledger holds up to 1 MB of records, and the
 // informer would otherwise keep every ledger of every evaluation not yet
 // deleted; the passes of a sealed evaluation read its ledgers from the API
 // server (snapshot). Other objects pass unchanged.
-func DropSealedLedgerData(obj any) (any, error) {
+func DropConfigMapData(obj any) (any, error) {
 	obj, err := cache.TransformStripManagedFields()(obj)
 	if err != nil {
 		return obj, err
 	}
-	if cm, ok := obj.(*corev1.ConfigMap); ok && cm.Labels[build.LabelComponent] == build.ComponentLedger && planning.IsSealed(cm) {
+	if cm, ok := obj.(*corev1.ConfigMap); ok && !cachesData(cm) {
 		cm.Data, cm.BinaryData = nil, nil
 	}
 	return obj, nil
+}
+
+// cachesData says whether the cache keeps cm's data (DropConfigMapData).
+func cachesData(cm *corev1.ConfigMap) bool {
+	return build.EvaluationController(cm) != nil && cm.Labels[build.LabelComponent] == build.ComponentLedger && !planning.IsSealed(cm)
 }
 
 // SetupWithManager registers the owner index and the evaluation controller.

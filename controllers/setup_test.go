@@ -12,25 +12,42 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/planning"
 )
 
-// The cache drops the data of sealed ledgers, and only theirs; it strips
-// every object's managedFields.
-func TestDropSealedLedgerData(t *testing.T) {
+// The cache keeps the data of the ConfigMaps it reads, the unsealed
+// ledgers an evaluation controls, and drops every other ConfigMap's (the
+// managed-by label that selects them anyone may set); it strips every
+// object's managedFields.
+func TestDropConfigMapData(t *testing.T) {
 	managed := []metav1.ManagedFieldsEntry{{Manager: "repot", Operation: metav1.ManagedFieldsOperationUpdate}}
 	data := map[string]string{contract.LedgerRecordsKey: `{"model":"m"}` + "\n"}
-	cm := func(component string, sealed bool) *corev1.ConfigMap {
+	e := revtesting.MakeEvaluation("ev", "ns").Obj()
+	e.UID = "uid-ev"
+	byEvaluation := []metav1.OwnerReference{*metav1.NewControllerRef(e, repotv1.GroupVersion.WithKind("RepotEvaluation"))}
+	notController := []metav1.OwnerReference{byEvaluation[0]}
+	notController[0].Controller = nil
+	otherGroup := []metav1.OwnerReference{byEvaluation[0]}
+	otherGroup[0].APIVersion = "example.com/v1alpha1"
+	type cmOpt func(*corev1.ConfigMap)
+	sealed := func(c *corev1.ConfigMap) {
+		c.Annotations = map[string]string{build.AnnotationSealed: build.SealedValue}
+	}
+	owners := func(refs []metav1.OwnerReference) cmOpt {
+		return func(c *corev1.ConfigMap) { c.OwnerReferences = refs }
+	}
+	cm := func(component string, opts ...cmOpt) *corev1.ConfigMap {
 		c := &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "ns", ManagedFields: managed,
-				Labels: map[string]string{build.LabelComponent: component}},
+				Labels: map[string]string{build.LabelComponent: component, build.LabelManagedBy: build.ManagerName}},
 			Data: data, BinaryData: map[string][]byte{"b": []byte("b")},
 		}
-		if sealed {
-			c.Annotations = map[string]string{build.AnnotationSealed: build.SealedValue}
+		for _, o := range opts {
+			o(c)
 		}
 		return c
 	}
@@ -39,12 +56,16 @@ func TestDropSealedLedgerData(t *testing.T) {
 		in       *corev1.ConfigMap
 		keepData bool
 	}{
-		{"a sealed ledger loses its data", cm(build.ComponentLedger, true), false},
-		{"an unsealed ledger keeps its data", cm(build.ComponentLedger, false), true},
-		{"another ConfigMap keeps its data, sealed or not", cm("problems", true), true},
+		{"an evaluation's ledger keeps its data", cm(build.ComponentLedger, owners(byEvaluation)), true},
+		{"an evaluation's sealed ledger loses its data", cm(build.ComponentLedger, owners(byEvaluation), sealed), false},
+		{"a labelled ledger no evaluation owns loses its data", cm(build.ComponentLedger), false},
+		{"a ledger an evaluation owns but does not control loses its data", cm(build.ComponentLedger, owners(notController)), false},
+		{"a ledger controlled by a kind of another group loses its data", cm(build.ComponentLedger, owners(otherGroup)), false},
+		{"another ConfigMap an evaluation controls loses its data", cm("problems", owners(byEvaluation)), false},
+		{"another labelled ConfigMap loses its data", cm("problems"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := DropSealedLedgerData(tc.in.DeepCopy())
+			out, err := DropConfigMapData(tc.in.DeepCopy())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,14 +79,20 @@ func TestDropSealedLedgerData(t *testing.T) {
 			if diff := cmp.Diff(tc.in.Annotations, got.Annotations); diff != "" {
 				t.Errorf("annotations (-want +got):\n%s", diff)
 			}
+			if diff := cmp.Diff(tc.in.OwnerReferences, got.OwnerReferences); diff != "" {
+				t.Errorf("owner references (-want +got):\n%s", diff)
+			}
 			if keep := got.Data != nil && got.BinaryData != nil; keep != tc.keepData {
 				t.Errorf("data kept = %t, want %t", keep, tc.keepData)
+			}
+			if !tc.keepData && (got.Data != nil || got.BinaryData != nil) {
+				t.Errorf("some data kept: %v %v", got.Data, got.BinaryData)
 			}
 		})
 	}
 	// Other kinds: managedFields stripped, the rest as it was.
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", ManagedFields: managed}}
-	out, err := DropSealedLedgerData(pod)
+	out, err := DropConfigMapData(pod)
 	if err != nil || out.(*corev1.Pod).ManagedFields != nil || out.(*corev1.Pod).Name != "p" {
 		t.Errorf("pod: %v, %v", out, err)
 	}
@@ -75,8 +102,10 @@ func TestDropSealedLedgerData(t *testing.T) {
 			if by.Transform == nil {
 				t.Fatal("the ConfigMap cache has no transform")
 			}
-			out, _ := by.Transform(cm(build.ComponentLedger, true))
-			if out.(*corev1.ConfigMap).Data != nil {
+			if out, _ := by.Transform(cm(build.ComponentLedger)); out.(*corev1.ConfigMap).Data != nil {
+				t.Error("the ConfigMap cache keeps an unowned ConfigMap's data")
+			}
+			if out, _ := by.Transform(cm(build.ComponentLedger, owners(byEvaluation), sealed)); out.(*corev1.ConfigMap).Data != nil {
 				t.Error("the ConfigMap cache keeps a sealed ledger's data")
 			}
 		}
@@ -100,7 +129,7 @@ func TestSnapshotReadsSealedLedgersUncached(t *testing.T) {
 				cm.Annotations = map[string]string{build.AnnotationSealed: build.SealedValue}
 			}
 			stored = append(stored, cm.DeepCopy())
-			c, _ := DropSealedLedgerData(cm.DeepCopy())
+			c, _ := DropConfigMapData(cm.DeepCopy())
 			cached = append(cached, c.(client.Object))
 		}
 		var log callLog

@@ -36,6 +36,9 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 	}
 	// The cache may not show this reconciler's last writes yet.
 	r.pending.overlay(planning.NamespacedName(e), w)
+	// Only the ledgers e builds, by name, with the labels their names
+	// imply: the runner may patch a ledger's metadata (ExpectedLedgers).
+	w.Ledgers, w.StrayLedgers = planning.ExpectedLedgers(e, w.Ledgers)
 
 	var pods corev1.PodList
 	if err := r.client.List(ctx, &pods, client.InNamespace(e.Namespace),
@@ -61,7 +64,7 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 	}
 
 	// A sealed evaluation's ledgers have no data in the cache
-	// (DropSealedLedgerData): this pass reads them from the API server.
+	// (DropConfigMapData): this pass reads them from the API server.
 	if planning.Sealed(w.Ledgers) {
 		ls, err := r.listLedgers(ctx, e)
 		if err != nil {
@@ -128,7 +131,8 @@ func (r *EvaluationReconciler) confirmLedgers(ctx context.Context, e *repotv1.Re
 }
 
 // listLedgers reads e's ledgers (and spills) from the API server rather
-// than the cache: the ledgers as stored, data included.
+// than the cache: the ledgers as stored, data included, those e expects
+// alone (planning.ExpectedLedgers).
 func (r *EvaluationReconciler) listLedgers(ctx context.Context, e *repotv1.RepotEvaluation) ([]corev1.ConfigMap, error) {
 	var cms corev1.ConfigMapList
 	if err := r.apiReader.List(ctx, &cms, client.InNamespace(e.Namespace),
@@ -141,7 +145,8 @@ func (r *EvaluationReconciler) listLedgers(ctx context.Context, e *repotv1.Repot
 			out = append(out, cm)
 		}
 	}
-	return out, nil
+	expected, _ := planning.ExpectedLedgers(e, out)
+	return expected, nil
 }
 
 // ownPod says whether p is a pod of e's servers or runners rather than of

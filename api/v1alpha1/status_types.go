@@ -202,9 +202,19 @@ type ModelStatus struct {
 
 	// infraRetries is how many times the model's runner Job was run again
 	// for its runs that ended in an infrastructure error, at most 2; the
-	// model is Done when none is left or the retries are spent.
+	// model is Done when none is left or the retries are spent. The
+	// operator counts them here, in the status, which the runner cannot
+	// write, and carries the count from one status to the next.
 	// +optional
 	InfraRetries int32 `json:"infraRetries,omitempty"`
+
+	// infraRetryJobUID is the UID of the completed runner Job the last of
+	// infraRetries was counted for: the operator deletes that Job (for a
+	// new one to run the retry) once this status records it, so that each
+	// retry is counted once.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	InfraRetryJobUID string `json:"infraRetryJobUID,omitempty"`
 
 	// runsTotal is problems x methods for this model.
 	// +optional

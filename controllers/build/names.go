@@ -47,17 +47,6 @@ const (
 	AnnotationOperatorCommit  = "repot.dev/operator-commit"
 )
 
-// Annotations the operator keeps on a model's first ledger ConfigMap,
-// which outlives the model's runner Jobs.
-const (
-	// AnnotationInfraRetries is how many times the model's runner Job was
-	// run again for runs that ended in an infrastructure error.
-	AnnotationInfraRetries = "repot.dev/infra-retries"
-	// AnnotationInfraRetryOf is the UID of the completed runner Job the
-	// last retry was counted for.
-	AnnotationInfraRetryOf = "repot.dev/infra-retry-of"
-)
-
 // AnnotationSealed marks a ledger ConfigMap (a shard's ledger or a spill)
 // of an evaluation whose end the stored status records: its records are
 // final and counted, so the manager's cache drops its data (SealedValue is

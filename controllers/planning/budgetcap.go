@@ -209,7 +209,7 @@ func (w *World) shardSpending() map[string]map[int]Spend {
 	}
 	parsed := map[string][]contract.Record{}
 	for i := range w.Ledgers {
-		parsed[w.Ledgers[i].Name], _ = parseLedger(w.Ledgers[i].Name, w.Ledgers[i].Data[contract.LedgerRecordsKey])
+		parsed[w.Ledgers[i].Name], _ = parseLedger(w.Ledgers[i].Name, w.Ledgers[i].Labels[build.LabelModel], w.Ledgers[i].Data[contract.LedgerRecordsKey])
 	}
 	return ShardSpending(w.Ledgers, func(name string) []contract.Record { return parsed[name] })
 }

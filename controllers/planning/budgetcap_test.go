@@ -109,6 +109,24 @@ func TestBudgetCaps(t *testing.T) {
 		want:    []*contract.BudgetCap{tok(150), tok(250)},
 		refresh: true,
 	}, {
+		// The runner identity may patch its ledgers' annotations, the cap
+		// among them: a cap raised past what the budget has left is
+		// written back on the pass the patch brings.
+		name:   "a cap its runner raised is replaced",
+		budget: &repotv1.BudgetSpec{BudgetLimits: repotv1.BudgetLimits{MaxCompletionTokens: ptr.To[int64](1000)}},
+		models: []ModelSpend{model("a", 300, 0)},
+		// Stored at 0 spent: 500 each; shard 0 raised its own to 900.
+		shards:  []CapShard{shard("a", 100, 0, tok(900)), shard("a", 200, 0, tok(500))},
+		want:    []*contract.BudgetCap{tok(100 + 350), tok(200 + 350)},
+		refresh: true,
+	}, {
+		name:    "a cap its runner removed or garbled is written again",
+		budget:  &repotv1.BudgetSpec{BudgetLimits: repotv1.BudgetLimits{MaxCompletionTokens: ptr.To[int64](1000)}},
+		models:  []ModelSpend{model("a", 0, 0)},
+		shards:  []CapShard{shard("a", 0, 0, nil)},
+		want:    []*contract.BudgetCap{tok(1000)},
+		refresh: true,
+	}, {
 		name:    "a removed limit clears the caps",
 		budget:  &repotv1.BudgetSpec{},
 		models:  []ModelSpend{model("a", 300, 0)},

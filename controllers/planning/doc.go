@@ -25,8 +25,10 @@
 //   - diagnose.go, runnerdiag.go: why a server is not ready (waiting for
 //     capacity, unschedulable, image pull, crash loop, probe timeout), why
 //     runner pods make no progress (image pull, Pending, failed mounts);
-//   - records.go, recordcache.go: the ledgers' records (ReadLedgers), parsed
-//     once per ConfigMap resourceVersion (RecordCache);
+//   - trust.go, records.go, recordcache.go: the ledgers an evaluation reads
+//     (ExpectedLedgers: by the names it builds, since its runner may patch
+//     their metadata), their records (ReadLedgers: each ledger's own
+//     model's), parsed once per ConfigMap resourceVersion (RecordCache);
 //   - results.go, derail.go, gpucost.go, gitops.go, sandboxmode.go,
 //     problems.go: what the status says of the records (per-method results,
 //     Derail conditions, GPU energy, paired comparisons and the problem

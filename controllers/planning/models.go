@@ -1,11 +1,10 @@
 package planning
 
 import (
-	"strconv"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
@@ -109,7 +108,7 @@ func decideModels(e *repotv1.RepotEvaluation, w *World, res EvaluationResults, e
 			if j != nil && !jobFinished(j) && (j.Spec.Suspend == nil || !*j.Spec.Suspend) {
 				s.Phase = repotv1.ModelRunning
 			}
-			if n, _ := infraRetries(e, w, &models[i]); s.Phase == repotv1.ModelStarting && !e.Spec.IsSuspended() &&
+			if n, _ := storedInfraRetries(e, &models[i]); s.Phase == repotv1.ModelStarting && !e.Spec.IsSuspended() &&
 				(infraRetryDue(e, w, &models[i], res) || j == nil && n > 0) {
 				// Between a runner Job that completed with infrastructure
 				// errors and its retry.
@@ -156,15 +155,36 @@ const MaxInfraRetries = 2
 
 // infraRetries is how many times the model's runner Job was run again for
 // infrastructure errors, and the UID of the completed Job the last retry
-// was counted for; both are kept on the model's first ledger, which
-// outlives its Jobs.
-func infraRetries(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec) (n int, forJob string) {
-	cm := byName[corev1.ConfigMap](w.Ledgers, build.LedgerName(e.Name, m.Name, 0))
-	if cm == nil {
+// was counted for: the count this plan makes (planInfraRetry) or else
+// the one of the stored status (status.models[].infraRetries and
+// infraRetryJobUID). The count lives in the status, not on a ledger: the
+// runner may patch its ledgers, annotations included, and must not reset
+// its own retries. It is not rebuilt from the world, as the results are:
+// like startTime, runsTotal and a Done phase, it is carried from each
+// status to the next (buildStatus). An evaluation restored without its
+// status loses it, which costs at most MaxInfraRetries more retries of
+// each model.
+func (p *Plan) infraRetries(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) (n int, forJob string) {
+	if c, ok := p.infraRetry[m.Name]; ok {
+		return c.n, c.forJob
+	}
+	return storedInfraRetries(e, m)
+}
+
+// storedInfraRetries is infraRetries as the stored status records them.
+func storedInfraRetries(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) (n int, forJob string) {
+	prev := previousModel(e, m.Name)
+	if prev == nil {
 		return 0, ""
 	}
-	n, _ = strconv.Atoi(cm.Annotations[build.AnnotationInfraRetries])
-	return max(0, n), cm.Annotations[build.AnnotationInfraRetryOf]
+	return max(0, int(prev.InfraRetries)), prev.InfraRetryJobUID
+}
+
+// infraRetryCount is a model's infrastructure retries as a plan counts
+// them (Plan.infraRetry).
+type infraRetryCount struct {
+	n      int
+	forJob string
 }
 
 // infraRetryDue says whether the model's completed runner Job is to run
@@ -176,31 +196,37 @@ func infraRetryDue(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec, r
 		!w.hasLedger(build.LedgerName(e.Name, m.Name, 0)) {
 		return false
 	}
-	n, forJob := infraRetries(e, w, m)
+	n, forJob := storedInfraRetries(e, m)
 	return forJob == string(j.UID) || n < MaxInfraRetries
 }
 
+// infraRetryAfter is when the pass that counts an infrastructure retry
+// looks again, to delete the Job: its status write brings no watch event
+// (the controller ignores its own status writes).
+const infraRetryAfter = time.Second
+
 // planInfraRetry runs a completed runner Job again for its runs that ended
 // in an infrastructure error, in two passes so that each retry is counted
-// exactly once: first the count on the first ledger goes up, marked with
-// the completed Job's UID; the pass that observes the mark deletes the Job,
-// and planJob creates it anew once it is gone (its runner resumes from the
-// ledgers and runs only the unfinished runs).
+// exactly once: first the count in the status goes up, marked with the
+// completed Job's UID (this plan's status); the pass that observes the mark
+// in the stored status deletes the Job, and planJob creates it anew once
+// it is gone (its runner resumes from the ledgers and runs only the
+// unfinished runs).
 func (p *Plan) planInfraRetry(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec) {
 	j := w.job(build.RunnerJobName(e.Name, m.Name))
-	cm := byName[corev1.ConfigMap](w.Ledgers, build.LedgerName(e.Name, m.Name, 0))
-	if j == nil || cm == nil {
+	if j == nil || !w.hasLedger(build.LedgerName(e.Name, m.Name, 0)) {
 		return
 	}
-	n, forJob := infraRetries(e, w, m)
+	n, forJob := storedInfraRetries(e, m)
 	if forJob == string(j.UID) {
 		p.Delete = append(p.Delete, j.DeepCopy())
 		return
 	}
-	p.Annotate = append(p.Annotate, Annotate{Object: cm.DeepCopy(), Annotations: map[string]string{
-		build.AnnotationInfraRetries: strconv.Itoa(n + 1),
-		build.AnnotationInfraRetryOf: string(j.UID),
-	}})
+	if p.infraRetry == nil {
+		p.infraRetry = map[string]infraRetryCount{}
+	}
+	p.infraRetry[m.Name] = infraRetryCount{n: n + 1, forJob: string(j.UID)}
+	p.requeueIn(infraRetryAfter)
 }
 
 // modelRunsTotal is a model's run total: problems x methods, as recorded in

@@ -51,6 +51,10 @@ type Plan struct {
 	// Queue are the actions on Kueue Workloads (kueue_admission.go),
 	// carried out by the shell after the children.
 	Queue []kueueadapter.QueueOp
+
+	// infraRetry are, by model, the infrastructure retries this plan
+	// counts (planInfraRetry); its status records them.
+	infraRetry map[string]infraRetryCount
 }
 
 // Annotate sets Annotations on Object (a child as observed).
@@ -94,7 +98,8 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 	after := project(w, &p)
 	afterModels := decideModels(e, after, res, ended, budget.Stop)
 	runners := diagnoseModelsRunners(e, w, afterModels)
-	p.Status = buildStatus(e, after, out, observeServers(e, after, o, ended, afterModels), afterModels, res, runners)
+	retries := func(m *repotv1.ModelSpec) (int, string) { return p.infraRetries(e, m) }
+	p.Status = buildStatus(e, after, out, observeServers(e, after, o, ended, afterModels), afterModels, res, runners, retries)
 	p.Status.Budget = budgetStatus(e, budget, spend, afterModels, &p.Status, ended)
 	budgetConditions(&p.Status, e, w)
 	kueueStatus(&p.Status, e, w)

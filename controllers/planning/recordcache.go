@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // RecordCache keeps the parsed records of each ledger ConfigMap by its
@@ -60,7 +61,7 @@ func (c *RecordCache) Read(eval types.NamespacedName, ledgers []corev1.ConfigMap
 		cm := &ordered[i]
 		pl, ok := old[cm.Name]
 		if !ok || pl.resourceVersion != cm.ResourceVersion || cm.ResourceVersion == "" {
-			r, p := parseLedger(cm.Name, cm.Data[contract.LedgerRecordsKey])
+			r, p := parseLedger(cm.Name, cm.Labels[build.LabelModel], cm.Data[contract.LedgerRecordsKey])
 			pl = parsedLedger{resourceVersion: cm.ResourceVersion, records: r, problems: p}
 		}
 		next[cm.Name] = pl

@@ -28,8 +28,10 @@ func (p ledgerProblem) String() string {
 // ledger and its spill ConfigMaps alike) in a fixed order (by model label,
 // then shard index, then spill index, then line), whatever order the
 // cache listed them in, so that summary.Dedupe always keeps the same record
-// of a duplicated key. Records whose model does not match the ledger's model
-// label are kept: the key (model, problem, method) is what counts. Unreadable
+// of a duplicated key. A record whose model is not the ledger's (its model
+// label, which ExpectedLedgers derives from the ledger's name) is not
+// read: a ledger holds the runs of its own model alone, and its runner
+// could otherwise record runs of another. Such records and unreadable
 // lines are returned as problems. It is recordCache.read without a cache:
 // the reconciler reads through the cache, and the tests through this.
 func ReadLedgers(ledgers []corev1.ConfigMap) ([]contract.Record, []ledgerProblem) {
@@ -64,11 +66,15 @@ func ledgerLess(a, b *corev1.ConfigMap) bool {
 
 // parseLedger parses one ledger's JSONL text. Blank lines are skipped; a line
 // that is not a record with a model, a problem id and a method is a problem
-// (a partly written last line is one too, and is picked up once complete).
-func parseLedger(name, text string) ([]contract.Record, []ledgerProblem) {
+// (a partly written last line is one too, and is picked up once complete),
+// and so is a record of another model than model, the ledger's.
+func parseLedger(name, model, text string) ([]contract.Record, []ledgerProblem) {
 	var recs []contract.Record
 	var problems []ledgerProblem
 	contract.ScanRecords(text, func(line int, _ string, r contract.Record, err error) {
+		if err == nil && r.Model != model {
+			err = fmt.Errorf("a record of model %q in a ledger of model %q", Truncate(r.Model, 64), model)
+		}
 		if err != nil {
 			problems = append(problems, ledgerProblem{Ledger: name, Line: line, Err: err.Error()})
 			return

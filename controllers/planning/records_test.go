@@ -46,10 +46,12 @@ func TestParseLedger(t *testing.T) {
 			wantRecords: 1, wantProblems: []ledgerProblem{{Ledger: "L", Line: 2, Err: "unexpected end of JSON input"}}},
 		{name: "a record without a key is reported", text: `{"model":"m","method":"pot"}`,
 			wantProblems: []ledgerProblem{{Ledger: "L", Line: 1, Err: "record lacks model, problem_id or method"}}},
+		{name: "a record of another model is reported, not read", text: recordLine(t, ok) + "\n" + recordLine(t, contract.Record{Model: "other", ProblemID: "p1", Method: "pot"}),
+			wantRecords: 1, wantProblems: []ledgerProblem{{Ledger: "L", Line: 2, Err: `a record of model "other" in a ledger of model "m"`}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			recs, problems := parseLedger("L", tc.text)
+			recs, problems := parseLedger("L", "m", tc.text)
 			if len(recs) != tc.wantRecords {
 				t.Errorf("records = %d, want %d", len(recs), tc.wantRecords)
 			}
@@ -63,8 +65,8 @@ func TestParseLedger(t *testing.T) {
 // TestReadLedgersOrder checks that the records come in the same order
 // whatever order the cache listed the ledgers in (shard 10 after shard 2).
 func TestReadLedgersOrder(t *testing.T) {
-	line := func(p string) string { return recordLine(t, contract.Record{Model: "m", ProblemID: p, Method: "pot"}) }
-	a := []corev1.ConfigMap{ledgerCM("m", "10", line("c")), ledgerCM("m", "2", line("b")), ledgerCM("a", "0", line("a"))}
+	line := func(m, p string) string { return recordLine(t, contract.Record{Model: m, ProblemID: p, Method: "pot"}) }
+	a := []corev1.ConfigMap{ledgerCM("m", "10", line("m", "c")), ledgerCM("m", "2", line("m", "b")), ledgerCM("a", "0", line("a", "a"))}
 	b := []corev1.ConfigMap{a[2], a[0], a[1]}
 	ra, _ := ReadLedgers(a)
 	rb, _ := ReadLedgers(b)

@@ -32,6 +32,11 @@ func (p *Plan) deleteRemovedModels(e *repotv1.RepotEvaluation, w *World) {
 			p.Delete = append(p.Delete, cm.DeepCopy())
 		}
 	}
+	for i := range w.StrayLedgers {
+		if cm := &w.StrayLedgers[i]; cm.DeletionTimestamp == nil {
+			p.Delete = append(p.Delete, cm.DeepCopy())
+		}
+	}
 	for i := range w.Deployments {
 		if d := &w.Deployments[i]; !servers[d.Name] && d.DeletionTimestamp == nil {
 			p.Delete = append(p.Delete, d.DeepCopy())

@@ -13,8 +13,11 @@ import (
 // buildStatus recomputes the whole status from the world: results from the
 // ledgers, server states from the children and pods, and conditions from
 // both. Only startTime and completionTime carry over from the previous
-// status (they are moments, not observations).
-func buildStatus(e *repotv1.RepotEvaluation, w *World, out outcome, views []serverView, models []modelState, res EvaluationResults, runners []runnerDiagnosis) repotv1.RepotEvaluationStatus {
+// status (they are moments, not observations), and the operator's own
+// counter of each model's infrastructure retries, which retries gives
+// (Plan.infraRetries: the stored count, or the one this plan counts).
+func buildStatus(e *repotv1.RepotEvaluation, w *World, out outcome, views []serverView, models []modelState, res EvaluationResults, runners []runnerDiagnosis,
+	retries func(*repotv1.ModelSpec) (int, string)) repotv1.RepotEvaluationStatus {
 	now := metav1.NewTime(w.Now)
 	st := repotv1.RepotEvaluationStatus{
 		ObservedGeneration: e.Generation,
@@ -63,8 +66,8 @@ func buildStatus(e *repotv1.RepotEvaluation, w *World, out outcome, views []serv
 		}
 		mst.GPUSecondsHeld, mst.GPUSecondsIdle = gpuSeconds(t, m.ServerGPUs(), w.Records, m.Name, w.Now)
 		mst.ShardsInFlight = w.ShardsInFlight[m.Name]
-		if n, _ := infraRetries(e, w, m); n > 0 {
-			mst.InfraRetries = int32(n)
+		if n, forJob := retries(m); n > 0 {
+			mst.InfraRetries, mst.InfraRetryJobUID = int32(n), forJob
 		}
 		mst.GPU = modelGPUCost(e, m, w.Ledgers, mst.Methods, build.PreviousGPU(e, m.Name), now)
 		mst.Provenance = modelProvenance(e, m, w, PreviousProvenance(e, m.Name))

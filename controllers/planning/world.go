@@ -23,10 +23,16 @@ import (
 type World struct {
 	Now time.Time
 
-	Deployments     []appsv1.Deployment
-	Services        []corev1.Service
-	Jobs            []batchv1.Job
-	Ledgers         []corev1.ConfigMap
+	Deployments []appsv1.Deployment
+	Services    []corev1.Service
+	Jobs        []batchv1.Job
+	// Ledgers are the ledger ConfigMaps (and spills) the evaluation
+	// controls and expects by name (ExpectedLedgers).
+	Ledgers []corev1.ConfigMap
+	// StrayLedgers are the ledger ConfigMaps the evaluation controls but
+	// does not build (ExpectedLedgers): never read, deleted as a removed
+	// model's (deleteRemovedModels).
+	StrayLedgers    []corev1.ConfigMap
 	ServiceAccounts []corev1.ServiceAccount
 	Roles           []rbacv1.Role
 	RoleBindings    []rbacv1.RoleBinding

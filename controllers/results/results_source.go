@@ -46,6 +46,8 @@ func ReadEvaluationResults(ctx context.Context, c client.Reader, namespace, name
 			ledgers = append(ledgers, cm)
 		}
 	}
+	// The ledgers the operator reads: those it builds, by name.
+	ledgers, _ = planning.ExpectedLedgers(e, ledgers)
 	recs, problems := planning.ReadLedgers(ledgers)
 	res := &EvaluationResults{Evaluation: e, Records: evaluationRecords(e, recs)}
 	for _, p := range problems {
