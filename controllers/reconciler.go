@@ -67,8 +67,8 @@ func (r *EvaluationReconciler) planOptions(ctx context.Context) build.Options {
 // the annotations of ledgers (sealing, budget caps). Leases are in the
 // namespaced leader election Role. repotevaluations/finalizers: update is
 // what the OwnerReferencesPermissionEnforcement admission plugin asks of
-// whoever sets blockOwnerDeletion on a child (the integration suite's API
-// server enables it); the operator never writes finalizers.
+// whoever sets blockOwnerDeletion on a child (OpenShift and hardened
+// clusters enable it); the operator never writes finalizers.
 //
 // +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations/status,verbs=get;patch

@@ -28,11 +28,7 @@ func startControlPlane(root string) (*framework.Framework, *rest.Config, error) 
 		CRDDirs: []string{framework.DefaultCRDDir, podMonitorCRDDir},
 		// Room for more Services than the default /24 allows (the
 		// benchmark makes 400).
-		APIServerFlags: map[string]string{"service-cluster-ip-range": "10.0.0.0/16",
-			// As on clusters that enable it (OpenShift, hardened ones): an
-			// owner reference with blockOwnerDeletion needs update on the
-			// owner's finalizers, which the shipped role must grant.
-			"enable-admission-plugins": "OwnerReferencesPermissionEnforcement"},
+		APIServerFlags: map[string]string{"service-cluster-ip-range": "10.0.0.0/16"},
 	}
 	// Kueue's CRDs, so that the Workload contract is checked by the API
 	// server (the Kueue tests skip when they are missing).

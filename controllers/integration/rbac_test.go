@@ -45,6 +45,18 @@ var _ = Describe("with only the shipped RBAC", func() {
 			Expect(as.Create(ctx, sar)).To(Succeed())
 			Expect(sar.Status.Allowed).To(BeFalse(), "the manager may %s %s", attr.Verb, attr.Resource)
 		}
+		// Where the OwnerReferencesPermissionEnforcement admission plugin
+		// runs (OpenShift, hardened clusters), an owner reference with
+		// blockOwnerDeletion, which every child carries, needs update on
+		// the owner's finalizers.
+		for _, attr := range []authorizationv1.ResourceAttributes{
+			{Verb: "update", Group: "repot.dev", Resource: "repotevaluations", Subresource: "finalizers", Namespace: "default"},
+			{Verb: "update", Group: "repot.dev", Resource: "repotschedules", Subresource: "finalizers", Namespace: "default"},
+		} {
+			sar := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attr}}
+			Expect(as.Create(ctx, sar)).To(Succeed())
+			Expect(sar.Status.Allowed).To(BeTrue(), "the manager may not update %s/finalizers", attr.Resource)
+		}
 	})
 
 	It("runs an evaluation from creation to completion", func() {
