@@ -18,9 +18,8 @@ import (
 
 // APIServerAddresses names the addresses at which pods reach the API server,
 // as single-address CIDRs (/32, /128), for the runner NetworkPolicy's API
-// server rule when --apiserver-cidrs is not given. None (and no error)
-// means they cannot be named: the rule then allows any address but the
-// link-local ones.
+// server rule when --apiserver-cidrs is not given. None means they cannot
+// be named: the policy then has no API server rule (it fails closed).
 type APIServerAddresses interface {
 	Addresses(ctx context.Context) ([]string, error)
 }
@@ -40,21 +39,25 @@ const (
 // endpointSliceAddresses reads the kubernetes Service's EndpointSlices in
 // default, through a reader that needs no cache over that namespace (the
 // manager's API reader: with --namespace the cache does not cover default),
-// and keeps the answer for apiServerAddressesTTL.
+// and keeps the answer for apiServerAddressesTTL. A refusal (no RBAC to
+// read them) is kept as long: it lasts until someone changes the RBAC, and
+// asking again on every pass would cost two requests and an error log
+// each. Other errors are not kept.
 type endpointSliceAddresses struct {
 	reader client.Reader
 	clock  clock.PassiveClock
 
-	mu     sync.Mutex
-	cached []string
-	at     time.Time
+	mu        sync.Mutex
+	cached    []string
+	cachedErr error
+	at        time.Time
 }
 
 func (a *endpointSliceAddresses) Addresses(ctx context.Context) ([]string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !a.at.IsZero() && a.clock.Since(a.at) < apiServerAddressesTTL {
-		return a.cached, nil
+		return a.cached, a.cachedErr
 	}
 	// List the Service's slices (a cluster-wide install may); where that is
 	// forbidden, get the one the API server keeps under the Service's
@@ -67,11 +70,15 @@ func (a *endpointSliceAddresses) Addresses(ctx context.Context) ([]string, error
 		}
 		var one discoveryv1.EndpointSlice
 		if gerr := a.reader.Get(ctx, client.ObjectKey{Namespace: apiServerNamespace, Name: apiServerService}, &one); gerr != nil {
-			return nil, fmt.Errorf("reading the API server's EndpointSlice %s/%s: %w (listing them: %w)", apiServerNamespace, apiServerService, gerr, err)
+			err = fmt.Errorf("reading the API server's EndpointSlice %s/%s: %w (listing them: %w)", apiServerNamespace, apiServerService, gerr, err)
+			if apierrors.IsForbidden(gerr) {
+				a.cached, a.cachedErr, a.at = nil, err, a.clock.Now()
+			}
+			return nil, err
 		}
 		l.Items = []discoveryv1.EndpointSlice{one}
 	}
-	a.cached, a.at = sliceAddresses(l.Items), a.clock.Now()
+	a.cached, a.cachedErr, a.at = sliceAddresses(l.Items), nil, a.clock.Now()
 	return a.cached, nil
 }
 

@@ -102,3 +102,46 @@ func TestEndpointSliceAddressesByName(t *testing.T) {
 		t.Errorf("addresses (-want +got):\n%s", diff)
 	}
 }
+
+// TestEndpointSliceAddressesKeepsARefusal: where neither a list nor the
+// get is allowed, the refusal is kept for the TTL (no requests, no new
+// error per pass), then asked again; other errors are asked again at once.
+func TestEndpointSliceAddressesKeepsARefusal(t *testing.T) {
+	scheme, err := NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "discovery.k8s.io", Resource: "endpointslices"}, "", errors.New("no Role"))
+	var requests int
+	var fail error = forbidden
+	c := fake.NewClientBuilder().WithScheme(scheme).WithInterceptorFuncs(interceptor.Funcs{
+		List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
+			requests++
+			return fail
+		},
+		Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+			requests++
+			return fail
+		},
+	}).Build()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))
+	a := &endpointSliceAddresses{reader: c, clock: clk}
+	for i := range 3 {
+		if _, err := a.Addresses(context.Background()); !apierrors.IsForbidden(err) {
+			t.Fatalf("pass %d: %v, want the refusal", i, err)
+		}
+	}
+	if requests != 2 {
+		t.Errorf("%d requests for 3 passes within the TTL, want 2 (one list, one get)", requests)
+	}
+	clk.Step(2 * time.Minute)
+	fail = errors.New("connection refused")
+	for range 2 {
+		if _, err := a.Addresses(context.Background()); err == nil {
+			t.Fatal("no error")
+		}
+	}
+	if requests != 4 {
+		t.Errorf("%d requests after the TTL and two unreachable passes, want 4 (an unreachable API server is asked again)", requests)
+	}
+}

@@ -41,8 +41,8 @@ type EvaluationReconciler struct {
 
 // planOptions are the options of one pass: opts, with the API server's
 // addresses from apiServer when --apiserver-cidrs named none. A failed
-// read leaves them empty (the runner's API server rule is then any address
-// but link-local, and the evaluation gets a Warning event saying so).
+// read leaves them empty (the runner policy then has no API server rule,
+// and the evaluation gets the Warning event APIServerUnknown).
 func (r *EvaluationReconciler) planOptions(ctx context.Context) build.Options {
 	o := r.opts
 	if len(o.APIServerCIDRs) != 0 || r.apiServer == nil {
