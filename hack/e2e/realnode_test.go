@@ -475,7 +475,9 @@ for i in range(60):
 		}).WithTimeout(8 * time.Minute).WithPolling(3 * time.Second).Should(Succeed())
 	})
 
-	evaluation := func(name string, gpus int, image string) {
+	// evaluationIn creates, in namespace ns, an evaluation of one vLLM
+	// model placed on the real node.
+	evaluationIn := func(ns, name string, gpus int, image string) *repotv1.RepotEvaluation {
 		y := `apiVersion: repot.dev/v1alpha1
 kind: RepotEvaluation
 metadata:
@@ -494,11 +496,13 @@ spec:
 `
 		u := &repotv1.RepotEvaluation{}
 		Expect(yaml.Unmarshal([]byte(y), u)).To(Succeed())
-		u.Namespace = "default"
+		u.Namespace = ns
 		ctx, cancel := ctxTimeout(30 * time.Second)
 		defer cancel()
 		Expect(tc.c.Create(ctx, u)).To(Succeed())
+		return u
 	}
+	evaluation := func(name string, gpus int, image string) { evaluationIn("default", name, gpus, image) }
 	serverReason := func(g Gomega, name string) (repotv1.ModelStatus, *metav1.Condition) {
 		tc.operatorAlive()
 		ctx, cancel := ctxTimeout(30 * time.Second)
@@ -548,28 +552,7 @@ spec:
 		}
 		tc.kubectl("create", "namespace", ns)
 		tc.kubectl("label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted")
-		y := `apiVersion: repot.dev/v1alpha1
-kind: RepotEvaluation
-metadata:
-  name: restricted-vllm
-  namespace: ` + ns + `
-spec:
-  suite: open-source-120
-  stalledAfterSeconds: 600
-  models:
-  - name: m
-    vllm:
-      model: Qwen/Qwen3-0.6B
-      image: ` + projectImage + `
-      gpus: 1
-      nodeSelector: [{key: ` + realNodeLabel + `, value: "true"}]
-      tolerations: [{key: ` + realNodeLabel + `, operator: Exists}]
-`
-		u := &repotv1.RepotEvaluation{}
-		Expect(yaml.Unmarshal([]byte(y), u)).To(Succeed())
-		ctx, cancel := ctxTimeout(30 * time.Second)
-		Expect(tc.c.Create(ctx, u)).To(Succeed())
-		cancel()
+		u := evaluationIn(ns, "restricted-vllm", 1, projectImage)
 		DeferCleanup(func() {
 			ctx, cancel := ctxTimeout(30 * time.Second)
 			defer cancel()
