@@ -14,13 +14,28 @@ const (
 	// MethodVRR is repot with a repair loop that stops by expected gain per
 	// token (docs/vrr.md).
 	MethodVRR = "repot-vrr"
+	// MethodCoT is chain of thought: one plain prompt for the whole move
+	// list, its actions read from the reply, replayed once.
+	MethodCoT = "cot"
+	// MethodSelfConsistency draws up to k CoT samples and keeps the first
+	// that reaches the goal, else the longest attempt.
+	MethodSelfConsistency = "self-consistency"
+	// MethodVEX is verified execution: chunks of moves proposed in a loop,
+	// the verifier committing each chunk's valid prefix.
+	MethodVEX = "vex"
 )
 
 // Methods lists every method the engine runs, in summary order.
 var Methods = []string{
 	MethodPoT, MethodPoTRetry, MethodRePoT, MethodAdaptive,
 	MethodRePoTNoPrefix, MethodRePoTRestart, MethodVRR,
+	MethodCoT, MethodSelfConsistency, MethodVEX,
 }
+
+// PaperMethods are the seven methods of the paper's comparison table, in
+// its order: the floor (cot, self-consistency), the PoT baselines, the
+// upper bound (vex) and RePoT.
+var PaperMethods = []string{MethodCoT, MethodSelfConsistency, MethodPoT, MethodPoTRetry, MethodVEX, MethodRePoT, MethodAdaptive}
 
 // DefaultMethods are the methods run when none are named.
 var DefaultMethods = []string{MethodPoT, MethodPoTRetry, MethodRePoT, MethodAdaptive}
@@ -38,15 +53,36 @@ const (
 	CondRePoTFull     = "repot-full"
 	CondRePoTNoPrefix = "repot-no-prefix"
 	CondRePoTRestart  = "repot-restart"
-	StatementPaper    = "paper"
-	StatementFull     = "full"
+	// CondStateGuard is the step-by-step agent: one action per call from
+	// the legal list, with per-state tabu and loop recovery.
+	CondStateGuard = "stateguard-rollback"
+	// CondVEXFull, CondVEXNoPrefix and CondVEXRestart run VEX from the
+	// checkpoint with the prefix shown, from the checkpoint with it hidden,
+	// and from the source problem's initial state.
+	CondVEXFull     = "vex-full"
+	CondVEXNoPrefix = "vex-no-prefix"
+	CondVEXRestart  = "vex-restart-from-initial"
+	StatementPaper  = "paper"
+	StatementFull   = "full"
 	// DerailSchema is DerailRecord.Schema of the current protocol.
 	DerailSchema = 2
 )
 
-// DerailConditions are the seven conditions in summary order: the four
-// prompted ones, then the three RePoT ones.
-var DerailConditions = []string{CondNoFeedback, CondErrorOnly, CondStateFeedback, CondStateLegal, CondRePoTFull, CondRePoTNoPrefix, CondRePoTRestart}
+// DerailConditions are the eleven conditions in summary order: the four
+// prompted ones, the step-by-step agent, then the three RePoT ones and the
+// three VEX ones.
+var DerailConditions = []string{
+	CondNoFeedback, CondErrorOnly, CondStateFeedback, CondStateLegal, CondStateGuard,
+	CondRePoTFull, CondRePoTNoPrefix, CondRePoTRestart,
+	CondVEXFull, CondVEXNoPrefix, CondVEXRestart,
+}
+
+// DefaultDerailConditions are the conditions run when none are named: the
+// paper's main-text seven (the four prompted ones and the three RePoT
+// ones). The step-by-step agent and the three VEX conditions are its
+// appendix comparisons and cost many calls per case, so they are asked for
+// by name.
+var DefaultDerailConditions = []string{CondNoFeedback, CondErrorOnly, CondStateFeedback, CondStateLegal, CondRePoTFull, CondRePoTNoPrefix, CondRePoTRestart}
 
 // PromptedConditions are the one-call conditions answered with a JSON move
 // list.
@@ -98,6 +134,14 @@ const (
 	PurposeRepair     = "repair"
 	// PurposeRecovery is the one call of a prompted Derail condition.
 	PurposeRecovery = "recovery"
+	// PurposeSample is a CoT call: cot's one call, and each of
+	// self-consistency's samples.
+	PurposeSample = "sample"
+	// PurposeChunk is one VEX chunk proposal.
+	PurposeChunk = "chunk"
+	// PurposeStep is one action choice of the step-by-step agent
+	// (stateguard-rollback).
+	PurposeStep = "step"
 )
 
 // Loop stop reasons (Record.LoopStop) of a repair loop that records rounds.

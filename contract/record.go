@@ -68,6 +68,15 @@ type Record struct {
 	// then, or the fixed bound. SettledInFlight reads a shard's settled
 	// concurrency from its records. 0 in records written before it existed.
 	InFlightLimit int `json:"in_flight_limit,omitempty"`
+	// Samples is the number of samples self-consistency drew (it stops at
+	// the first that reaches the goal); 0 for the other methods.
+	Samples int `json:"samples,omitempty"`
+	// VEX carries the figures of a VEX run (method vex and the vex-*
+	// Derail conditions); nil otherwise.
+	VEX *VEXStats `json:"vex,omitempty"`
+	// StepAgent carries the figures of a stateguard-rollback run; nil
+	// otherwise.
+	StepAgent *StepAgentStats `json:"step_agent,omitempty"`
 	// Derail is set on Derail-550 records of the current protocol (schema
 	// 2, REPOT.md section 7); Method is then the condition.
 	Derail *DerailRecord `json:"derail,omitempty"`
@@ -136,6 +145,36 @@ type DerailRecord struct {
 	CheckpointStatement string `json:"checkpoint_statement"`
 	// InjectionType is legal_wrong_action or invalid_action.
 	InjectionType string `json:"injection_type"`
+}
+
+// VEXStats are the figures of one VEX run, as the reference's trace
+// metadata has them.
+type VEXStats struct {
+	// Proposer is "json" (JSON action chunks) or "code" (a Python program
+	// run in the sandbox, conditioned on the verified prefix).
+	Proposer string `json:"proposer"`
+	// ChunkSize is the most moves one proposal may commit.
+	ChunkSize int `json:"chunk_size"`
+	// ChunkAttempts counts proposals (one per model call).
+	ChunkAttempts int `json:"chunk_attempts"`
+	// Rollbacks counts proposals cut at a rejected or unreadable move.
+	Rollbacks int `json:"rollbacks"`
+	// Committed is the number of moves the verifier committed.
+	Committed int `json:"committed"`
+	// LLMCalls counts the model calls made (at most the call budget).
+	LLMCalls int `json:"llm_calls"`
+}
+
+// StepAgentStats are the figures of one stateguard-rollback run.
+type StepAgentStats struct {
+	// Steps counts the agent's model calls that proposed an action.
+	Steps int `json:"steps"`
+	// Rollbacks counts proposals that were not committed (invalid, unknown
+	// or blocked actions, unreadable replies, loop recoveries).
+	Rollbacks int `json:"rollbacks"`
+	// LoopRecoveries counts the moves refused because they would return
+	// to a state already visited.
+	LoopRecoveries int `json:"loop_recoveries"`
 }
 
 // Round is the committed plan of a run after one round of its repair loop:

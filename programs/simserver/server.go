@@ -164,11 +164,19 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	defer s.m.inflight.Add(-1)
 	var d Decision
 	var reply Reply
-	if rd, ok := DecideRecovery(s.opt.Profile, s.opt.Seed, msgs); ok {
-		d, reply = rd.Decision, RenderRecovery(rd, req.maxTokens())
-	} else {
-		d = Decide(s.opt.Profile, s.opt.Seed, msgs)
-		reply = Render(d, req.maxTokens(), req.thinking(msgs))
+	answered := false
+	for _, decide := range deciders {
+		if d, reply, answered = decide(s.opt.Profile, s.opt.Seed, msgs, req.maxTokens()); answered {
+			break
+		}
+	}
+	if !answered {
+		if rd, ok := DecideRecovery(s.opt.Profile, s.opt.Seed, msgs); ok {
+			d, reply = rd.Decision, RenderRecovery(rd, req.maxTokens())
+		} else {
+			d = Decide(s.opt.Profile, s.opt.Seed, msgs)
+			reply = Render(d, req.maxTokens(), req.thinking(msgs))
+		}
 	}
 	var resp chatResponse
 	resp.ID = "chatcmpl-sim-" + hex.EncodeToString(key.key[:12])

@@ -12,7 +12,7 @@ import (
 
 // addDerailFlags adds `repot run`'s Derail-550 flags.
 func addDerailFlags(fl *pflag.FlagSet, f *runFlags) {
-	fl.StringSliceVar(&f.conditions, "conditions", contract.DerailConditions,
+	fl.StringSliceVar(&f.conditions, "conditions", contract.DefaultDerailConditions,
 		"--suite derail-550: conditions to run on every case: "+strings.Join(contract.DerailConditions, ", "))
 	fl.StringVar(&f.statement, "checkpoint-statement", contract.StatementPaper,
 		"--suite derail-550: how repot-full and repot-no-prefix state the checkpoint problem: paper (the paper's one sentence) or full (rules, move format and the checkpoint state)")

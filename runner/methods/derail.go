@@ -204,6 +204,10 @@ func RunDerail(ctx context.Context, deps Deps, opts Options, t DerailTask, condi
 		rec, tr, err = RunProblem(ctx, deps, opts, t.Problem, contract.MethodRePoT)
 	case contract.CondNoFeedback, contract.CondErrorOnly, contract.CondStateFeedback, contract.CondStateLegal:
 		rec, tr, err = runPrompted(ctx, deps, opts, t, condition, info)
+	case contract.CondStateGuard:
+		rec, tr, err = runStateGuard(ctx, deps, opts, t)
+	case contract.CondVEXFull, contract.CondVEXNoPrefix, contract.CondVEXRestart:
+		rec, tr, err = runVEXCondition(ctx, deps, opts, t, condition)
 	default:
 		return contract.Record{}, contract.Trace{}, fmt.Errorf("condition %q is not a Derail-550 condition (use %v)", condition, contract.DerailConditions)
 	}

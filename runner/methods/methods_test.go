@@ -438,11 +438,18 @@ func TestRunProblemWithoutStepLimit(t *testing.T) {
 }
 
 // TestEveryMethodHasAStep: RunProblem admits exactly the contract's methods
-// and looks each one's step up in afterFailedPlan, so the two must agree (a
-// method without a step would panic on its first failed plan).
+// and looks each one up in ownLoop, else its step in afterFailedPlan, so
+// every method must be in exactly one of them (a method in neither would
+// panic on its first failed plan).
 func TestEveryMethodHasAStep(t *testing.T) {
 	var got []string
 	for m := range afterFailedPlan {
+		got = append(got, m)
+	}
+	for m := range ownLoop {
+		if _, dup := afterFailedPlan[m]; dup {
+			t.Errorf("%s has its own loop and a step after a failed plan", m)
+		}
 		got = append(got, m)
 	}
 	if diff := cmp.Diff(contract.Methods, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {

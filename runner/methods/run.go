@@ -44,11 +44,78 @@ type Options struct {
 	// mark its record as calibration (the engine sets it on the
 	// calibration slice).
 	VRRCalibrate bool
+	// SelfConsistencySamples is self-consistency's k, the most samples it
+	// draws (default 8).
+	SelfConsistencySamples int
+	// VEX configures the vex method and the vex-* Derail conditions.
+	VEX VEXOptions
+	// StepAgent configures the stateguard-rollback Derail condition.
+	StepAgent StepAgentOptions
+}
+
+// VEXOptions are VEX's knobs; the zero value of a field means the
+// reference's default (DefaultVEXOptions).
+type VEXOptions struct {
+	// MaxLLMCalls is the call budget of one VEX run (default 12).
+	MaxLLMCalls int
+	// ChunkSize is the most moves one proposal may commit, by environment
+	// (defaults: tower_of_hanoi 200, checker_jumping 64, river_crossing 16,
+	// blocksworld 32; DefaultChunkSize elsewhere).
+	ChunkSize map[string]int
+	// Proposer is the proposer kind by environment: ProposerCode or
+	// ProposerJSON (defaults: code for tower_of_hanoi and checker_jumping,
+	// json elsewhere).
+	Proposer map[string]string
+	// HidePrefix hides the verified prefix from every proposal prompt (the
+	// vex-no-prefix Derail condition): the prompt says no moves are verified.
+	HidePrefix bool
+}
+
+// VEX proposer kinds.
+const (
+	ProposerJSON = "json"
+	ProposerCode = "code"
+)
+
+// DefaultChunkSize is VEX's chunk size in an environment the defaults do
+// not name.
+const DefaultChunkSize = 32
+
+// DefaultVEXOptions are the reference's locked VEX settings.
+func DefaultVEXOptions() VEXOptions {
+	return VEXOptions{
+		MaxLLMCalls: 12,
+		ChunkSize:   map[string]int{"tower_of_hanoi": 200, "checker_jumping": 64, "river_crossing": 16, "blocksworld": 32},
+		Proposer:    map[string]string{"tower_of_hanoi": ProposerCode, "checker_jumping": ProposerCode, "river_crossing": ProposerJSON, "blocksworld": ProposerJSON},
+	}
+}
+
+// StepAgentOptions are the step-by-step agent's knobs (the reference's
+// AgentConfig defaults).
+type StepAgentOptions struct {
+	// MaxRetries is how many rejected proposals in a row end the run
+	// (default 3: the fourth ends it).
+	MaxRetries int
+	// MaxStateVisits ends the run when a non-goal state is entered this
+	// often (default 4).
+	MaxStateVisits int
+	// MaxStepsMultiplier bounds the agent's calls by the problem's
+	// max_steps times it (default 2).
+	MaxStepsMultiplier int
+	// MaxTokens caps each action choice's completion (default 2048, and
+	// never above Options.MaxTokens).
+	MaxTokens int
+}
+
+// DefaultStepAgentOptions are the reference's settings.
+func DefaultStepAgentOptions() StepAgentOptions {
+	return StepAgentOptions{MaxRetries: 3, MaxStateVisits: 4, MaxStepsMultiplier: 2, MaxTokens: 2048}
 }
 
 // DefaultOptions are the paper's settings.
 func DefaultOptions() Options {
-	return Options{MaxTokens: 16384, RepairBudget: 1, AdaptiveThresholdPermille: 150}
+	return Options{MaxTokens: 16384, RepairBudget: 1, AdaptiveThresholdPermille: 150,
+		SelfConsistencySamples: 8, VEX: DefaultVEXOptions(), StepAgent: DefaultStepAgentOptions()}
 }
 
 // Deps are the external dependencies of a run.
@@ -103,6 +170,9 @@ func RunProblem(ctx context.Context, deps Deps, opts Options, p *envs.Problem, m
 	if err != nil {
 		return contract.Record{}, contract.Trace{}, err
 	}
+	if run, ok := ownLoop[method]; ok {
+		return run(ctx, r, method)
+	}
 	var lp loopSpec
 	if recordsRounds(method, opts) {
 		if lp, err = loopFor(method, opts); err != nil {
@@ -130,6 +200,14 @@ func RunProblem(ctx context.Context, deps Deps, opts Options, p *envs.Problem, m
 		return r.finish(method, contract.RouteInitialSuccess, false, first, first, nil)
 	}
 	return afterFailedPlan[method](ctx, r, method, first)
+}
+
+// ownLoop are the methods that do not start with a PoT call: each runs
+// its own calls from the start (each method's file defines its function).
+var ownLoop = map[string]func(ctx context.Context, r *run, method string) (contract.Record, contract.Trace, error){
+	contract.MethodCoT:             cot,
+	contract.MethodSelfConsistency: selfConsistency,
+	contract.MethodVEX:             vex,
 }
 
 // afterFailedPlan is what each method does when its first plan did not reach
