@@ -17,6 +17,7 @@ type chatRequest struct {
 	MaxTokens           *int          `json:"max_tokens"`
 	MaxCompletionTokens *int          `json:"max_completion_tokens"`
 	Temperature         *float64      `json:"temperature"`
+	Seed                *int64        `json:"seed"`
 	Stream              bool          `json:"stream"`
 	ChatTemplateKwargs  struct {
 		EnableThinking *bool `json:"enable_thinking"`

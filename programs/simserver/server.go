@@ -165,8 +165,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	var d Decision
 	var reply Reply
 	answered := false
+	call := Call{Messages: msgs, MaxTokens: req.maxTokens(), Seed: req.Seed}
+	if req.Temperature != nil {
+		call.Temperature = *req.Temperature
+	}
 	for _, decide := range deciders {
-		if d, reply, answered = decide(s.opt.Profile, s.opt.Seed, msgs, req.maxTokens()); answered {
+		if d, reply, answered = decide(s.opt.Profile, s.opt.Seed, call); answered {
 			break
 		}
 	}

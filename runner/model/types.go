@@ -24,6 +24,11 @@ type Request struct {
 	Temperature float64
 	// MaxTokens caps the completion; 0 leaves it to the server.
 	MaxTokens int
+	// Seed, when not nil, is sent as the request's sampling seed (vLLM and
+	// OpenAI honour it): self-consistency gives each sample its own, so
+	// that samples at a temperature above 0 are independent and still
+	// reproducible.
+	Seed *int64
 }
 
 // Response is a completed call.
