@@ -43,10 +43,11 @@ func TestMethodsMatchTheContract(t *testing.T) {
 		api, want []string
 	}{
 		{"spec.methods enum", enumOf(t, "spec_types.go", "Method"), contract.Methods},
-		{"Method constants", strs([]Method{MethodPoT, MethodPoTRetry, MethodRePoT, MethodAdaptive, MethodRePoTNoPrefix, MethodRePoTRestart, MethodVRR}), contract.Methods},
+		{"Method constants", strs([]Method{MethodPoT, MethodPoTRetry, MethodRePoT, MethodAdaptive, MethodRePoTNoPrefix, MethodRePoTRestart, MethodVRR, MethodCoT, MethodSelfConsistency, MethodVEX}), contract.Methods},
 		{"DefaultMethods", strs(DefaultMethods()), contract.DefaultMethods},
 		{"spec.derail.conditions enum", enumOf(t, "derail_types.go", "DerailCondition"), contract.DerailConditions},
-		{"DefaultDerailConditions", strs(DefaultDerailConditions()), contract.DerailConditions},
+		{"AllDerailConditions", strs(AllDerailConditions()), contract.DerailConditions},
+		{"DefaultDerailConditions", strs(DefaultDerailConditions()), contract.DefaultDerailConditions},
 	} {
 		if diff := cmp.Diff(tc.want, tc.api); diff != "" {
 			t.Errorf("%s differs from the contract (-contract +api):\n%s", tc.what, diff)

@@ -15,6 +15,8 @@ const (
 	DefaultVLLMImage           = "vllm/vllm-openai:v0.11.0@sha256:014a95f21c9edf6abe0aea6b07353f96baa4ec291c427bb1176dc7c93a85845c"
 	DefaultProblemsKey         = "problems.jsonl"
 	DefaultSecretKey           = "token"
+	DefaultSelfConsistencyK    = 8
+	DefaultVEXMaxLLMCalls      = 12
 )
 
 // DefaultMethods are the methods run when spec.methods is empty.
@@ -58,6 +60,22 @@ func (s *RepotEvaluationSpec) ShortPrefixPermilleOrDefault() int32 {
 		return DefaultShortPrefixPermille
 	}
 	return deref(s.Adaptive.ShortPrefixPermille, DefaultShortPrefixPermille)
+}
+
+// SelfConsistencySamplesOrDefault returns spec.selfConsistency.samples or 8.
+func (s *RepotEvaluationSpec) SelfConsistencySamplesOrDefault() int32 {
+	if s.SelfConsistency == nil {
+		return DefaultSelfConsistencyK
+	}
+	return deref(s.SelfConsistency.Samples, DefaultSelfConsistencyK)
+}
+
+// VEXMaxLLMCallsOrDefault returns spec.vex.maxLLMCalls or 12.
+func (s *RepotEvaluationSpec) VEXMaxLLMCallsOrDefault() int32 {
+	if s.VEX == nil {
+		return DefaultVEXMaxLLMCalls
+	}
+	return deref(s.VEX.MaxLLMCalls, DefaultVEXMaxLLMCalls)
 }
 
 // TemperatureOrDefault returns spec.sampling.temperature or "0".

@@ -3,11 +3,12 @@ package v1alpha1
 // DerailCondition names one condition of the Derail-550 recovery
 // experiment.
 //
-// +kubebuilder:validation:Enum=no_feedback;error_only;state_feedback;state_plus_legal_actions;repot-full;repot-no-prefix;repot-restart
+// +kubebuilder:validation:Enum=no_feedback;error_only;state_feedback;state_plus_legal_actions;stateguard-rollback;repot-full;repot-no-prefix;repot-restart;vex-full;vex-no-prefix;vex-restart-from-initial
 type DerailCondition string
 
 // Derail-550 conditions: four prompted ones (one call answered with a JSON
-// move list) and three RePoT ones (a whole RePoT run).
+// move list), the step-by-step agent, three RePoT ones (a whole RePoT run)
+// and three VEX ones (a whole VEX run).
 const (
 	DerailNoFeedback    DerailCondition = "no_feedback"
 	DerailErrorOnly     DerailCondition = "error_only"
@@ -16,9 +17,26 @@ const (
 	DerailRePoTFull     DerailCondition = "repot-full"
 	DerailRePoTNoPrefix DerailCondition = "repot-no-prefix"
 	DerailRePoTRestart  DerailCondition = "repot-restart"
+	// DerailStateGuard is the step-by-step agent: one action per call from
+	// the legal moves, with per-state tabu and loop recovery.
+	DerailStateGuard DerailCondition = "stateguard-rollback"
+	// DerailVEXFull, DerailVEXNoPrefix and DerailVEXRestart run VEX from
+	// the checkpoint with the verified prefix shown, from the checkpoint
+	// with it hidden, and from the source problem's initial state.
+	DerailVEXFull     DerailCondition = "vex-full"
+	DerailVEXNoPrefix DerailCondition = "vex-no-prefix"
+	DerailVEXRestart  DerailCondition = "vex-restart-from-initial"
 )
 
-// DefaultDerailConditions are all seven conditions, in report order.
+// AllDerailConditions are the eleven conditions, in report order.
+func AllDerailConditions() []DerailCondition {
+	return []DerailCondition{DerailNoFeedback, DerailErrorOnly, DerailStateFeedback, DerailStateLegal, DerailStateGuard,
+		DerailRePoTFull, DerailRePoTNoPrefix, DerailRePoTRestart, DerailVEXFull, DerailVEXNoPrefix, DerailVEXRestart}
+}
+
+// DefaultDerailConditions are the conditions run when spec.derail.conditions
+// is unset: the paper's main-text seven, in report order. The step-by-step
+// agent and the VEX conditions are named to be run.
 func DefaultDerailConditions() []DerailCondition {
 	return []DerailCondition{DerailNoFeedback, DerailErrorOnly, DerailStateFeedback, DerailStateLegal, DerailRePoTFull, DerailRePoTNoPrefix, DerailRePoTRestart}
 }
@@ -42,13 +60,17 @@ const (
 // DerailSpec configures a derail-550 evaluation.
 type DerailSpec struct {
 	// conditions are the Derail-550 conditions to run on every case; each
-	// (model, case, condition) is one run. Default: all seven
-	// (no_feedback, error_only, state_feedback, state_plus_legal_actions,
-	// repot-full, repot-no-prefix, repot-restart). Immutable once started.
+	// (model, case, condition) is one run. Default: the paper's main-text
+	// seven (no_feedback, error_only, state_feedback,
+	// state_plus_legal_actions, repot-full, repot-no-prefix,
+	// repot-restart). Its appendix adds stateguard-rollback (a step-by-step
+	// agent, up to 2 x max_steps calls per case) and vex-full,
+	// vex-no-prefix, vex-restart-from-initial (VEX, up to spec.vex's call
+	// budget per case). Immutable once started.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=7
+	// +kubebuilder:validation:MaxItems=11
 	Conditions []DerailCondition `json:"conditions,omitempty"`
 
 	// checkpointStatement is how repot-full and repot-no-prefix state the
@@ -61,7 +83,8 @@ type DerailSpec struct {
 	CheckpointStatement CheckpointStatement `json:"checkpointStatement,omitempty"`
 }
 
-// DerailConditionsOrDefault returns spec.derail.conditions or all seven.
+// DerailConditionsOrDefault returns spec.derail.conditions or the default
+// seven.
 func (s *RepotEvaluationSpec) DerailConditionsOrDefault() []DerailCondition {
 	if s.Derail == nil || len(s.Derail.Conditions) == 0 {
 		return DefaultDerailConditions()

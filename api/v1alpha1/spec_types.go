@@ -20,7 +20,7 @@ const (
 
 // Method names one evaluation method.
 //
-// +kubebuilder:validation:Enum=pot;pot-retry;repot;repot-adaptive;repot-no-prefix;repot-restart;repot-vrr
+// +kubebuilder:validation:Enum=pot;pot-retry;repot;repot-adaptive;repot-no-prefix;repot-restart;repot-vrr;cot;self-consistency;vex
 type Method string
 
 // Methods.
@@ -34,6 +34,15 @@ const (
 	// MethodVRR is repot-vrr: the repair loop that stops by expected gain
 	// (VRR-Stop, VRR-Guard under a noisy verifier); docs/vrr.md.
 	MethodVRR Method = "repot-vrr"
+	// MethodCoT is chain of thought: one plain prompt for the whole move
+	// list, replayed once.
+	MethodCoT Method = "cot"
+	// MethodSelfConsistency draws up to spec.selfConsistency.samples CoT
+	// samples and keeps the first that reaches the goal.
+	MethodSelfConsistency Method = "self-consistency"
+	// MethodVEX is verified execution: chunks of moves proposed in a loop,
+	// each chunk's valid prefix committed by the verifier (spec.vex).
+	MethodVEX Method = "vex"
 )
 
 // RepotEvaluationSpec is what to evaluate: the problems, the methods, the
@@ -42,6 +51,8 @@ const (
 // +kubebuilder:validation:XValidation:rule="!(self.suite in ['planbench-378', 'derail-550']) || has(self.problems)",message="spec.problems is required when spec.suite is planbench-378 or derail-550: those suites are not generated, give their JSONL through a ConfigMap or URL"
 // +kubebuilder:validation:XValidation:rule="self.suite == 'open-source-120' || (has(self.runner) && has(self.runner.shardsPerModel) ? self.runner.shardsPerModel : 4) * ((has(self.methods) && 'repot-vrr' in self.methods) || (has(self.repairBudget) && self.repairBudget > 1) || has(self.vrr) ? 1400 : 2000) >= (self.suite == 'puzzlezoo-775' ? 775 : (self.suite == 'derail-550' ? 550 : 378)) * (self.suite == 'derail-550' ? (has(self.derail) && has(self.derail.conditions) ? size(self.derail.conditions) : 7) : (has(self.methods) ? size(self.methods) : 4))",message="spec.runner.shardsPerModel is too small for this suite: one shard's ledger holds at most 2000 runs (problems x methods / shards), or 1400 when runs record their repair rounds (repairBudget above 1, repot-vrr or spec.vrr set), so use at least 2 shards for puzzlezoo-775 with 4 methods and 3 with 6 or 7 (3 and 4 when runs record rounds), and 2 for derail-550 with its 7 conditions (4 when runs record rounds)"
 // +kubebuilder:validation:XValidation:rule="!has(self.vrr) || (self.suite != 'derail-550' && has(self.methods) && self.methods.exists(m, m in ['repot', 'repot-vrr', 'repot-no-prefix', 'repot-restart']))",message="spec.vrr configures the repair loop: add repot-vrr (or repot, repot-no-prefix, repot-restart) to spec.methods, or remove spec.vrr; it does not apply to suite derail-550"
+// +kubebuilder:validation:XValidation:rule="!has(self.selfConsistency) || (self.suite != 'derail-550' && has(self.methods) && 'self-consistency' in self.methods)",message="spec.selfConsistency configures the self-consistency method: add self-consistency to spec.methods, or remove spec.selfConsistency"
+// +kubebuilder:validation:XValidation:rule="!has(self.vex) || (self.suite != 'derail-550' ? (has(self.methods) && 'vex' in self.methods) : (has(self.derail) && has(self.derail.conditions) && self.derail.conditions.exists(c, c in ['vex-full', 'vex-no-prefix', 'vex-restart-from-initial'])))",message="spec.vex configures verified execution: add vex to spec.methods (or, for suite derail-550, a vex-* condition to spec.derail.conditions), or remove spec.vex"
 // +kubebuilder:validation:XValidation:rule="!has(self.derail) || self.suite == 'derail-550'",message="spec.derail applies to suite derail-550 only: remove it, or set spec.suite to derail-550"
 // +kubebuilder:validation:XValidation:rule="!has(self.budget) || !has(self.budget.perModel) || self.budget.perModel.all(b, self.models.exists(m, m.name == b.model))",message="spec.budget.perModel[].model must name a model of spec.models"
 type RepotEvaluationSpec struct {
@@ -66,11 +77,14 @@ type RepotEvaluationSpec struct {
 	// method) is one run. Default: pot, pot-retry, repot, repot-adaptive.
 	// repot-no-prefix and repot-restart are the Derail-550 ablations;
 	// repot-vrr repairs up to repairBudget rounds and stops by expected gain
-	// (configured by spec.vrr, docs/vrr.md). Immutable once started.
+	// (configured by spec.vrr, docs/vrr.md). cot, self-consistency and vex
+	// are the paper's comparison baselines (spec.selfConsistency, spec.vex);
+	// config/samples/paper-comparison.yaml runs the paper's seven.
+	// Immutable once started.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=7
+	// +kubebuilder:validation:MaxItems=10
 	// +kubebuilder:default={pot,pot-retry,repot,repot-adaptive}
 	Methods []Method `json:"methods,omitempty"`
 
@@ -95,6 +109,18 @@ type RepotEvaluationSpec struct {
 	// +optional
 	// +kubebuilder:default={}
 	Adaptive *AdaptiveSpec `json:"adaptive,omitempty"`
+
+	// selfConsistency configures the self-consistency method. Needs
+	// self-consistency in spec.methods. Immutable once started.
+	// +optional
+	SelfConsistency *SelfConsistencySpec `json:"selfConsistency,omitempty"`
+
+	// vex configures verified execution: the vex method and the vex-full,
+	// vex-no-prefix and vex-restart-from-initial Derail-550 conditions.
+	// Needs one of them. Unset: the paper's settings. Immutable once
+	// started.
+	// +optional
+	VEX *VEXSpec `json:"vex,omitempty"`
 
 	// sampling holds the request settings sent to every model. Immutable once
 	// started.
@@ -328,6 +354,76 @@ type VerifierNoiseSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000
 	FalseRejectPermille *int32 `json:"falseRejectPermille,omitempty"`
+}
+
+// SelfConsistencySpec configures the self-consistency method.
+type SelfConsistencySpec struct {
+	// samples is k, the most full-solution samples drawn per problem: the
+	// method stops at the first that reaches the goal, else keeps the
+	// longest attempt. 1 to 32, default 8 (the paper's). Each sample
+	// carries its own request seed when spec.sampling.temperature is above
+	// 0; at temperature 0 a deterministic server answers every sample
+	// alike, so k samples cost k calls and solve what one does.
+	// +optional
+	// +kubebuilder:default=8
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=32
+	Samples *int32 `json:"samples,omitempty"`
+}
+
+// VEXProposer is how VEX asks for a chunk of moves.
+//
+// +kubebuilder:validation:Enum=json;code
+type VEXProposer string
+
+// VEX proposers.
+const (
+	// VEXProposerJSON asks for a JSON object {"actions": [...]}.
+	VEXProposerJSON VEXProposer = "json"
+	// VEXProposerCode asks for a Python program, run in the sandbox, that
+	// prints the next moves from the verified state.
+	VEXProposerCode VEXProposer = "code"
+)
+
+// VEXSpec configures verified execution (VEX).
+type VEXSpec struct {
+	// maxLLMCalls is the model-call budget of one VEX run: 1 to 64,
+	// default 12 (the paper's).
+	// +optional
+	// +kubebuilder:default=12
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	MaxLLMCalls *int32 `json:"maxLLMCalls,omitempty"`
+
+	// environments override the chunk size and proposer of VEX in named
+	// environments. An environment not listed keeps the paper's settings:
+	// tower_of_hanoi 200 moves by code, checker_jumping 64 by code,
+	// river_crossing 16 by json, blocksworld 32 by json, any other 32 by
+	// json.
+	// +optional
+	// +listType=map
+	// +listMapKey=environment
+	// +kubebuilder:validation:MaxItems=5
+	Environments []VEXEnvironmentSpec `json:"environments,omitempty"`
+}
+
+// VEXEnvironmentSpec is VEX's chunk size and proposer in one environment.
+type VEXEnvironmentSpec struct {
+	// environment is the environment these settings apply to.
+	// +required
+	// +kubebuilder:validation:Enum=tower_of_hanoi;checker_jumping;river_crossing;blocksworld;blocksworld_pddl
+	Environment string `json:"environment"`
+
+	// chunkSize is the most moves one proposal may commit: 1 to 1000.
+	// Unset: the paper's for the environment.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	ChunkSize *int32 `json:"chunkSize,omitempty"`
+
+	// proposer is json or code. Unset: the paper's for the environment.
+	// +optional
+	Proposer VEXProposer `json:"proposer,omitempty"`
 }
 
 // AdaptiveSpec configures repot-adaptive's routing of the one extra call.

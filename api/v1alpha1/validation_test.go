@@ -242,9 +242,11 @@ func TestSpecImmutableOnceStarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Before it starts, the spec may change.
-	ev.Spec.Methods = []v1alpha1.Method{v1alpha1.MethodPoT, v1alpha1.MethodVRR}
-	tau := int32(50)
+	ev.Spec.Methods = []v1alpha1.Method{v1alpha1.MethodPoT, v1alpha1.MethodVRR, v1alpha1.MethodSelfConsistency, v1alpha1.MethodVEX}
+	tau, k, calls := int32(50), int32(4), int32(6)
 	ev.Spec.VRR = &v1alpha1.VRRSpec{Tau: &tau}
+	ev.Spec.SelfConsistency = &v1alpha1.SelfConsistencySpec{Samples: &k}
+	ev.Spec.VEX = &v1alpha1.VEXSpec{MaxLLMCalls: &calls}
 	if err := k8sClient.Update(ctx, ev); err != nil {
 		t.Fatalf("changing the spec before the start was rejected: %v", err)
 	}
@@ -284,6 +286,11 @@ func TestSpecImmutableOnceStarted(t *testing.T) {
 		}, "spec.repairBudget, spec.adaptive, spec.sampling and spec.vrr cannot change"},
 		{"remove vrr", func(e *v1alpha1.RepotEvaluation) { e.Spec.VRR = nil },
 			"spec.repairBudget, spec.adaptive, spec.sampling and spec.vrr cannot change"},
+		{"self-consistency samples", func(e *v1alpha1.RepotEvaluation) { n := int32(8); e.Spec.SelfConsistency.Samples = &n },
+			"spec.selfConsistency and spec.vex cannot change once the evaluation has started"},
+		{"vex environments", func(e *v1alpha1.RepotEvaluation) {
+			e.Spec.VEX.Environments = []v1alpha1.VEXEnvironmentSpec{{Environment: "blocksworld", Proposer: v1alpha1.VEXProposerCode}}
+		}, "spec.selfConsistency and spec.vex cannot change once the evaluation has started"},
 		{"shards", func(e *v1alpha1.RepotEvaluation) { n := int32(8); e.Spec.Runner.ShardsPerModel = &n },
 			"spec.runner, spec.artifacts, spec.activeDeadlineSeconds and spec.ttlSecondsAfterFinished cannot change"},
 		{"add deadline", func(e *v1alpha1.RepotEvaluation) { n := int64(3600); e.Spec.ActiveDeadlineSeconds = &n },

@@ -252,6 +252,7 @@ func RunArgs(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []string {
 	)
 	args = append(args, derailArgs(e)...)
 	args = append(args, vrrArgs(e.Spec.VRR)...)
+	args = append(args, baselineArgs(e)...)
 	if m.Endpoint != nil && m.Endpoint.APIKeySecret != nil {
 		args = append(args, "--api-key-env", apiKeyEnv)
 	}
@@ -260,6 +261,27 @@ func RunArgs(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []string {
 	}
 	if e.Spec.Artifacts != nil {
 		args = append(args, "--traces", artifactsPath+"/"+m.Name+"-shard-$(JOB_COMPLETION_INDEX).jsonl")
+	}
+	return args
+}
+
+// baselineArgs are the `repot run` arguments of spec.selfConsistency and
+// spec.vex (none when unset: the runner's defaults are the API's).
+func baselineArgs(e *repotv1.RepotEvaluation) []string {
+	var args []string
+	if e.Spec.SelfConsistency != nil {
+		args = append(args, "--self-consistency-samples", strconv.Itoa(int(e.Spec.SelfConsistencySamplesOrDefault())))
+	}
+	if v := e.Spec.VEX; v != nil {
+		args = append(args, "--vex-max-llm-calls", strconv.Itoa(int(e.Spec.VEXMaxLLMCallsOrDefault())))
+		for _, env := range v.Environments {
+			if env.ChunkSize != nil {
+				args = append(args, "--vex-chunk-size", env.Environment+"="+strconv.Itoa(int(*env.ChunkSize)))
+			}
+			if env.Proposer != "" {
+				args = append(args, "--vex-proposer", env.Environment+"="+string(env.Proposer))
+			}
+		}
 	}
 	return args
 }

@@ -55,6 +55,7 @@ type runFlags struct {
 	conditions            []string
 	statement             string
 	vrr                   vrr.Config
+	baselines             baselineFlags
 }
 
 // newRunCommand is `repot run`: evaluate the methods on a suite against a
@@ -71,6 +72,7 @@ func newRunCommandFlags() (*cobra.Command, *runFlags) {
 		Use:   "run",
 		Short: "Run RePoT methods on a suite against an OpenAI-compatible model endpoint",
 		Long: "Run the RePoT methods (pot, pot-retry, repot, repot-adaptive, repot-no-prefix, repot-restart, repot-vrr)\n" +
+			"and the paper's baselines (cot, self-consistency, vex)\n" +
 			"on every problem of a suite against an OpenAI-compatible endpoint. Finished runs are appended to\n" +
 			"DIR/records.jsonl and DIR/traces.jsonl as they finish; DIR/summary.json and a table are written at\n" +
 			"the end (also after SIGINT/SIGTERM, for what finished). --resume skips the runs DIR already holds.\n" +
@@ -108,6 +110,7 @@ func newRunCommandFlags() (*cobra.Command, *runFlags) {
 	fl.StringVar(&f.sandboxMin, "sandbox-min", string(sandbox.MinSeccomp), "least sandbox confinement to start with: seccomp, seccomp+landlock, seccomp+namespaces or none (see docs/sandbox.md)")
 	addDerailFlags(fl, f)
 	addVRRFlags(fl, &f.vrr)
+	addBaselineFlags(fl, f)
 	return cmd, f
 }
 
@@ -293,6 +296,7 @@ func (f *runFlags) options() methods.Options {
 	opts.RepairBudget, opts.AdaptiveThresholdPermille = f.repairBudget, f.thresholdPermille
 	opts.CheckpointStatement = f.statement
 	opts.VRR = f.vrr
+	f.baselineOptions(&opts)
 	return opts
 }
 
@@ -333,6 +337,9 @@ func (f *runFlags) check() error {
 		return fmt.Errorf("--program-concurrency must be >= 0, got %d", f.programConcurrency)
 	case f.awaitLedger < 0:
 		return fmt.Errorf("--await-ledger must not be negative, got %v", f.awaitLedger)
+	}
+	if err := f.checkBaselines(); err != nil {
+		return err
 	}
 	if err := f.vrr.Validate(); err != nil {
 		return fmt.Errorf("the --vrr-* / --verifier-* flags: %w", err)

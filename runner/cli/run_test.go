@@ -23,6 +23,7 @@ import (
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/programs/simserver"
+	"repot.dev/repot-operator/runner/methods"
 	"repot.dev/repot-operator/runner/sandbox"
 )
 
@@ -271,5 +272,56 @@ func TestOperatorVRRArgsReachOptions(t *testing.T) {
 		CalibrationProblems: 16, MinTrials: 4, GuardJPermille: -1, GuardMargin: 2}
 	if got := f.options(); got.VRR != want || got.RepairBudget != 5 {
 		t.Errorf("options: VRR %+v RepairBudget %d, want %+v and 5", got.VRR, got.RepairBudget, want)
+	}
+}
+
+// TestOperatorBaselineArgsReachOptions parses the arguments the operator
+// gives a runner of an evaluation with spec.selfConsistency and spec.vex:
+// every field set reaches Options, and the environments not named keep the
+// paper's settings.
+func TestOperatorBaselineArgsReachOptions(t *testing.T) {
+	ev := revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).
+		Methods(repotv1.MethodCoT, repotv1.MethodSelfConsistency, repotv1.MethodVEX).SelfConsistencySamples(3).
+		VEX(repotv1.VEXSpec{MaxLLMCalls: ptr.To[int32](5), Environments: []repotv1.VEXEnvironmentSpec{
+			{Environment: "river_crossing", ChunkSize: ptr.To[int32](4), Proposer: repotv1.VEXProposerCode},
+			{Environment: "tower_of_hanoi", ChunkSize: ptr.To[int32](50)},
+		}}).Obj()
+	args := build.RunArgs(ev, &ev.Spec.Models[0])
+	args = slices.Clone(args[1:])
+	for i, a := range args {
+		args[i] = strings.ReplaceAll(a, "$(JOB_COMPLETION_INDEX)", "0")
+	}
+	cmd, f := newRunCommandFlags()
+	if err := cmd.ParseFlags(args); err != nil {
+		t.Fatalf("repot run refuses the operator's args %q: %v", args, err)
+	}
+	if err := f.check(); err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	got := f.options()
+	want := methods.DefaultOptions().VEX
+	want.MaxLLMCalls = 5
+	want.ChunkSize["river_crossing"], want.Proposer["river_crossing"] = 4, methods.ProposerCode
+	want.ChunkSize["tower_of_hanoi"] = 50
+	if diff := cmp.Diff(want, got.VEX); diff != "" || got.SelfConsistencySamples != 3 {
+		t.Errorf("options: self-consistency samples %d (want 3), VEX (-want +got):\n%s", got.SelfConsistencySamples, diff)
+	}
+}
+
+// TestBaselineFlagsRefuseBadValues: each bad baseline flag is refused with
+// a message naming it.
+func TestBaselineFlagsRefuseBadValues(t *testing.T) {
+	for _, tc := range []struct{ args []string }{
+		{[]string{"--self-consistency-samples", "0"}},
+		{[]string{"--vex-max-llm-calls", "0"}},
+		{[]string{"--vex-chunk-size", "hanoi=3"}},
+		{[]string{"--vex-chunk-size", "tower_of_hanoi=-1"}},
+		{[]string{"--vex-chunk-size", "tower_of_hanoi"}},
+		{[]string{"--vex-proposer", "blocksworld=python"}},
+	} {
+		_, err := execRun(t, append([]string{"--suite", "open-source-120", "--model", "m"}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.args[0]) {
+			t.Errorf("repot run %v: err = %v, want a refusal naming %s", tc.args, err, tc.args[0])
+		}
 	}
 }

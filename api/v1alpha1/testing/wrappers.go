@@ -175,6 +175,18 @@ func (w *EvaluationWrapper) VRR(v v1alpha1.VRRSpec) *EvaluationWrapper {
 	return w
 }
 
+// SelfConsistencySamples sets spec.selfConsistency.samples.
+func (w *EvaluationWrapper) SelfConsistencySamples(k int32) *EvaluationWrapper {
+	w.Spec.SelfConsistency = &v1alpha1.SelfConsistencySpec{Samples: &k}
+	return w
+}
+
+// VEX sets spec.vex.
+func (w *EvaluationWrapper) VEX(v v1alpha1.VEXSpec) *EvaluationWrapper {
+	w.Spec.VEX = &v
+	return w
+}
+
 // ShortPrefixPermille sets spec.adaptive.shortPrefixPermille.
 func (w *EvaluationWrapper) ShortPrefixPermille(p int32) *EvaluationWrapper {
 	if w.Spec.Adaptive == nil {
