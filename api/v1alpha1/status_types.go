@@ -310,7 +310,7 @@ type ModelStatus struct {
 	// spec.derail.conditions; set for suite derail-550 only.
 	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=7
+	// +kubebuilder:validation:MaxItems=11
 	Derail []DerailConditionResult `json:"derail,omitempty"`
 
 	// admission is where the model's Kueue Workload stands, for an
@@ -325,9 +325,10 @@ type ModelStatus struct {
 	// comparisons are the paired comparisons of the model's methods, each
 	// later method (in the order pot, pot-retry, repot, repot-adaptive, ...)
 	// against each earlier one, on the problems both finished, with McNemar's
-	// test.
+	// test. At most 21 (every pair of seven methods); with more methods,
+	// every method's comparison against pot is kept first.
 	// +optional
-	// +kubebuilder:validation:MaxItems=15
+	// +kubebuilder:validation:MaxItems=21
 	Comparisons []MethodComparison `json:"comparisons,omitempty"`
 
 	// gpu is the model's measured GPU cost; unset when its server has no

@@ -9,6 +9,7 @@ import (
 
 	"repot.dev/repot-operator/analysis/summary"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/contract"
 )
 
 // What GitOps needs from an evaluation besides its figures: the paired
@@ -56,24 +57,43 @@ func shortHash(h string) string {
 	return h
 }
 
+// MaxComparisons is how many paired comparisons a model's status lists
+// (its CRD bound): every pair of the paper's seven methods.
+const MaxComparisons = 21
+
 // methodComparisons maps the summary's paired comparisons of a model's
-// methods to the status.
+// methods to the status, in the summary's order. When there are more than
+// MaxComparisons, every method's comparison against pot is kept first, then
+// the others in order, so that each method has its paired statistic
+// against pot.
 func methodComparisons(ms *summary.ModelSummary) []repotv1.MethodComparison {
 	if ms == nil {
 		return nil
 	}
-	var out []repotv1.MethodComparison
+	var cs []summary.Comparison
 	for _, c := range ms.Comparisons {
-		if c.Problems == 0 {
-			continue
+		if c.Problems > 0 {
+			cs = append(cs, c)
 		}
-		out = append(out, repotv1.MethodComparison{
-			Method: repotv1.Method(c.Method), Baseline: repotv1.Method(c.Baseline),
-			McNemarComparison: PairedStatus(c),
-		})
 	}
-	if len(out) > 15 {
-		out = out[:15]
+	keep := make([]bool, len(cs))
+	n := 0
+	for _, againstPoT := range []bool{true, false} {
+		for i, c := range cs {
+			if n < MaxComparisons && !keep[i] && (c.Baseline == contract.MethodPoT) == againstPoT {
+				keep[i] = true
+				n++
+			}
+		}
+	}
+	var out []repotv1.MethodComparison
+	for i, c := range cs {
+		if keep[i] {
+			out = append(out, repotv1.MethodComparison{
+				Method: repotv1.Method(c.Method), Baseline: repotv1.Method(c.Baseline),
+				McNemarComparison: PairedStatus(c),
+			})
+		}
 	}
 	return out
 }
