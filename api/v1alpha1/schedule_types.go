@@ -394,7 +394,7 @@ type ScheduledModelResult struct {
 	// +optional
 	// +listType=map
 	// +listMapKey=method
-	// +kubebuilder:validation:MaxItems=7
+	// +kubebuilder:validation:MaxItems=11
 	Methods []ScheduledMethodResult `json:"methods,omitempty"`
 }
 

@@ -223,7 +223,7 @@ type ModelStatus struct {
 	// methods are the results per method, in the order of spec.methods.
 	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=7
+	// +kubebuilder:validation:MaxItems=11
 	Methods []MethodResult `json:"methods,omitempty"`
 
 	// failedPrefixPermille is the mean verified prefix fraction of failed
