@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -329,5 +330,36 @@ func TestTimeTicks(t *testing.T) {
 				t.Errorf("ticks (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestCostChartShowsThePapersSevenMethods: a run of the paper's comparison
+// shows each of its seven methods in the success and cost sections (table
+// rows and chart legend), each method with its own marker shape.
+func TestCostChartShowsThePapersSevenMethods(t *testing.T) {
+	var recs []contract.Record
+	for i, meth := range contract.PaperMethods {
+		for p := range 3 {
+			r := rec("a", "blocksworld", 3, "bw"+strconv.Itoa(p), meth, p <= i%3, contract.RouteNoExtraCall, 0)
+			r.Calls, r.CompletionTokens = 1+i, 50*(1+i)
+			recs = append(recs, r)
+		}
+	}
+	page := render(t, Report{Sources: []Source{FromRecords("paper", OriginRunDir, recs)}})
+	cost := page[strings.Index(page, `id="s1-cost"`):]
+	cost = cost[:strings.Index(cost, "</section>")]
+	for _, meth := range contract.PaperMethods {
+		// The table row and the legend entry name it.
+		if n := strings.Count(cost, "a / "+meth+"<"); n < 2 {
+			t.Errorf("the cost section names %q %d times, want its table row and its legend entry", "a / "+meth, n)
+		}
+	}
+	methods := methodNames(FromRecords("paper", OriginRunDir, recs).Summary)
+	shapes := map[int]bool{}
+	for _, m := range contract.PaperMethods {
+		shapes[indexOf(methods, m)%len(glyphShapes)] = true
+	}
+	if len(shapes) != len(contract.PaperMethods) {
+		t.Errorf("the seven methods share marker shapes: %d distinct", len(shapes))
 	}
 }
