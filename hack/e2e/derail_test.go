@@ -55,6 +55,10 @@ var _ = Describe("a derail-550 evaluation on the local cluster", Ordered, Label(
 			Spec: repotv1.RepotEvaluationSpec{
 				Suite:    repotv1.SuiteDerail550,
 				Problems: &repotv1.ProblemSource{ConfigMap: &repotv1.ConfigMapKey{Name: "derail-550"}},
+				// All eleven conditions, VEX with the call budget of the
+				// paper's Derail runs.
+				Derail:   &repotv1.DerailSpec{Conditions: repotv1.AllDerailConditions()},
+				VEX:      &repotv1.VEXSpec{MaxLLMCalls: ptr.To[int32](4)},
 				Models:   []repotv1.ModelSpec{{Name: "sim-strong", Simulated: &repotv1.SimulatedModel{Profile: "strong", Seed: ptr.To[int64](3)}}},
 				Runner:   &repotv1.RunnerSpec{ShardsPerModel: ptr.To[int32](2), InFlightPerShard: ptr.To[int32](16), Resources: smallRunner()},
 			},
@@ -75,14 +79,15 @@ var _ = Describe("a derail-550 evaluation on the local cluster", Ordered, Label(
 		defer cancel()
 		e := &repotv1.RepotEvaluation{}
 		Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, e)).To(Succeed())
-		Expect(e.Status.Progress.RunsDone).To(BeEquivalentTo(derailCases * 7))
-		Expect(e.Status.Progress.RunsTotal).To(BeEquivalentTo(derailCases * 7))
+		conditions := repotv1.AllDerailConditions()
+		Expect(e.Status.Progress.RunsDone).To(BeEquivalentTo(derailCases * len(conditions)))
+		Expect(e.Status.Progress.RunsTotal).To(BeEquivalentTo(derailCases * len(conditions)))
 		Expect(e.Status.Models).To(HaveLen(1))
 		ms := e.Status.Models[0]
 		Expect(ms.Methods).To(BeEmpty())
-		Expect(ms.Derail).To(HaveLen(7))
+		Expect(ms.Derail).To(HaveLen(len(conditions)))
 		for i, r := range ms.Derail {
-			Expect(r.Condition).To(Equal(repotv1.DefaultDerailConditions()[i]))
+			Expect(r.Condition).To(Equal(conditions[i]))
 			Expect(r.Total+r.InfraErrors).To(BeEquivalentTo(derailCases), "condition %s", r.Condition)
 			Expect(r.Rate).NotTo(BeEmpty())
 			Expect(r.ByInjectionType).NotTo(BeEmpty())
@@ -100,6 +105,8 @@ var _ = Describe("a derail-550 evaluation on the local cluster", Ordered, Label(
 		report := tc.localcluster("report", name, "-n", ns)
 		GinkgoWriter.Println(report)
 		Expect(report).To(ContainSubstring("Derail-550 (checkpoint statement paper)"))
-		Expect(report).To(ContainSubstring("state_plus_legal_actions"))
+		for _, c := range conditions {
+			Expect(report).To(ContainSubstring(string(c)))
+		}
 	})
 })
