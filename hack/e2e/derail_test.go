@@ -55,7 +55,8 @@ var _ = Describe("a derail-550 evaluation on the local cluster", Ordered, Label(
 			Spec: repotv1.RepotEvaluationSpec{
 				Suite:    repotv1.SuiteDerail550,
 				Problems: &repotv1.ProblemSource{ConfigMap: &repotv1.ConfigMapKey{Name: "derail-550"}},
-				// All eleven conditions, VEX with the call budget of the
+				// All eleven conditions (4 shards: the CRD bounds a shard to
+				// 2000 of the 550 x 11 runs), VEX with the call budget of the
 				// paper's Derail runs.
 				Derail: &repotv1.DerailSpec{Conditions: repotv1.AllDerailConditions()},
 				VEX:    &repotv1.VEXSpec{MaxLLMCalls: ptr.To[int32](4)},
