@@ -61,7 +61,7 @@ var _ = Describe("a derail-550 evaluation on the local cluster", Ordered, Label(
 				Derail: &repotv1.DerailSpec{Conditions: repotv1.AllDerailConditions()},
 				VEX:    &repotv1.VEXSpec{MaxLLMCalls: ptr.To[int32](4)},
 				Models: []repotv1.ModelSpec{{Name: "sim-strong", Simulated: &repotv1.SimulatedModel{Profile: "strong", Seed: ptr.To[int64](3)}}},
-				Runner: &repotv1.RunnerSpec{ShardsPerModel: ptr.To[int32](2), InFlightPerShard: ptr.To[int32](16), Resources: smallRunner()},
+				Runner: &repotv1.RunnerSpec{ShardsPerModel: ptr.To[int32](4), InFlightPerShard: ptr.To[int32](16), Resources: smallRunner()},
 			},
 		})).To(Succeed())
 	})
