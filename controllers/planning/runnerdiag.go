@@ -41,7 +41,7 @@ func diagnoseRunners(model string, pods []corev1.Pod, mountFailures map[string]s
 		for _, cs := range allContainerStatuses(p) {
 			if w := cs.State.Waiting; w != nil && imagePullReason(w.Reason) {
 				return runnerDiagnosis{Cause: repotv1.ReasonRunnerImagePullFailed, Message: fmt.Sprintf(
-					"runner pod %s of model %s cannot pull image %s (container %s, %s: %s): fix spec.runner.image, or give the registry's credentials in spec.placement.imagePullSecrets",
+					"runner pod %s of model %s cannot pull image %s (container %s, %s: %s): make that image pullable (push it, or put the registry's credentials in the Secret spec.placement.imagePullSecrets names) and set spec.suspend to true then false, or create a new evaluation with another spec.runner.image (the spec cannot change once the evaluation has started)",
 					p.Name, model, cs.Image, cs.Name, w.Reason, w.Message)}
 			}
 		}
