@@ -20,6 +20,7 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/controllers/planning"
 )
 
 // Labels of the evaluation controller's ledger ConfigMaps (the same values
@@ -225,18 +226,33 @@ func (r *Reconciler) records(ctx context.Context, e *repotv1.RepotEvaluation) ([
 		client.MatchingLabels{labelEvaluation: e.Name, labelComponent: componentLedger}); err != nil {
 		return nil, fmt.Errorf("list ledgers of %s: %w", e.Name, err)
 	}
-	var out []contract.Record
-	for _, cm := range cms.Items {
-		if ref := metav1.GetControllerOf(&cm); ref == nil || ref.UID != e.UID {
-			continue
+	return runRecords(e, cms.Items, func(ledger string, line int, err error) {
+		log.FromContext(ctx).Info("skipping an unreadable ledger line", "ledger", ledger, "line", line, "error", err.Error())
+	}), nil
+}
+
+// runRecords are the records of the ledgers among cms that e controls and
+// expects by name (planning.ExpectedLedgers, as the evaluation controller
+// reads them: a runner may move another evaluation's ledger under e by its
+// owner reference and labels, but cannot rename it). skip is told of each
+// unreadable line.
+func runRecords(e *repotv1.RepotEvaluation, cms []corev1.ConfigMap, skip func(ledger string, line int, err error)) []contract.Record {
+	var owned []corev1.ConfigMap
+	for _, cm := range cms {
+		if ref := metav1.GetControllerOf(&cm); ref != nil && ref.UID == e.UID {
+			owned = append(owned, cm)
 		}
+	}
+	expected, _ := planning.ExpectedLedgers(e, owned)
+	var out []contract.Record
+	for _, cm := range expected {
 		contract.ScanRecords(cm.Data[contract.LedgerRecordsKey], func(n int, _ string, rec contract.Record, err error) {
 			if err != nil {
-				log.FromContext(ctx).Info("skipping an unreadable ledger line", "ledger", cm.Name, "line", n, "error", err.Error())
+				skip(cm.Name, n, err)
 				return
 			}
 			out = append(out, rec)
 		})
 	}
-	return out, nil
+	return out
 }
