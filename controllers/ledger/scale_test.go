@@ -37,6 +37,14 @@ func maxRecord(model, problem, method string, rounds int) contract.Record {
 		Calls: 1 << 20, PromptTokens: 1 << 40, CompletionTokens: 1 << 40, CachedTokens: 1 << 40, ReasoningTokens: 1 << 40,
 		InitialPlanLen: 1 << 30, InitialPrefixPermille: 999, InfraError: strings.Repeat("502 <html>bad gateway é</html>\n", 1000),
 		InfraRetries: 1 << 20, WallMillis: 1 << 50, StartedUnixMilli: 1 << 50, InFlightLimit: 1 << 20,
+		Derail: &contract.DerailRecord{Schema: contract.DerailSchema, CheckpointStatement: contract.StatementPaper, InjectionType: "legal_wrong_action"},
+	}
+	if rounds == 0 {
+		// The figures of the baselines, which record no rounds (a record
+		// carries one of them; all at once bound each).
+		r.Samples = 1 << 20
+		r.VEX = &contract.VEXStats{Proposer: "json", ChunkSize: 1 << 20, ChunkAttempts: 1 << 20, Rollbacks: 1 << 20, Committed: 1 << 30, LLMCalls: 1 << 20}
+		r.StepAgent = &contract.StepAgentStats{Steps: 1 << 30, Rollbacks: 1 << 30, LoopRecoveries: 1 << 30}
 	}
 	for range rounds {
 		r.Rounds = append(r.Rounds, contract.Round{Valid: true, Prefix: 1 << 30, Accepts: 1 << 10, Tokens: 1 << 40, Kept: true, NoCall: true})
