@@ -3,9 +3,11 @@ package methods
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -13,6 +15,8 @@ import (
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/envs/envstest"
 	"repot.dev/repot-operator/envs/shareddata"
+	"repot.dev/repot-operator/programs/simserver"
+	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/prompt"
 	"repot.dev/repot-operator/runner/runnertest"
 )
@@ -321,3 +325,68 @@ func TestSelfConsistencyInfraError(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestCoTAgainstSimServer runs cot and self-consistency through the real
+// client against the simulated server: every reply is read (no infra
+// error), self-consistency at temperature 0 draws k identical answers for
+// a problem its first sample fails, and at temperature 0.7 (seeded
+// samples) it solves more problems than at temperature 0.
+func TestCoTAgainstSimServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	ps, err := envs.Suite("open-source-120")
+	if err != nil {
+		t.Skipf("open-source-120 not available: %v", err)
+	}
+	s, err := simserver.New(simserver.Options{Profile: simserver.Profiles["medium"], ModelName: "sim-medium", Seed: 5, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	client, err := model.New(model.Config{BaseURL: hs.URL + "/v1", Model: "sim-medium", Timeout: time.Minute,
+		Retry: model.RetryPolicy{MaxAttempts: 1, Initial: time.Millisecond, Max: time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const k = 4
+	solved := map[float64]int{}
+	identical := 0
+	for _, temp := range []float64{0, 0.7} {
+		for i := 0; i < len(ps); i += 3 {
+			for _, method := range []string{contract.MethodCoT, contract.MethodSelfConsistency} {
+				opts := testOptions()
+				opts.Temperature, opts.SelfConsistencySamples = temp, k
+				rec, tr, err := RunProblem(context.Background(), Deps{Client: client, Clock: runnertest.NewFakeClock()}, opts, &ps[i], method)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rec.InfraError != "" || rec.Calls < 1 || rec.Calls > k || (rec.Success != (rec.StoppedReason == contract.StopGoal)) {
+					t.Fatalf("%s %s: record %+v", ps[i].ProblemID, method, rec)
+				}
+				if method != contract.MethodSelfConsistency {
+					continue
+				}
+				if rec.Success {
+					solved[temp]++
+				}
+				if temp == 0 && !tr.Calls[0].Replay.ReachedGoal {
+					if rec.Calls != k {
+						t.Errorf("%s: %d calls at temperature 0 after a failed first sample, want %d", ps[i].ProblemID, rec.Calls, k)
+					}
+					for _, c := range tr.Calls[1:] {
+						if c.Completion != tr.Calls[0].Completion {
+							t.Errorf("%s: samples differ at temperature 0", ps[i].ProblemID)
+						}
+					}
+					identical++
+				}
+			}
+		}
+	}
+	t.Logf("self-consistency k=%d solved %d at temperature 0, %d at 0.7; %d problems got %d identical answers at 0", k, solved[0], solved[0.7], identical, k)
+	if identical == 0 || solved[0.7] <= solved[0] {
+		t.Errorf("want failed problems at temperature 0 and more solved at 0.7: %v, %d", solved, identical)
+	}
+}
