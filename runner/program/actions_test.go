@@ -47,6 +47,8 @@ func TestExtractActions(t *testing.T) {
 		{name: "object without keys, moves line fallback", reply: "{\"plan\": 1}\nmoves = [[1, 0, 2]]", want: rawMoves(`[1,0,2]`)},
 		{name: "python literal fallback", reply: "The final answer:\nmoves = [(1, 0, 2), ('a', \"b\")]\n", want: rawMoves(`[1,0,2]`, `["a","b"]`)},
 		{name: "json string wrapping moves", reply: `"moves = [[1, 0, 2]]\n"`, want: rawMoves(`[1,0,2]`)},
+		{name: "json string wrapping a python literal", reply: `"prose then moves = [(1, \"A\"), (2, \"B\")]"`, want: rawMoves(`[1,"A"]`, `[2,"B"]`)},
+		{name: "think, upper-case fence, single action", reply: "<think>{\"actions\": [1]}</think>\nSo:\n```JSON\n{\"note\": \"}{\", \"action\": [1, 0, 2]}\n```", want: rawMoves(`[1,0,2]`)},
 		{name: "empty moves line does not count", reply: "moves = []", err: "no JSON object"},
 		{name: "prose only", reply: "I could not find a plan.", err: "no JSON object"},
 		{name: "scalar JSON", reply: `42`, err: "not an object"},
