@@ -15,7 +15,7 @@ import (
 // themselves rather than a program, replayed once from the initial state.
 // A reply without a readable move list is a recorded failure.
 func cot(ctx context.Context, r *run, method string) (contract.Record, contract.Trace, error) {
-	s, err := r.sample(ctx)
+	s, err := r.cotSample(ctx)
 	if err != nil {
 		return r.finish(method, contract.RouteNoExtraCall, false, ReplayResult{}, ReplayResult{}, err)
 	}
@@ -36,10 +36,10 @@ type cotAttempt struct {
 	steps int
 }
 
-// sample makes one CoT call (purpose sample) and replays its moves from
+// cotSample makes one CoT call (purpose sample) and replays its moves from
 // the initial state within the problem's step limit. The error is an
 // *infraError or ErrAborted.
-func (r *run) sample(ctx context.Context) (cotAttempt, error) {
+func (r *run) cotSample(ctx context.Context) (cotAttempt, error) {
 	ct, resp, err := r.complete(ctx, contract.PurposeSample, prompt.Sample(r.p))
 	if err != nil {
 		return cotAttempt{}, err

@@ -21,8 +21,8 @@ import (
 	"repot.dev/repot-operator/runner/runnertest"
 )
 
-// differential is testdata/cot_differential.json.
-type differential struct {
+// cotDifferential is testdata/cot_differential.json.
+type cotDifferential struct {
 	Problems []struct {
 		File string `json:"file"`
 		ID   string `json:"id"`
@@ -43,9 +43,9 @@ type differential struct {
 	} `json:"cases"`
 }
 
-// ourStops are the stop reasons of ours that the reference's stopped_reason
-// can correspond to (the mapping the differential file's comment states).
-var ourStops = map[string][]string{
+// cotOurStops are the stop reasons of ours that the reference's stopped_reason
+// can correspond to (the mapping the cotDifferential file's comment states).
+var cotOurStops = map[string][]string{
 	"goal":                        {contract.StopGoal},
 	"invalid_transition":          {contract.StopInvalidMove},
 	"output_format_error":         {contract.StopFormatError, contract.StopNoPlan, contract.StopTruncated},
@@ -102,7 +102,7 @@ func TestCoTDifferential(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d differential
+	var d cotDifferential
 	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatal(err)
 	}
@@ -124,12 +124,12 @@ func TestCoTDifferential(t *testing.T) {
 		}
 		for _, c := range d.Cases {
 			t.Run(p.Environment+"/"+c.Name, func(t *testing.T) {
-				if !contains(ourStops[c.ReferenceStop], c.Stop) {
+				if !cotContains(cotOurStops[c.ReferenceStop], c.Stop) {
 					t.Fatalf("case: our stop %q does not correspond to the reference's %q", c.Stop, c.ReferenceStop)
 				}
 				script := make([]runnertest.Reply, len(c.Replies))
 				for i, r := range c.Replies {
-					script[i] = cotReply(t, r.Kind, r.At, oracleMoves(t, p), illegalAt(t, p, r.At))
+					script[i] = cotReply(t, r.Kind, r.At, cotOracleMoves(t, p), cotIllegalAt(t, p, r.At))
 				}
 				client := &runnertest.ScriptedClient{Script: script}
 				opts := testOptions()
@@ -154,8 +154,8 @@ func TestCoTDifferential(t *testing.T) {
 	}
 }
 
-// oracleMoves is p's oracle plan as a model writes it (env.RawMove).
-func oracleMoves(t *testing.T, p *envs.Problem) []json.RawMessage {
+// cotOracleMoves is p's oracle plan as a model writes it (env.RawMove).
+func cotOracleMoves(t *testing.T, p *envs.Problem) []json.RawMessage {
 	t.Helper()
 	e, err := p.Env()
 	if err != nil {
@@ -172,13 +172,13 @@ func oracleMoves(t *testing.T, p *envs.Problem) []json.RawMessage {
 	return out
 }
 
-// illegalAt is a move that is well formed but illegal after the oracle's
+// cotIllegalAt is a move that is well formed but illegal after the oracle's
 // first at moves: the first of the oracle's moves, in order, that the
 // verifier rejects there (nil when at is 0 or beyond the oracle). Any
 // illegal move will do: the reference stops at it all the same.
-func illegalAt(t *testing.T, p *envs.Problem, at int) json.RawMessage {
+func cotIllegalAt(t *testing.T, p *envs.Problem, at int) json.RawMessage {
 	t.Helper()
-	moves := oracleMoves(t, p)
+	moves := cotOracleMoves(t, p)
 	if at < 1 || at > len(moves) {
 		return nil
 	}
@@ -201,7 +201,7 @@ func illegalAt(t *testing.T, p *envs.Problem, at int) json.RawMessage {
 	return nil
 }
 
-func contains(xs []string, x string) bool {
+func cotContains(xs []string, x string) bool {
 	for _, y := range xs {
 		if y == x {
 			return true
@@ -291,7 +291,7 @@ func TestSelfConsistencySeeds(t *testing.T) {
 		}
 		want := []*int64{nil, nil, nil, nil}
 		if temp > 0 {
-			want = []*int64{ptr(int64(0)), ptr(int64(1)), ptr(int64(2)), ptr(int64(3))}
+			want = []*int64{cotPtr(int64(0)), cotPtr(int64(1)), cotPtr(int64(2)), cotPtr(int64(3))}
 		}
 		if diff := cmp.Diff(want, seeds); diff != "" {
 			t.Errorf("temperature %v: seeds (-want +got):\n%s", temp, diff)
@@ -324,7 +324,7 @@ func TestSelfConsistencyInfraError(t *testing.T) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
+func cotPtr[T any](v T) *T { return &v }
 
 // TestCoTAgainstSimServer runs cot and self-consistency through the real
 // client against the simulated server: every reply is read (no infra

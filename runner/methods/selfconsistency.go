@@ -39,7 +39,7 @@ func selfConsistency(ctx context.Context, r *run, method string) (contract.Recor
 			r.deps.Client = seededClient{Client: client, seed: int64(i)}
 		}
 		var s cotAttempt
-		if s, err = r.sample(ctx); err != nil {
+		if s, err = r.cotSample(ctx); err != nil {
 			break
 		}
 		samples++

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func rawMoves(ms ...string) []json.RawMessage {
+func wantActions(ms ...string) []json.RawMessage {
 	out := make([]json.RawMessage, len(ms))
 	for i, m := range ms {
 		out[i] = json.RawMessage(m)
@@ -26,29 +26,29 @@ func TestExtractActions(t *testing.T) {
 		err   string
 		empty bool // the error wraps ErrEmptyReply
 	}{
-		{name: "canonical object", reply: `{"actions": [[1, 0, 2], [2, 0, 1]]}`, want: rawMoves(`[1,0,2]`, `[2,0,1]`)},
-		{name: "object in prose", reply: "Let me think.\nThe answer is {\"actions\": [{\"a\": 1}]} as shown.", want: rawMoves(`{"a":1}`)},
-		{name: "json fence", reply: "Plan:\n```json\n{\"actions\": [[1,0,2]]}\n```\nDone.", want: rawMoves(`[1,0,2]`)},
-		{name: "bare fence", reply: "```\n{\"moves\": [[1,0,2]]}\n```", want: rawMoves(`[1,0,2]`)},
-		{name: "first fence wins", reply: "```json\n{\"actions\": [1]}\n```\n```json\n{\"actions\": [2]}\n```", want: rawMoves(`1`)},
-		{name: "think stripped", reply: "<THINK>{\"actions\": [9]}</think>{\"actions\": [[0,1]]}", want: rawMoves(`[0,1]`)},
-		{name: "top-level array", reply: ` [[1,0,2], {"x": [1, 2]}] `, want: rawMoves(`[1,0,2]`, `{"x":[1,2]}`)},
-		{name: "top-level array in fence", reply: "```json\n[[0,1]]\n```", want: rawMoves(`[0,1]`)},
-		{name: "single action object", reply: `{"action": {"move": "a"}}`, want: rawMoves(`{"move":"a"}`)},
-		{name: "single action list", reply: `{"action": [1, 0, 2]}`, want: rawMoves(`[1,0,2]`)},
+		{name: "canonical object", reply: `{"actions": [[1, 0, 2], [2, 0, 1]]}`, want: wantActions(`[1,0,2]`, `[2,0,1]`)},
+		{name: "object in prose", reply: "Let me think.\nThe answer is {\"actions\": [{\"a\": 1}]} as shown.", want: wantActions(`{"a":1}`)},
+		{name: "json fence", reply: "Plan:\n```json\n{\"actions\": [[1,0,2]]}\n```\nDone.", want: wantActions(`[1,0,2]`)},
+		{name: "bare fence", reply: "```\n{\"moves\": [[1,0,2]]}\n```", want: wantActions(`[1,0,2]`)},
+		{name: "first fence wins", reply: "```json\n{\"actions\": [1]}\n```\n```json\n{\"actions\": [2]}\n```", want: wantActions(`1`)},
+		{name: "think stripped", reply: "<THINK>{\"actions\": [9]}</think>{\"actions\": [[0,1]]}", want: wantActions(`[0,1]`)},
+		{name: "top-level array", reply: ` [[1,0,2], {"x": [1, 2]}] `, want: wantActions(`[1,0,2]`, `{"x":[1,2]}`)},
+		{name: "top-level array in fence", reply: "```json\n[[0,1]]\n```", want: wantActions(`[0,1]`)},
+		{name: "single action object", reply: `{"action": {"move": "a"}}`, want: wantActions(`{"move":"a"}`)},
+		{name: "single action list", reply: `{"action": [1, 0, 2]}`, want: wantActions(`[1,0,2]`)},
 		{name: "action scalar is not a move", reply: `{"action": 3}`, err: `no "actions" list`},
-		{name: "moves key", reply: `{"moves": [[1,0,2]]}`, want: rawMoves(`[1,0,2]`)},
-		{name: "actions before moves", reply: `{"moves": [[9]], "actions": [[1]]}`, want: rawMoves(`[1]`)},
-		{name: "actions not a list falls to moves", reply: `{"actions": "none", "moves": [[1]]}`, want: rawMoves(`[1]`)},
-		{name: "empty actions list", reply: `{"actions": []}`, want: rawMoves()},
+		{name: "moves key", reply: `{"moves": [[1,0,2]]}`, want: wantActions(`[1,0,2]`)},
+		{name: "actions before moves", reply: `{"moves": [[9]], "actions": [[1]]}`, want: wantActions(`[1]`)},
+		{name: "actions not a list falls to moves", reply: `{"actions": "none", "moves": [[1]]}`, want: wantActions(`[1]`)},
+		{name: "empty actions list", reply: `{"actions": []}`, want: wantActions()},
 		{name: "first parsable object is used", reply: `{bad} then {"note": 1} then {"actions": [[1]]}`, err: `no "actions" list`},
-		{name: "braces in strings", reply: `{"s": "}{", "actions": [["}"]]}`, want: rawMoves(`["}"]`)},
-		{name: "escaped quote", reply: `x {"s": "a\"}", "actions": [[1]]} y`, want: rawMoves(`[1]`)},
-		{name: "object without keys, moves line fallback", reply: "{\"plan\": 1}\nmoves = [[1, 0, 2]]", want: rawMoves(`[1,0,2]`)},
-		{name: "python literal fallback", reply: "The final answer:\nmoves = [(1, 0, 2), ('a', \"b\")]\n", want: rawMoves(`[1,0,2]`, `["a","b"]`)},
-		{name: "json string wrapping moves", reply: `"moves = [[1, 0, 2]]\n"`, want: rawMoves(`[1,0,2]`)},
-		{name: "json string wrapping a python literal", reply: `"prose then moves = [(1, \"A\"), (2, \"B\")]"`, want: rawMoves(`[1,"A"]`, `[2,"B"]`)},
-		{name: "think, upper-case fence, single action", reply: "<think>{\"actions\": [1]}</think>\nSo:\n```JSON\n{\"note\": \"}{\", \"action\": [1, 0, 2]}\n```", want: rawMoves(`[1,0,2]`)},
+		{name: "braces in strings", reply: `{"s": "}{", "actions": [["}"]]}`, want: wantActions(`["}"]`)},
+		{name: "escaped quote", reply: `x {"s": "a\"}", "actions": [[1]]} y`, want: wantActions(`[1]`)},
+		{name: "object without keys, moves line fallback", reply: "{\"plan\": 1}\nmoves = [[1, 0, 2]]", want: wantActions(`[1,0,2]`)},
+		{name: "python literal fallback", reply: "The final answer:\nmoves = [(1, 0, 2), ('a', \"b\")]\n", want: wantActions(`[1,0,2]`, `["a","b"]`)},
+		{name: "json string wrapping moves", reply: `"moves = [[1, 0, 2]]\n"`, want: wantActions(`[1,0,2]`)},
+		{name: "json string wrapping a python literal", reply: `"prose then moves = [(1, \"A\"), (2, \"B\")]"`, want: wantActions(`[1,"A"]`, `[2,"B"]`)},
+		{name: "think, upper-case fence, single action", reply: "<think>{\"actions\": [1]}</think>\nSo:\n```JSON\n{\"note\": \"}{\", \"action\": [1, 0, 2]}\n```", want: wantActions(`[1,0,2]`)},
 		{name: "empty moves line does not count", reply: "moves = []", err: "no JSON object"},
 		{name: "prose only", reply: "I could not find a plan.", err: "no JSON object"},
 		{name: "scalar JSON", reply: `42`, err: "not an object"},
