@@ -139,13 +139,17 @@ func (c *OpenAI) withRetries(ctx context.Context, try func() *attemptError) (att
 }
 
 // params builds the request body: messages (with the system prefix),
-// temperature, max_tokens and the extra body.
+// temperature, max_tokens, the seed when the request has one, and the
+// extra body.
 func (c *OpenAI) params(req Request) openai.ChatCompletionNewParams {
 	msgs := withSystemPrefix(req.Messages, c.cfg.SystemPrefix)
 	p := openai.ChatCompletionNewParams{
 		Model:       c.cfg.Model,
 		Messages:    make([]openai.ChatCompletionMessageParamUnion, 0, len(msgs)),
 		Temperature: openai.Float(req.Temperature),
+	}
+	if req.Seed != nil {
+		p.Seed = openai.Int(*req.Seed)
 	}
 	if req.MaxTokens > 0 {
 		if c.cfg.MaxCompletionTokens {

@@ -166,6 +166,36 @@ func TestMaxCompletionTokens(t *testing.T) {
 	}
 }
 
+// TestSeedReachesTheWire: a request's seed is sent as "seed"; a request
+// without one sends no seed field.
+func TestSeedReachesTheWire(t *testing.T) {
+	seed := int64(7)
+	for _, tc := range []struct {
+		name string
+		seed *int64
+		want any
+	}{
+		{"no seed", nil, nil},
+		{"seed 7", &seed, 7.0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &script{steps: []func(http.ResponseWriter, *http.Request){ok}}
+			srv := httptest.NewServer(s)
+			defer srv.Close()
+			c := newTestClient(t, srv.URL, &fakeSleeper{}, nil)
+			r := req
+			r.Temperature, r.Seed = 0.7, tc.seed
+			if _, err := c.Complete(context.Background(), r); err != nil {
+				t.Fatal(err)
+			}
+			got, has := s.bodies[0]["seed"]
+			if (tc.want != nil) != has || got != tc.want {
+				t.Errorf("seed in body: %v (present %v), want %v", got, has, tc.want)
+			}
+		})
+	}
+}
+
 func TestSystemPrefixWithoutSystemMessage(t *testing.T) {
 	got := withSystemPrefix([]contract.Message{{Role: RoleUser, Content: "u"}}, "/no_think")
 	want := []contract.Message{{Role: RoleSystem, Content: "/no_think"}, {Role: RoleUser, Content: "u"}}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func FuzzExtract(f *testing.F) {
@@ -77,6 +79,45 @@ func FuzzParseMoves(f *testing.F) {
 			if string(again[i]) != string(moves[i]) {
 				t.Fatalf("move %d: %s then %s", i, moves[i], again[i])
 			}
+		}
+	})
+}
+
+func FuzzExtractActions(f *testing.F) {
+	for _, s := range []string{
+		"", " ", `{"actions": [[1,0,2]]}`, "```json\n{\"actions\": [[1]]}\n```", "```\n[[1]]\n```",
+		`[[1,0,2], {"a": 1}]`, `{"action": {"m": 1}}`, `{"action": [1]}`, `{"moves": [[1]]}`,
+		`x {"s": "}{\"", "actions": [1]} y`, `{bad} {"actions": [2]}`, "<think>{\"actions\": [1]}</think>[]",
+		`"moves = [[1, 0, 2]]"`, "prose\nmoves = [(1, 'a')]\n", "moves = [", `{"actions": [1,`, "{{{{", "}}}{",
+		`"\u00`, "```json", "<think>", `{"actions": null}`, `{"a": {"actions": [1]}}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, reply string) {
+		moves, err := ExtractActions(reply)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error message")
+			}
+			if moves != nil {
+				t.Fatal("moves with an error")
+			}
+			return
+		}
+		if moves == nil {
+			t.Fatal("nil moves without an error")
+		}
+		if len(moves) > MaxMoves {
+			t.Fatalf("%d moves over the limit", len(moves))
+		}
+		for _, m := range moves {
+			if !json.Valid(m) {
+				t.Fatalf("invalid JSON move %q from %q", m, reply)
+			}
+		}
+		again, err := ExtractActions(reply)
+		if err != nil || !cmp.Equal(moves, again) {
+			t.Fatal("ExtractActions is not deterministic")
 		}
 	})
 }

@@ -23,6 +23,9 @@ type Reply struct {
 	Code   string
 	Finish string
 	Err    error
+	// Raw sends Code as the reply's whole content, not wrapped in a
+	// python code block: a chain-of-thought answer, or an empty reply.
+	Raw bool
 }
 
 // ScriptedClient answers calls in order from Script, and records them.
@@ -53,8 +56,12 @@ func (c *ScriptedClient) Complete(ctx context.Context, req model.Request) (model
 	if finish == "" {
 		finish = "stop"
 	}
+	content := "Here is the program:\n```python\n" + r.Code + "\n```\n"
+	if r.Raw {
+		content = r.Code
+	}
 	return model.Response{
-		Content:      "Here is the program:\n```python\n" + r.Code + "\n```\n",
+		Content:      content,
 		FinishReason: finish,
 		Usage:        contract.Usage{Prompt: 100, Completion: 20, Cached: 5, Reasoning: 1},
 		Latency:      time.Second,
