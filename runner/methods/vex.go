@@ -124,7 +124,7 @@ func vex(ctx context.Context, r *run, method string) (contract.Record, contract.
 		}
 		stats.LLMCalls++
 		stats.ChunkAttempts++
-		pl, err := r.proposeChunk(ctx, ct, resp, cfg)
+		pl, err := r.proposeChunk(ctx, ct, resp, cfg, state)
 		r.trace.Calls = append(r.trace.Calls, *ct)
 		if err != nil {
 			runErr = err
@@ -212,8 +212,9 @@ func vex(ctx context.Context, r *run, method string) (contract.Record, contract.
 // program in the sandbox (r.execute) and takes every move it prints, as
 // the reference's code proposer does; the JSON proposer reads
 // {"actions":[...]} (program.ChunkActions) and keeps its first cfg.size
-// moves. The error is an *infraError or ErrAborted.
-func (r *run) proposeChunk(ctx context.Context, ct *contract.CallTrace, resp model.Response, cfg vexSettings) (plan, error) {
+// moves, after checking that each move not given as a JSON object
+// normalizes along the proposal from state. The error is an *infraError or ErrAborted.
+func (r *run) proposeChunk(ctx context.Context, ct *contract.CallTrace, resp model.Response, cfg vexSettings, state envs.State) (plan, error) {
 	if cfg.proposer == ProposerCode {
 		return r.execute(ctx, ct, resp)
 	}
@@ -226,6 +227,24 @@ func (r *run) proposeChunk(ctx context.Context, ct *contract.CallTrace, resp mod
 		}
 		ct.Outcome = reason
 		return plan{failure: reason, message: msg}, nil
+	}
+	// The reference's JSON proposer normalizes every move along the
+	// proposal (from the verified state, applying the valid ones) before
+	// the loop sees it: a move that is not a JSON object and does not
+	// normalize fails the whole reply.
+	cur := state
+	for i, raw := range moves {
+		a, err := r.env.Normalize(r.p, cur, raw)
+		if err != nil {
+			if program.FirstByte(raw) == '{' {
+				continue
+			}
+			ct.Plan, ct.ParseError, ct.Outcome = moves, err.Error(), contract.StopFormatError
+			return plan{failure: contract.StopFormatError, message: fmt.Sprintf("Move %d (%s) could not be read: %v", i+1, compact(raw), err)}, nil
+		}
+		if st := r.env.Step(cur, a); st.Valid {
+			cur = st.Next
+		}
 	}
 	if len(moves) > cfg.size {
 		moves = moves[:cfg.size]

@@ -113,3 +113,7 @@ func ObjectCandidates(text string) []string {
 	}
 	return out
 }
+
+// FirstByte is the first non-blank byte of raw JSON (0 when there is none):
+// '{' for an object, '[' for a list.
+func FirstByte(raw json.RawMessage) byte { return firstByte(raw) }
