@@ -137,3 +137,30 @@ func TestDecideChunk(t *testing.T) {
 		t.Error("answered a first-call prompt")
 	}
 }
+
+// TestVEXOverHTTP runs vex against the server itself: proposal prompts
+// reach the chunk decider through the chat endpoint.
+func TestVEXOverHTTP(t *testing.T) {
+	s, hs := startServer(t, Options{Profile: Profiles["medium"], Seed: 3})
+	c := client(t, hs.URL, s.ModelName())
+	for _, p := range chunkProblems(t) {
+		for _, proposer := range []string{methods.ProposerJSON, methods.ProposerCode} {
+			opts := methods.DefaultOptions()
+			opts.Model = s.ModelName()
+			opts.VEX.ChunkSize = map[string]int{p.Environment: 3}
+			opts.VEX.Proposer = map[string]string{p.Environment: proposer}
+			rec, tr, err := methods.RunProblem(context.Background(), methods.Deps{Client: c, Sandbox: planSandbox}, opts, p, contract.MethodVEX)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.InfraError != "" || rec.VEX == nil || rec.VEX.Committed == 0 {
+				t.Fatalf("%s %s: %+v", p.ProblemID, proposer, rec)
+			}
+			for _, ct := range tr.Calls {
+				if ct.Outcome == contract.StopNoPlan || ct.Outcome == contract.StopTruncated {
+					t.Errorf("%s %s call %d: %s: %q", p.ProblemID, proposer, ct.Index, ct.Outcome, ct.Completion)
+				}
+			}
+		}
+	}
+}
