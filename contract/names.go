@@ -121,6 +121,9 @@ const (
 	// StopPastGoal: every move is legal and the goal was reached, but moves
 	// followed it (a prompted Derail candidate must end at the goal).
 	StopPastGoal = "past_goal"
+	// StopCallBudget: a run with its own call budget (vex) spent it
+	// before reaching the goal.
+	StopCallBudget = "call_budget"
 )
 
 // KindFormatError is a replay's error kind for a move that failed to

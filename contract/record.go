@@ -153,7 +153,8 @@ type VEXStats struct {
 	// Proposer is "json" (JSON action chunks) or "code" (a Python program
 	// run in the sandbox, conditioned on the verified prefix).
 	Proposer string `json:"proposer"`
-	// ChunkSize is the most moves one proposal may commit.
+	// ChunkSize is K, the most moves one proposal is asked for (a JSON
+	// proposal's moves beyond K are dropped; a program's are not).
 	ChunkSize int `json:"chunk_size"`
 	// ChunkAttempts counts proposals (one per model call).
 	ChunkAttempts int `json:"chunk_attempts"`

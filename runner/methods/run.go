@@ -58,7 +58,9 @@ type Options struct {
 type VEXOptions struct {
 	// MaxLLMCalls is the call budget of one VEX run (default 12).
 	MaxLLMCalls int
-	// ChunkSize is the most moves one proposal may commit, by environment
+	// ChunkSize is K, the most moves one proposal is asked for (and, for
+	// the JSON proposer, the most that count; the code proposer's printed
+	// moves all count, as in the reference), by environment
 	// (defaults: tower_of_hanoi 200, checker_jumping 64, river_crossing 16,
 	// blocksworld 32; DefaultChunkSize elsewhere).
 	ChunkSize map[string]int
