@@ -121,6 +121,13 @@ const (
 	// StopPastGoal: every move is legal and the goal was reached, but moves
 	// followed it (a prompted Derail candidate must end at the goal).
 	StopPastGoal = "past_goal"
+	// StopRetryBudget: the step-by-step agent (stateguard-rollback) had
+	// more proposals in a row refused than its retry budget allows.
+	StopRetryBudget = "retry_budget_exhausted"
+	// StopRepetitionLoop: the step-by-step agent entered a non-goal state
+	// too often, or kept proposing blocked or looping moves past its retry
+	// budget.
+	StopRepetitionLoop = "repetition_loop"
 )
 
 // KindFormatError is a replay's error kind for a move that failed to
