@@ -240,14 +240,14 @@ func ParseStepChoice(reply string) (StepChoice, error) {
 		return StepChoice{}, errors.New("the reply's JSON is not an object")
 	}
 	var c StepChoice
-	if err := json.Unmarshal(obj["action_id"], &c.ActionID); err != nil || c.ActionID == "" {
+	if firstNonSpace(obj["action_id"]) != '"' || json.Unmarshal(obj["action_id"], &c.ActionID) != nil || c.ActionID == "" {
 		return StepChoice{}, errors.New("the reply has no non-empty action_id string")
 	}
 	var ranked []json.RawMessage
 	if json.Unmarshal(obj["ranked_action_ids"], &ranked) == nil {
 		for _, r := range ranked {
 			var s string
-			if json.Unmarshal(r, &s) == nil {
+			if firstNonSpace(r) == '"' && json.Unmarshal(r, &s) == nil {
 				c.Ranked = append(c.Ranked, s)
 			}
 		}
@@ -325,4 +325,13 @@ func jsonObjectSpans(text string) []string {
 		}
 	}
 	return out
+}
+
+func firstNonSpace(b []byte) byte {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return c
+		}
+	}
+	return 0
 }
