@@ -26,7 +26,9 @@ import (
 //   - "unknown": the id "z9", which no option has;
 //   - "garbage": a reply without a JSON object;
 //   - "back": the id of a move whose successor is a state shown in an
-//     earlier prompt (a loop), ranked alone.
+//     earlier prompt (a loop), ranked alone;
+//   - "backfirst": as "back", but ranking the "correct" id second;
+//   - "move:M": the id of the option whose move is M, ranked alone.
 //
 // Once the script is spent, every reply is "correct".
 type stateguardClient struct {
@@ -69,6 +71,7 @@ func (c *stateguardClient) Complete(_ context.Context, req model.Request) (model
 	choice := func(id string) model.Response {
 		return model.Response{Content: fmt.Sprintf(`{"action_id": %q, "ranked_action_ids": [%q], "predicted_next_state": {}}`, id, id), FinishReason: "stop"}
 	}
+	kind, arg, _ := strings.Cut(kind, ":")
 	switch kind {
 	case "correct":
 		plan, err := envs.Solve(c.e, s, goal)
@@ -80,6 +83,25 @@ func (c *stateguardClient) Complete(_ context.Context, req model.Request) (model
 		return choice("z9"), nil
 	case "garbage":
 		return model.Response{Content: "I would move the second block, I think.", FinishReason: "stop"}, nil
+	case "move":
+		for _, o := range ps.Options {
+			if string(o.Move) == arg {
+				return choice(o.ID), nil
+			}
+		}
+		c.t.Fatalf("call %d: no option %s", c.calls, arg)
+	case "backfirst":
+		plan, err := envs.Solve(c.e, s, goal)
+		if err != nil || len(plan) == 0 {
+			c.t.Fatalf("call %d: no plan", c.calls)
+		}
+		for _, a := range c.e.Legal(s) {
+			if st := c.e.Step(s, a); st.Valid && c.seen[stateKey(st.Next)] {
+				back, right := idOf(a), idOf(plan[0])
+				return model.Response{Content: fmt.Sprintf(`{"action_id": %q, "ranked_action_ids": [%q, %q]}`, back, back, right), FinishReason: "stop"}, nil
+			}
+		}
+		c.t.Fatalf("call %d: no move leads back to a seen state", c.calls)
 	case "back":
 		for _, a := range c.e.Legal(s) {
 			if st := c.e.Step(s, a); st.Valid && c.seen[stateKey(st.Next)] {
@@ -146,6 +168,10 @@ func TestStateGuardDifferential(t *testing.T) {
 		t.Fatal(err)
 	}
 	tasks := derailTasksByEnv(t)
+	// Tower of Hanoi has no Derail case: the inline hanoi3 case of
+	// derail_test.go stands in (its 3-cycles of the small disk give a state
+	// with two moves back into visited states).
+	tasks[envs.HanoiName] = derailTask(t, legalWrong, afterWrong, afterTwo)
 	for _, tc := range file.Cases {
 		t.Run(tc.Environment+"/"+tc.Name, func(t *testing.T) {
 			task, ok := tasks[tc.Environment]
