@@ -68,3 +68,25 @@ func TestJudgeReplyNoisyJSON(t *testing.T) {
 		})
 	}
 }
+
+// FuzzJudgeReply: judging a hostile reply never panics, and a success has
+// a chosen candidate that reaches the goal.
+func FuzzJudgeReply(f *testing.F) {
+	for _, s := range []string{
+		"Plan:\n" + `[{"block": "B", "from": 1, "to": 2, "type": "move", "note": "put ] aside, then \"the rest\" (it's fine)"}, {"block": "C", "from": 0, "to": 2, "type": "move", "note": "x"}]` + "\nDone.",
+		`[{'block': 'B', 'from': 1, 'to': 2, 'note': "it's ] fine"}, {'block': 'C', 'from': 0, 'to': 2}]`,
+		`[{"block": "B", "from": "1", "to": 2, "type": 7}]`, `[{"type": null}]`, `[{}]`, `[["B", 1, 2], ["C", 0, 2]]`,
+	} {
+		f.Add(s)
+	}
+	p := blocksInline()
+	e, _ := p.Env()
+	s, _ := p.Initial()
+	goal, _ := p.Goal()
+	f.Fuzz(func(t *testing.T, reply string) {
+		j := JudgeReply(e, p, s, goal, reply)
+		if j.Success && (j.Chosen < 0 || !j.Candidates[j.Chosen].ReachedGoal) {
+			t.Fatalf("success without a chosen goal candidate: %+v", j)
+		}
+	})
+}
