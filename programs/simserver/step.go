@@ -18,10 +18,10 @@ const ModeBlockedID Mode = "blocked_id"
 // stepFloor and stepGain give the chance that a step answer names a move
 // on a shortest path to the goal: stepFloor + stepGain x the profile's
 // fresh-attempt capability at the state's difficulty (one move is far
-// easier than a whole plan: 0.95 for a strong profile on small problems).
+// easier than a whole plan: 0.9 for a strong profile on small problems).
 const (
-	stepFloor = 0.8
-	stepGain  = 0.2
+	stepFloor = 0.6
+	stepGain  = 0.4
 )
 
 // stepWeights weigh the wrong answers: another legal id, an unknown id, a
