@@ -124,6 +124,13 @@ const (
 	// StopCallBudget: a run with its own call budget (vex) spent it
 	// before reaching the goal.
 	StopCallBudget = "call_budget"
+	// StopRetryBudget: the step-by-step agent (stateguard-rollback) had
+	// more proposals in a row refused than its retry budget allows.
+	StopRetryBudget = "retry_budget_exhausted"
+	// StopRepetitionLoop: the step-by-step agent entered a non-goal state
+	// too often, or kept proposing blocked or looping moves past its retry
+	// budget.
+	StopRepetitionLoop = "repetition_loop"
 )
 
 // KindFormatError is a replay's error kind for a move that failed to

@@ -2,6 +2,7 @@ package summary
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -83,5 +84,50 @@ func TestAggregateDerail(t *testing.T) {
 	f := drec("m", "c0", contract.CondRePoTRestart, contract.StatementFull, "", "", true, "")
 	if a.Key() == b.Key() || a.Key() == f.Key() {
 		t.Errorf("keys collide: %q %q %q", a.Key(), b.Key(), f.Key())
+	}
+}
+
+// TestDerailTableNewConditions: the step-by-step agent and the three VEX
+// conditions get their own rows in contract.DerailConditions order (after
+// the prompted ones and among the RePoT ones as listed there), with their
+// own stop reasons, in the figures and in the printed table.
+func TestDerailTableNewConditions(t *testing.T) {
+	conds := []string{contract.CondVEXRestart, contract.CondStateGuard, contract.CondErrorOnly, contract.CondVEXNoPrefix, contract.CondRePoTFull, contract.CondVEXFull}
+	var recs []contract.Record
+	for i, cond := range conds {
+		r := drec("m", "c0", cond, contract.StatementPaper, "blocksworld", "legal_wrong_action", i%2 == 0, "")
+		if cond == contract.CondStateGuard {
+			r.Success, r.StoppedReason = false, contract.StopRepetitionLoop
+		}
+		recs = append(recs, r)
+	}
+	s := Aggregate(recs)
+	if len(s.Derail) != 1 {
+		t.Fatalf("derail groups: %+v", s.Derail)
+	}
+	var names []string
+	for _, c := range s.Derail[0].Conditions {
+		names = append(names, c.Condition)
+	}
+	want := []string{contract.CondErrorOnly, contract.CondStateGuard, contract.CondRePoTFull, contract.CondVEXFull, contract.CondVEXNoPrefix, contract.CondVEXRestart}
+	if d := cmp.Diff(want, names); d != "" {
+		t.Errorf("condition rows (-want +got):\n%s", d)
+	}
+	var b strings.Builder
+	if err := WriteDerailTable(&b, s.Derail); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	at := 0
+	for _, c := range want {
+		for at < len(lines) && !strings.HasPrefix(lines[at], c+" ") {
+			at++
+		}
+		if at == len(lines) {
+			t.Fatalf("no row %s in order in the table:\n%s", c, b.String())
+		}
+		if c == contract.CondStateGuard && !strings.Contains(lines[at], contract.StopRepetitionLoop+" 1") {
+			t.Errorf("stateguard row lacks its stop reason: %s", lines[at])
+		}
 	}
 }

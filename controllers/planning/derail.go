@@ -12,8 +12,8 @@ import (
 var derailShort = map[string]string{
 	contract.CondNoFeedback: "nf", contract.CondErrorOnly: "eo", contract.CondStateFeedback: "sf",
 	contract.CondStateLegal: "sla", contract.CondRePoTFull: "full", contract.CondRePoTNoPrefix: "nopfx",
-	contract.CondRePoTRestart: "rst", contract.CondStateGuard: "sg",
-	contract.CondVEXFull: "vex", contract.CondVEXNoPrefix: "vexnp", contract.CondVEXRestart: "vexrst",
+	contract.CondRePoTRestart: "rst", contract.CondStateGuard: "sg", contract.CondVEXFull: "vex",
+	contract.CondVEXNoPrefix: "vnopfx", contract.CondVEXRestart: "vrst",
 }
 
 // derailSummaries picks, per model, the Derail figures of the evaluation's

@@ -140,12 +140,24 @@ func judgeCandidate(e envs.Env, p *envs.Problem, s, goal envs.State, c program.C
 // normaliseMove returns a move's action and its canonical JSON: an object
 // is decoded as the action object itself; anything else goes through
 // Normalize. A move that cannot be read keeps its raw canonical JSON in the
-// key, marked so that it never equals an action.
+// key, marked so that it never equals an action. An object the
+// environment's strict decoding refuses (keys its actions lack, such as a
+// "note", or no "type") is read as the reference reads a move dict: the
+// other keys are ignored and the type is filled in (projectAction); its key
+// keeps the object as written.
 func normaliseMove(e envs.Env, p *envs.Problem, s envs.State, raw json.RawMessage) (envs.Action, string, error) {
 	if firstNonBlank(raw) == '{' {
 		canon := canonicalJSON(raw)
 		a, err := e.DecodeAction(raw)
 		if err != nil {
+			// As the reference takes a move object as a dict: keys the
+			// action does not have are ignored, and a missing type is
+			// filled in.
+			if b, ok := projectAction(e, s, raw); ok {
+				if pa, perr := e.DecodeAction(b); perr == nil {
+					return pa, canon, nil
+				}
+			}
 			return nil, "!" + canon, fmt.Errorf("not an action of %s: %v", e.Name(), err)
 		}
 		return a, canon, nil
@@ -182,4 +194,70 @@ func canonicalJSON(raw []byte) string {
 		}
 	}
 	return strings.TrimSpace(string(raw))
+}
+
+// projectAction rewrites a move object to the keys the environment's actions
+// have (those of its legal actions at s, as JSON), dropping the others; a
+// missing "type" is taken from the legal action that agrees with the
+// object's other keys, else from the legal actions when they all share one.
+// ok is false when there is nothing to project against (no legal action)
+// or the object does not decode.
+func projectAction(e envs.Env, s envs.State, raw json.RawMessage) ([]byte, bool) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return nil, false
+	}
+	known := map[string]bool{}
+	var legal []map[string]json.RawMessage
+	for _, a := range e.Legal(s) {
+		b, err := json.Marshal(a)
+		if err != nil {
+			continue
+		}
+		var m map[string]json.RawMessage
+		if json.Unmarshal(b, &m) != nil {
+			continue
+		}
+		legal = append(legal, m)
+		for k := range m {
+			known[k] = true
+		}
+	}
+	if len(legal) == 0 {
+		return nil, false
+	}
+	out := map[string]json.RawMessage{}
+	for k, v := range obj {
+		if known[k] {
+			out[k] = v
+		}
+	}
+	if _, ok := out["type"]; !ok && known["type"] {
+		types := map[string]bool{}
+		var match json.RawMessage
+		for _, m := range legal {
+			types[canonicalJSON(m["type"])] = true
+			agrees := true
+			for k, v := range out {
+				if canonicalJSON(m[k]) != canonicalJSON(v) {
+					agrees = false
+					break
+				}
+			}
+			if agrees && match == nil {
+				match = m["type"]
+			}
+		}
+		switch {
+		case match != nil:
+			out["type"] = match
+		case len(types) == 1:
+			for _, m := range legal {
+				out["type"] = m["type"]
+				break
+			}
+		}
+	}
+	b, err := json.Marshal(out)
+	return b, err == nil
 }

@@ -56,6 +56,18 @@ func TestCandidates(t *testing.T) {
 			[]Candidate{cand(2, SourceSpan, `{"from":0,"note":"a \/ b"}`)}},
 		{"brackets and escaped quotes in a note", `Answer: [{"from": 0, "to": 2, "note": "say \"[hi]\" ]["}] end`,
 			[]Candidate{cand(8, SourceSpan, `{"from":0,"to":2,"note":"say \"[hi]\" ]["}`)}},
+		{"prose, then move objects whose note holds a bracket, escaped quotes and an apostrophe",
+			"Plan:\n" + `[{"block": "B", "from": 1, "to": 2, "type": "move", "note": "put ] aside, then \"the rest\" (it's fine)"}, {"block": "C", "from": 0, "to": 2, "type": "move", "note": "x"}]` + "\nDone.",
+			[]Candidate{cand(6, SourceSpan, `{"block":"B","from":1,"to":2,"type":"move","note":"put ] aside, then \"the rest\" (it's fine)"}`, `{"block":"C","from":0,"to":2,"type":"move","note":"x"}`)}},
+		{"nested lists in a note",
+			`Plan: [{"block": "B", "note": [[1], ["]", [2]]]}, {"block": "C", "note": "[[x]] ]"}]`,
+			[]Candidate{cand(6, SourceSpan, `{"block":"B","note":[[1],["]",[2]]]}`, `{"block":"C","note":"[[x]] ]"}`), cand(30, SourceSpan, "[1]", `["]",[2]]`)}},
+		{"a closing bracket in the first string",
+			`So: [{"note": "]", "block": "B"}, {"block": "C"}]`,
+			[]Candidate{cand(4, SourceSpan, `{"note":"]","block":"B"}`, `{"block":"C"}`)}},
+		{"a Python literal with an apostrophe inside double quotes",
+			"Plan:\n" + `[{'block': 'B', 'from': 1, 'note': "it's ] fine"}, {'block': 'C', 'note': 'x'}]` + "\nDone.",
+			[]Candidate{cand(6, SourceSpan, `{"block":"B","from":1,"note":"it's ] fine"}`, `{"block":"C","note":"x"}`)}},
 		{"a stray apostrophe before a JSON list on its line", `[it's] [{"from": 0, "note": "x]"}]`,
 			[]Candidate{cand(7, SourceSpan, `{"from":0,"note":"x]"}`)}},
 	}
@@ -111,7 +123,11 @@ func TestBalancedSpans(t *testing.T) {
 }
 
 func FuzzCandidates(f *testing.F) {
-	for _, s := range []string{`[[1,0,2]]`, `{"moves": [[1,0,2]]}`, "```json\n[[\"R\",0,1]]\n```", `[('a', 1)]`, `[["a\"]", 0]]`, "<think>[[", strings.Repeat("[", 100)} {
+	for _, s := range []string{`[[1,0,2]]`, `{"moves": [[1,0,2]]}`, "```json\n[[\"R\",0,1]]\n```", `[('a', 1)]`, `[["a\"]", 0]]`, "<think>[[", strings.Repeat("[", 100),
+		"Plan:\n" + `[{"block": "B", "from": 1, "to": 2, "type": "move", "note": "put ] aside, then \"the rest\" (it's fine)"}, {"block": "C", "from": 0, "to": 2, "type": "move", "note": "x"}]` + "\nDone.",
+		`Plan: [{"block": "B", "note": [[1], ["]", [2]]]}, {"block": "C", "note": "[[x]] ]"}]`,
+		`So: [{"note": "]", "block": "B"}, {"block": "C"}]`,
+		"Plan:\n" + `[{'block': 'B', 'from': 1, 'note': "it's ] fine"}, {'block': 'C', 'note': 'x'}]` + "\nDone."} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, reply string) {
