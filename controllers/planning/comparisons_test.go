@@ -64,19 +64,3 @@ func TestMethodComparisons(t *testing.T) {
 	}
 }
 
-// TestDerailShortNamesEveryCondition: the Recovery printer column
-// abbreviates every condition, each differently.
-func TestDerailShortNamesEveryCondition(t *testing.T) {
-	seen := map[string]string{}
-	for _, c := range contract.DerailConditions {
-		s, ok := derailShort[c]
-		if !ok || s == "" {
-			t.Errorf("condition %s has no abbreviation", c)
-			continue
-		}
-		if o, dup := seen[s]; dup {
-			t.Errorf("%s and %s share the abbreviation %q", o, c, s)
-		}
-		seen[s] = c
-	}
-}
