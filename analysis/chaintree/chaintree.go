@@ -95,7 +95,10 @@ type Counts struct {
 	Answer    int `json:"answer"`
 	Backtrack int `json:"backtrack"`
 	// Skipped counts traces whose problem could not be read (not in
-	// Options.Problems, and a first prompt that states none).
+	// Options.Problems, and a first prompt that states none), and traces
+	// whose plans do not replay from the problem's start as they say
+	// (such as the prompted Derail conditions, which replay from a
+	// checkpoint).
 	Skipped int `json:"skipped"`
 }
 
@@ -169,15 +172,20 @@ func Examples(t *contract.Trace, opts Options) ([]Example, error) {
 		if rp == nil {
 			continue
 		}
+		// A call whose replay started past move 0 (a repair, a VEX chunk)
+		// continues the newest branch that verified that many moves.
 		base := []json.RawMessage{}
-		if call.Purpose == contract.PurposeRepair && rp.From > 0 {
+		if rp.From > 0 {
 			base = branchWith(branches, rp.From)
 			if base == nil {
-				return nil, fmt.Errorf("problem %s: call %d repairs from move %d, which no earlier branch verified", t.ProblemID, call.Index, rp.From)
+				return nil, fmt.Errorf("problem %s: call %d continues from move %d, which no earlier branch verified", t.ProblemID, call.Index, rp.From)
 			}
 		}
-		n := min(rp.PrefixLen, len(call.Plan))
-		verified := append(append([]json.RawMessage{}, base...), call.Plan[:n]...)
+		moves, ok := tr.committed(base, call.Plan, rp)
+		if !ok {
+			return nil, fmt.Errorf("problem %s: call %d: its plan does not replay to the %d moves its trace verified", t.ProblemID, call.Index, rp.PrefixLen)
+		}
+		verified := append(append([]json.RawMessage{}, base...), moves...)
 		branches = append(branches, verified)
 		if rp.ReachedGoal {
 			solved = verified
@@ -241,6 +249,41 @@ func newTree(t *contract.Trace, opts Options) (*tree, error) {
 		return nil, err
 	}
 	return tr, nil
+}
+
+// committed are the moves of plan that its replay from the end of base
+// verified: its first rp.PrefixLen valid moves before the stopping move
+// rp.K. A move invalid where it stands before rp.K is one the run skipped
+// (VEX skips a move already rejected at that state) and is no node. ok is
+// false when the plan does not give the moves the trace says it verified.
+func (tr *tree) committed(base, plan []json.RawMessage, rp *contract.ReplayTrace) (moves []json.RawMessage, ok bool) {
+	s := tr.init
+	for _, raw := range base {
+		a, err := tr.e.Normalize(tr.p, s, raw)
+		if err != nil {
+			return nil, false
+		}
+		s = tr.e.Step(s, a).Next
+	}
+	limit := len(plan)
+	if rp.K >= 0 && rp.K < limit {
+		limit = rp.K
+	}
+	for _, raw := range plan[:limit] {
+		if len(moves) == rp.PrefixLen {
+			break
+		}
+		a, err := tr.e.Normalize(tr.p, s, raw)
+		if err != nil {
+			return nil, false
+		}
+		st := tr.e.Step(s, a)
+		if !st.Valid {
+			continue
+		}
+		moves, s = append(moves, raw), st.Next
+	}
+	return moves, len(moves) == rp.PrefixLen
 }
 
 // completable is the deepest prefix length of verified from which the goal

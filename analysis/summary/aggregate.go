@@ -16,6 +16,11 @@ var methodRoutes = map[string][]string{
 	contract.MethodRePoTRestart:  {contract.RouteInitialSuccess, contract.RouteSuffixRepair},
 	contract.MethodVRR:           {contract.RouteInitialSuccess, contract.RouteSuffixRepair},
 	contract.MethodAdaptive:      {contract.RouteInitialSuccess, contract.RouteFreshEmptyPlan, contract.RouteFreshShortPrefix, contract.RouteSuffixRepair},
+	// cot makes one call; self-consistency draws more samples after a
+	// failed first one; vex solved with its first chunk or went on.
+	contract.MethodCoT:             {contract.RouteInitialSuccess, contract.RouteNoExtraCall},
+	contract.MethodSelfConsistency: {contract.RouteInitialSuccess, contract.RouteFreshRetry},
+	contract.MethodVEX:             {contract.RouteInitialSuccess, contract.RouteNoExtraCall},
 }
 
 // routeOrder orders routes that a method does not list by default.
