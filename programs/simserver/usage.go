@@ -52,6 +52,11 @@ func stableEnd(text string) int {
 	if i := strings.Index(text, "\n"+prompt.Marker); i >= 0 {
 		return i
 	}
+	// A VEX chunk prompt after the run's first: its stable part was sent
+	// before (the first chunk starts with no verified move, no message).
+	if i := strings.Index(text, "\n"+prompt.ChunkMarker); i >= 0 && !strings.Contains(text[i:], "\nVerified moves so far: 0\n") {
+		return i
+	}
 	if i := strings.Index(text, "\nAttempt: "); i >= 0 {
 		return i
 	}
