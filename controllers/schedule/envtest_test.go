@@ -266,7 +266,9 @@ func finish(g *WithT, ns, run string, result repotv1.RunResult) {
 		}
 		cm := &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{
-				Name: run + "-" + m.Name + "-ledger-0", Namespace: ns,
+				// The name the operator builds: a comparison reads only
+				// those (planning.ExpectedLedgers).
+				Name: build.LedgerName(run, m.Name, 0), Namespace: ns,
 				Labels: map[string]string{"repot.dev/evaluation": run, "repot.dev/component": "ledger",
 					"repot.dev/model": m.Name, "app.kubernetes.io/managed-by": "repot-operator"},
 				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(&e, repotv1.GroupVersion.WithKind("RepotEvaluation"))},
