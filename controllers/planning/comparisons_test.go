@@ -63,4 +63,3 @@ func TestMethodComparisons(t *testing.T) {
 		})
 	}
 }
-
