@@ -45,7 +45,7 @@ func ExtractActions(text string) ([]json.RawMessage, error) {
 			return limitMoves(moves)
 		}
 	}
-	obj, err := replyObject(clean)
+	obj, err := cleanObject(clean)
 	if err == nil {
 		if moves, ok := objectMoves(obj); ok {
 			return limitMoves(moves)
@@ -69,37 +69,48 @@ func cleanReply(text string) string {
 	return text
 }
 
-// replyObject decodes the cleaned reply's JSON object: the whole text when
-// it is JSON (then it must be an object), else the first balanced {...}
-// span that is a valid object.
-func replyObject(clean string) (map[string]json.RawMessage, error) {
+// Errors of JSONObject: the reply has no JSON object, or its JSON is
+// something else.
+var (
+	ErrNoJSONObject  = errors.New("the reply holds no JSON object")
+	ErrNotJSONObject = errors.New("the reply's JSON is not an object")
+)
+
+// JSONObject reads the JSON object of a model's reply the way the
+// reference's extract_json_object does: the reply cleaned (cleanReply),
+// then the whole text when it is JSON (it must be an object), else the
+// first top-level balanced {...} span (ObjectCandidates) that parses. It is
+// the one reader of JSON replies: cot and self-consistency
+// (ExtractActions), VEX chunks (ChunkActions) and the step agent's action
+// choices (prompt.ParseStepChoice). An empty reply's error wraps
+// ErrEmptyReply.
+func JSONObject(reply string) (map[string]json.RawMessage, error) {
+	return cleanObject(cleanReply(reply))
+}
+
+// cleanObject is JSONObject of a reply already cleaned.
+func cleanObject(clean string) (map[string]json.RawMessage, error) {
 	if clean == "" {
 		return nil, fmt.Errorf("%w: no text outside reasoning sections", ErrEmptyReply)
 	}
-	if json.Valid([]byte(clean)) {
-		if clean[0] != '{' {
-			return nil, errors.New("the reply's JSON is not an object")
-		}
-		return decodeObject(clean)
-	}
-	spans := objectSpans(clean)
-	if len(spans) == 0 {
-		return nil, errors.New("no JSON object in the reply")
-	}
-	for _, s := range spans {
-		if c := clean[s[0]:s[1]]; json.Valid([]byte(c)) {
-			return decodeObject(c)
-		}
-	}
-	return nil, fmt.Errorf("none of the reply's %d {...} spans is valid JSON", len(spans))
-}
-
-func decodeObject(s string) (map[string]json.RawMessage, error) {
 	var obj map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(s), &obj); err != nil {
-		return nil, fmt.Errorf("the reply's JSON object: %v", err)
+	if json.Valid([]byte(clean)) {
+		if clean[0] != '{' || json.Unmarshal([]byte(clean), &obj) != nil {
+			return nil, ErrNotJSONObject
+		}
+		return obj, nil
 	}
-	return obj, nil
+	spans := ObjectCandidates(clean)
+	for _, c := range spans {
+		if json.Unmarshal([]byte(c), &obj) == nil {
+			return obj, nil
+		}
+		obj = nil
+	}
+	if len(spans) > 0 {
+		return nil, fmt.Errorf("%w: none of the reply's %d {...} spans is valid JSON", ErrNoJSONObject, len(spans))
+	}
+	return nil, ErrNoJSONObject
 }
 
 // objectMoves reads the move list of a reply object, by key precedence
@@ -171,45 +182,4 @@ func limitMoves(moves []json.RawMessage) ([]json.RawMessage, error) {
 		return nil, fmt.Errorf("the move list has %d moves, more than the limit of %d", len(moves), MaxMoves)
 	}
 	return moves, nil
-}
-
-// objectSpans returns the outermost balanced {...} spans of text as
-// [start, end) offsets, in order. Braces inside double-quoted strings (a
-// backslash escapes the next character) do not count; an unmatched '}' is
-// skipped.
-func objectSpans(text string) [][2]int {
-	var spans [][2]int
-	depth, start := 0, 0
-	inString, escape := false, false
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		if inString {
-			switch {
-			case escape:
-				escape = false
-			case c == '\\':
-				escape = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{':
-			if depth == 0 {
-				start = i
-			}
-			depth++
-		case '}':
-			if depth > 0 {
-				depth--
-				if depth == 0 {
-					spans = append(spans, [2]int{start, i + 1})
-				}
-			}
-		}
-	}
-	return spans
 }

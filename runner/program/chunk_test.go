@@ -38,10 +38,10 @@ func TestChunkActions(t *testing.T) {
 		{"action is a string", `{"action": "left"}`, nil, ErrChunkNoActions},
 		{"actions not a list, action used", `{"actions": 3, "action": [1]}`, raws("[1]"), nil},
 		{"empty list", `{"actions": []}`, raws(), nil},
-		{"a list is not an object", `[[1,0,2]]`, nil, ErrChunkNotObject},
-		{"null", `null`, nil, ErrChunkNotObject},
-		{"no object", `I would move disk 1 first.`, nil, ErrNoChunkObject},
-		{"unclosed", `{"actions": [[1,0,2]`, nil, ErrNoChunkObject},
+		{"a list is not an object", `[[1,0,2]]`, nil, ErrNotJSONObject},
+		{"null", `null`, nil, ErrNotJSONObject},
+		{"no object", `I would move disk 1 first.`, nil, ErrNoJSONObject},
+		{"unclosed", `{"actions": [[1,0,2]`, nil, ErrNoJSONObject},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/model"
+	"repot.dev/repot-operator/runner/program"
 )
 
 // StepSystem is the system message of a step-by-step agent prompt: the
@@ -207,37 +208,13 @@ type StepChoice struct {
 }
 
 // ParseStepChoice reads an action choice from a reply as the reference
-// does: reasoning sections removed, the first fenced block taken when
-// there is one, then the whole text as JSON or else the first balanced
-// {...} object (quotes respected) that parses; the value must be an object
-// with a non-empty string action_id. It never panics; an error means the
+// does: the reply's JSON object (program.JSONObject) must have a non-empty
+// string action_id. It never panics; an error means the
 // reply is unusable.
 func ParseStepChoice(reply string) (StepChoice, error) {
-	text := stripThinkText(reply)
-	if text == "" {
-		return StepChoice{}, errors.New("empty reply")
-	}
-	value := []byte(text)
-	if !json.Valid(value) {
-		value = nil
-		var lastErr error
-		for _, c := range jsonObjectSpans(text) {
-			if json.Valid([]byte(c)) {
-				value = []byte(c)
-				break
-			}
-			lastErr = json.Unmarshal([]byte(c), new(any))
-		}
-		if value == nil {
-			if lastErr != nil {
-				return StepChoice{}, fmt.Errorf("no readable JSON object: %v", lastErr)
-			}
-			return StepChoice{}, errors.New("no JSON object in the reply")
-		}
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(value, &obj); err != nil || obj == nil {
-		return StepChoice{}, errors.New("the reply's JSON is not an object")
+	obj, err := program.JSONObject(reply)
+	if err != nil {
+		return StepChoice{}, err
 	}
 	var c StepChoice
 	if firstNonSpace(obj["action_id"]) != '"' || json.Unmarshal(obj["action_id"], &c.ActionID) != nil || c.ActionID == "" {
@@ -256,75 +233,6 @@ func ParseStepChoice(reply string) (StepChoice, error) {
 		c.Predicted = compact(p)
 	}
 	return c, nil
-}
-
-// stripThinkText trims text, removes <think>...</think> sections (any
-// case) and takes the body of the first ``` or ```json fence when there is
-// one, as the reference cleans a reply before reading JSON from it.
-func stripThinkText(s string) string {
-	s = strings.TrimSpace(s)
-	for {
-		lower := strings.ToLower(s)
-		i := strings.Index(lower, "<think>")
-		if i < 0 {
-			break
-		}
-		j := strings.Index(lower[i:], "</think>")
-		if j < 0 {
-			break
-		}
-		s = s[:i] + s[i+j+len("</think>"):]
-	}
-	s = strings.TrimSpace(s)
-	if i := strings.Index(s, "```"); i >= 0 {
-		rest := s[i+3:]
-		if len(rest) >= 4 && strings.EqualFold(rest[:4], "json") {
-			rest = rest[4:]
-		}
-		if j := strings.Index(rest, "```"); j >= 0 {
-			s = strings.TrimSpace(rest[:j])
-		}
-	}
-	return s
-}
-
-// jsonObjectSpans are the top-level balanced {...} spans of text; braces in
-// double-quoted strings (with backslash escapes) do not count.
-func jsonObjectSpans(text string) []string {
-	var out []string
-	depth, start := 0, -1
-	inString, escape := false, false
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		if inString {
-			switch {
-			case escape:
-				escape = false
-			case c == '\\':
-				escape = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{':
-			if depth == 0 {
-				start = i
-			}
-			depth++
-		case '}':
-			if depth > 0 {
-				depth--
-				if depth == 0 && start >= 0 {
-					out = append(out, text[start:i+1])
-				}
-			}
-		}
-	}
-	return out
 }
 
 func firstNonSpace(b []byte) byte {
