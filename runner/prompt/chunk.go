@@ -166,24 +166,10 @@ var chunkLabels = []string{labelProposer, labelHidden, labelVerified, labelTail,
 // ParseChunk reads a prompt built by ChunkPrompt back (the simulated
 // server's view of it), from the last user message.
 func ParseChunk(msgs []contract.Message) (ParsedChunk, error) {
-	text := ""
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == model.RoleUser {
-			text = msgs[i].Content
-			break
-		}
-	}
-	lines := strings.Split(text, "\n")
-	at := -1
-	for i, l := range lines {
-		if strings.TrimSpace(l) == ChunkMarker {
-			at = i
-		}
-	}
-	if at < 0 {
+	hl, below, ok := markedBlock(msgs, ChunkMarker)
+	if !ok {
 		return ParsedChunk{}, ErrNotChunk
 	}
-	hl := labelled(strings.Join(lines[:at], "\n"))
 	var out ParsedChunk
 	var err error
 	if out.Environment = hl[labelEnv]; out.Environment == "" {
@@ -200,15 +186,7 @@ func ParseChunk(msgs []contract.Message) (ParsedChunk, error) {
 	if out.MaxSteps, err = intLine(hl, labelMaxSteps, 0); err != nil {
 		return ParsedChunk{}, err
 	}
-	tl := map[string]string{}
-	for _, l := range lines[at+1:] {
-		l = strings.TrimRight(l, "\r")
-		for _, lb := range chunkLabels {
-			if strings.HasPrefix(l, lb) {
-				tl[lb] = strings.TrimSpace(l[len(lb):])
-			}
-		}
-	}
+	tl := labelledLines(below, chunkLabels)
 	c := &out.Chunk
 	switch c.Proposer = tl[labelProposer]; c.Proposer {
 	case ChunkJSON, ChunkCode:

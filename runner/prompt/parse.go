@@ -112,18 +112,48 @@ func splitMarker(text string) (head, tail string, ok bool) {
 var labels = []string{labelEnv, labelInitial, labelGoal, labelMaxSteps, labelAttempt, labelVerified,
 	labelTail, labelState, labelLegal, labelLegalN, labelMessage, labelFrom}
 
-// labelled maps each label to the value of its last line.
+// labelled maps each problem label to the value of its last line in text.
 func labelled(text string) map[string]string {
+	return labelledLines(strings.Split(text, "\n"), labels)
+}
+
+// labelledLines maps each of lbs to the value of its last line in lines.
+func labelledLines(lines, lbs []string) map[string]string {
 	m := map[string]string{}
-	for _, l := range strings.Split(text, "\n") {
+	for _, l := range lines {
 		l = strings.TrimRight(l, "\r")
-		for _, lb := range labels {
+		for _, lb := range lbs {
 			if strings.HasPrefix(l, lb) {
 				m[lb] = strings.TrimSpace(l[len(lb):])
 			}
 		}
 	}
 	return m
+}
+
+// markedBlock splits the last user message of msgs at its last line that
+// is marker: the problem's labelled lines above it (labelled), and the
+// lines below it. ok is false when no line is the marker. The recovery,
+// VEX chunk and step prompts are read through it.
+func markedBlock(msgs []contract.Message, marker string) (head map[string]string, below []string, ok bool) {
+	text := ""
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == model.RoleUser {
+			text = msgs[i].Content
+			break
+		}
+	}
+	lines := strings.Split(text, "\n")
+	at := -1
+	for i, l := range lines {
+		if strings.TrimSpace(l) == marker {
+			at = i
+		}
+	}
+	if at < 0 {
+		return nil, nil, false
+	}
+	return labelled(strings.Join(lines[:at], "\n")), lines[at+1:], true
 }
 
 func jsonLine(m map[string]string, label string) (json.RawMessage, error) {

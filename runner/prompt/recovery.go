@@ -103,24 +103,10 @@ var recoveryLabels = []string{labelTraceMoves, labelTraceNext, labelTraceState, 
 // ParseRecovery reads a prompt built by RecoveryPrompt back (the simulated
 // server's view of it).
 func ParseRecovery(msgs []contract.Message) (ParsedRecovery, error) {
-	text := ""
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == model.RoleUser {
-			text = msgs[i].Content
-			break
-		}
-	}
-	lines := strings.Split(text, "\n")
-	at := -1
-	for i, l := range lines {
-		if strings.TrimSpace(l) == RecoveryMarker {
-			at = i
-		}
-	}
-	if at < 0 {
+	hl, below, ok := markedBlock(msgs, RecoveryMarker)
+	if !ok {
 		return ParsedRecovery{}, ErrNotRecovery
 	}
-	hl := labelled(strings.Join(lines[:at], "\n"))
 	var out ParsedRecovery
 	var err error
 	if out.Environment = hl[labelEnv]; out.Environment == "" {
@@ -132,15 +118,7 @@ func ParseRecovery(msgs []contract.Message) (ParsedRecovery, error) {
 	if out.Goal, err = jsonLine(hl, labelGoal); err != nil {
 		return ParsedRecovery{}, err
 	}
-	tl := map[string]string{}
-	for _, l := range lines[at+1:] {
-		l = strings.TrimRight(l, "\r")
-		for _, lb := range recoveryLabels {
-			if strings.HasPrefix(l, lb) {
-				tl[lb] = strings.TrimSpace(l[len(lb):])
-			}
-		}
-	}
+	tl := labelledLines(below, recoveryLabels)
 	if out.Trace, err = listLine(tl, labelTraceMoves); err != nil {
 		return ParsedRecovery{}, err
 	}

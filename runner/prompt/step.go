@@ -128,24 +128,10 @@ var stepLabels = []string{labelStepState, labelStepOptions, labelStepBlocked, la
 // server's view of it). RetryReason and Message are "" when the prompt
 // says none.
 func ParseStep(msgs []contract.Message) (ParsedStep, error) {
-	text := ""
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == model.RoleUser {
-			text = msgs[i].Content
-			break
-		}
-	}
-	lines := strings.Split(text, "\n")
-	at := -1
-	for i, l := range lines {
-		if strings.TrimSpace(l) == StepMarker {
-			at = i
-		}
-	}
-	if at < 0 {
+	hl, below, ok := markedBlock(msgs, StepMarker)
+	if !ok {
 		return ParsedStep{}, ErrNotStep
 	}
-	hl := labelled(strings.Join(lines[:at], "\n"))
 	var out ParsedStep
 	var err error
 	if out.Environment = hl[labelEnv]; out.Environment == "" {
@@ -154,15 +140,7 @@ func ParseStep(msgs []contract.Message) (ParsedStep, error) {
 	if out.Goal, err = jsonLine(hl, labelGoal); err != nil {
 		return ParsedStep{}, err
 	}
-	tl := map[string]string{}
-	for _, l := range lines[at+1:] {
-		l = strings.TrimRight(l, "\r")
-		for _, lb := range stepLabels {
-			if strings.HasPrefix(l, lb) {
-				tl[lb] = strings.TrimSpace(l[len(lb):])
-			}
-		}
-	}
+	tl := labelledLines(below, stepLabels)
 	if out.State, err = jsonLine(tl, labelStepState); err != nil {
 		return ParsedStep{}, err
 	}
