@@ -11,10 +11,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 )
@@ -67,19 +65,7 @@ var _ = Describe("a derail-550 evaluation on the local cluster", Ordered, Label(
 	})
 
 	It("completes every condition on every case and reports them per condition", func() {
-		Eventually(func(g Gomega) {
-			tc.operatorAlive()
-			ctx, cancel := ctxTimeout(30 * time.Second)
-			defer cancel()
-			e := &repotv1.RepotEvaluation{}
-			g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, e)).To(Succeed())
-			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeTrue(), "progress %v", e.Status.Progress)
-		}).WithTimeout(30 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
-
-		ctx, cancel := ctxTimeout(30 * time.Second)
-		defer cancel()
-		e := &repotv1.RepotEvaluation{}
-		Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, e)).To(Succeed())
+		e := tc.awaitComplete(name, 30*time.Minute)
 		conditions := repotv1.AllDerailConditions()
 		Expect(e.Status.Progress.RunsDone).To(BeEquivalentTo(derailCases * len(conditions)))
 		Expect(e.Status.Progress.RunsTotal).To(BeEquivalentTo(derailCases * len(conditions)))

@@ -16,6 +16,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -326,4 +327,19 @@ func (tc *testCluster) podLog(namespace, pod, container string) string {
 
 func ctxTimeout(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), d)
+}
+
+// awaitComplete waits up to timeout for evaluation name in ns to be
+// Complete (failing the spec if the operator restarts on its own) and
+// returns it.
+func (tc *testCluster) awaitComplete(name string, timeout time.Duration) *repotv1.RepotEvaluation {
+	e := &repotv1.RepotEvaluation{}
+	Eventually(func(g Gomega) {
+		tc.operatorAlive()
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, e)).To(Succeed())
+		g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeTrue(), "progress %v", e.Status.Progress)
+	}).WithTimeout(timeout).WithPolling(5 * time.Second).Should(Succeed())
+	return e
 }

@@ -10,8 +10,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/contract"
@@ -29,19 +27,7 @@ var _ = Describe("the paper's comparison on the local cluster", Ordered, Label("
 	})
 
 	It("completes config/samples/paper-comparison.yaml with all seven methods in status, export and report", func() {
-		Eventually(func(g Gomega) {
-			tc.operatorAlive()
-			ctx, cancel := ctxTimeout(30 * time.Second)
-			defer cancel()
-			e := &repotv1.RepotEvaluation{}
-			g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, e)).To(Succeed())
-			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeTrue(), "progress %v", e.Status.Progress)
-		}).WithTimeout(40 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
-
-		ctx, cancel := ctxTimeout(30 * time.Second)
-		defer cancel()
-		e := &repotv1.RepotEvaluation{}
-		Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, e)).To(Succeed())
+		e := tc.awaitComplete(name, 40*time.Minute)
 		Expect(e.Status.Progress.RunsDone).To(Equal(e.Status.Progress.RunsTotal))
 		Expect(e.Status.Models).To(HaveLen(len(e.Spec.Models)))
 		for _, ms := range e.Status.Models {
