@@ -3,45 +3,28 @@ package methods
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/envs/shareddata"
-	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/prompt"
 	"repot.dev/repot-operator/runner/runnertest"
 )
 
-// textClient answers calls in order with the scripted reply texts, as they
-// are, and records the requests.
-type textClient struct {
-	mu      sync.Mutex
-	replies []string
-	Reqs    []model.Request
-}
-
-func (c *textClient) Complete(ctx context.Context, req model.Request) (model.Response, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := ctx.Err(); err != nil {
-		return model.Response{}, err
+// textClient answers calls in order with the scripted reply texts, as
+// they are (runnertest's raw replies), and records the requests.
+func textClient(replies ...string) *runnertest.ScriptedClient {
+	c := &runnertest.ScriptedClient{}
+	for _, r := range replies {
+		c.Script = append(c.Script, runnertest.Reply{Raw: true, Code: r})
 	}
-	c.Reqs = append(c.Reqs, req)
-	if len(c.replies) == 0 {
-		return model.Response{}, errors.New("script exhausted")
-	}
-	text := c.replies[0]
-	c.replies = c.replies[1:]
-	return model.Response{Content: text, FinishReason: "stop", Usage: contract.Usage{Prompt: 100, Completion: 20}, Latency: time.Second}, nil
+	return c
 }
 
 // vexReply is one scripted reply of a differential case.
@@ -211,9 +194,9 @@ func TestVEXDifferential(t *testing.T) {
 			if proposer == "" {
 				proposer = DefaultVEXOptions().Proposer[p.Environment]
 			}
-			client := &textClient{}
+			client := textClient()
 			for _, r := range c.Replies {
-				client.replies = append(client.replies, r.render(t, p, proposer))
+				client.Script = append(client.Script, runnertest.Reply{Raw: true, Code: r.render(t, p, proposer)})
 			}
 			deps := Deps{Client: client, Sandbox: runnertest.FakeSandbox, Clock: runnertest.NewFakeClock()}
 			rec, tr, err := RunProblem(context.Background(), deps, opts, p, contract.MethodVEX)
@@ -236,8 +219,8 @@ func TestVEXDifferential(t *testing.T) {
 			if rec.VEX.Proposer != proposer {
 				t.Errorf("proposer %q, want %q", rec.VEX.Proposer, proposer)
 			}
-			if len(client.replies) != len(c.Replies)-c.Want.Calls {
-				t.Errorf("%d replies left, want %d", len(client.replies), len(c.Replies)-c.Want.Calls)
+			if len(client.Script) != len(c.Replies)-c.Want.Calls {
+				t.Errorf("%d replies left, want %d", len(client.Script), len(c.Replies)-c.Want.Calls)
 			}
 			// Each call's replay starts at the moves committed before it.
 			from := 0
@@ -258,9 +241,9 @@ func TestVEXDifferential(t *testing.T) {
 }
 
 // hanoiVEX runs vex on hanoi3 with the given JSON replies.
-func hanoiVEX(t *testing.T, opts Options, replies ...string) (contract.Record, contract.Trace, *textClient) {
+func hanoiVEX(t *testing.T, opts Options, replies ...string) (contract.Record, contract.Trace, *runnertest.ScriptedClient) {
 	t.Helper()
-	client := &textClient{replies: replies}
+	client := textClient(replies...)
 	deps := Deps{Client: client, Sandbox: runnertest.FakeSandbox, Clock: runnertest.NewFakeClock()}
 	rec, tr, err := RunProblem(context.Background(), deps, opts, hanoi3WithOracle(t), contract.MethodVEX)
 	if err != nil {
@@ -414,7 +397,7 @@ func TestRunDerailVEXConditions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.condition, func(t *testing.T) {
-			client := &textClient{replies: tc.replies}
+			client := textClient(tc.replies...)
 			deps := Deps{Client: client, Sandbox: runnertest.FakeSandbox, Clock: runnertest.NewFakeClock()}
 			rec, tr, err := RunDerail(context.Background(), deps, jsonOpts(), task, tc.condition)
 			if err != nil {
@@ -468,7 +451,7 @@ func TestRunDerailVEXPublished(t *testing.T) {
 		}
 		task := DerailTask{Case: c, Problem: p}
 		for _, cond := range []string{contract.CondVEXFull, contract.CondVEXNoPrefix, contract.CondVEXRestart} {
-			client := &textClient{replies: []string{"no moves"}}
+			client := textClient("no moves")
 			deps := Deps{Client: client, Sandbox: runnertest.FakeSandbox, Clock: runnertest.NewFakeClock()}
 			opts := testOptions()
 			opts.VEX.MaxLLMCalls = 1
