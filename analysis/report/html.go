@@ -30,6 +30,17 @@ type pageSource struct {
 	Notes            []string
 	Provenance       []ProvenanceEntry
 	Sections         []section
+	// ModelsSummary and ProvenanceSummary label the folded models and
+	// provenance tables, saying what is inside without opening them.
+	ModelsSummary, ProvenanceSummary string
+}
+
+// counted is "n noun" with noun in the plural unless n is 1.
+func counted(n int, noun string) string {
+	if n != 1 {
+		noun += "s"
+	}
+	return strconv.Itoa(n) + " " + noun
 }
 
 // Render writes r as one HTML page.
@@ -45,7 +56,9 @@ func Render(w io.Writer, r Report) error {
 			return fmt.Errorf("%s: %w", s.Name, err)
 		}
 		pg.Sources = append(pg.Sources, pageSource{ID: prefix + "top", Name: s.Name, Origin: string(s.Origin),
-			Records: s.Summary.Records, Models: s.Models, Notes: s.Notes, Provenance: s.Provenance, Sections: secs})
+			Records: s.Summary.Records, Models: s.Models, Notes: s.Notes, Provenance: s.Provenance, Sections: secs,
+			ModelsSummary:     "Models: " + counted(len(s.Models), "model") + ", how each was served",
+			ProvenanceSummary: "Provenance: " + counted(len(s.Provenance), "field") + ", what produced these numbers (images, server arguments, sampling, builds)"})
 	}
 	sched, err := scheduleSections(r.Schedule)
 	if err != nil {
@@ -114,20 +127,27 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
 <style>
-body { font-family: system-ui, sans-serif; margin: 0 auto; max-width: 1100px; padding: 1em 2em; color: #1a1a1a; line-height: 1.45; }
-h1 { margin-bottom: 0.2em; }
-.meta { color: #555; margin-top: 0; }
-.simulation { border-left: 6px solid #d55e00; background: #fff4ec; padding: 0.6em 1em; margin: 1em 0; }
-.simulation p { margin: 0.3em 0; }
-nav ul { columns: 2; }
-section.chart { margin: 2em 0; border-top: 1px solid #ddd; padding-top: 0.5em; }
-svg.chart { display: block; width: 100%; max-width: 1000px; height: auto; }
+body { font-family: system-ui, sans-serif; margin: 0 auto; max-width: 1100px; padding: 0.5em 2em 1em; color: #1a1a1a; line-height: 1.45; }
+h1 { font-size: 1.6em; margin: 0.2em 0 0; }
+h2 { margin: 0.8em 0 0.1em; }
+h3 { margin: 0.3em 0; }
+.meta { color: #555; margin: 0.1em 0 0.3em; font-size: 0.9em; }
+.simulation { border-left: 6px solid #d55e00; background: #fff4ec; padding: 0.3em 1em; margin: 0.5em 0; font-size: 0.9em; }
+.simulation p { margin: 0.2em 0; }
+nav.contents { margin: 0.4em 0; font-size: 0.9em; }
+nav.contents a { margin-right: 1em; }
+.note { margin: 0.3em 0; }
+section.chart { margin: 1em 0 2em; border-top: 1px solid #ddd; padding-top: 0.3em; }
+section.chart > p { margin: 0.2em 0; }
+figure { margin: 0.3em 0; }
+svg.chart { display: block; width: 100%; max-width: 900px; height: auto; }
 table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.9em; }
 caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
 th[scope=row] { text-align: left; font-weight: normal; }
 thead th { background: #f3f3f3; }
 details { margin: 0.5em 0; }
+summary { cursor: pointer; font-weight: 600; }
 table.provenance td { text-align: left; }
 table.provenance td.value { font-family: ui-monospace, monospace; word-break: break-all; }
 </style>
@@ -138,27 +158,28 @@ table.provenance td.value { font-family: ui-monospace, monospace; word-break: br
 <p class="meta">Generated {{.Generated}} by repot report. This page is self-contained: it loads nothing from the network.</p>
 </header>
 <aside class="simulation" aria-label="What was simulated">
-<h2>What was simulated</h2>
-{{range .Simulation}}<p>{{.}}</p>
+{{range $i, $p := .Simulation}}<p>{{if eq $i 0}}<strong>What was simulated:</strong> {{end}}{{$p}}</p>
 {{end}}</aside>
-<nav aria-label="Contents"><h2>Contents</h2><ul>
-{{range .Sources}}<li><a href="#{{.ID}}">{{.Name}}</a></li>
-{{end}}{{if .Schedule}}<li><a href="#schedule">Schedule history</a></li>{{end}}
-</ul></nav>
+<nav class="contents" aria-label="Contents">Contents:
+{{range .Sources}}<a href="#{{.ID}}">{{.Name}}</a>
+{{end}}{{if .Schedule}}<a href="#schedule">Schedule history</a>{{end}}
+</nav>
 <main>
 {{range .Sources}}
 <article id="{{.ID}}">
 <h2>{{.Name}}</h2>
 <p class="meta">{{.Origin}}; {{.Records}} distinct runs.</p>
-{{if .Models}}<table><caption>Models</caption><thead><tr><th scope="col">model</th><th scope="col">served by</th><th scope="col">detail</th></tr></thead><tbody>
-{{range .Models}}<tr><th scope="row">{{.Name}}</th><td>{{.ServedBy}}</td><td>{{.Detail}}</td></tr>
-{{end}}</tbody></table>{{end}}
-{{if .Provenance}}<table class="provenance"><caption>Provenance: what produced these numbers</caption><thead><tr><th scope="col">model</th><th scope="col">item</th><th scope="col">value</th></tr></thead><tbody>
-{{range .Provenance}}<tr><th scope="row">{{.Model}}</th><td>{{.Item}}</td><td class="value">{{.Value}}</td></tr>
-{{end}}</tbody></table>{{end}}
-{{range .Notes}}<p>{{.}}</p>
+{{range .Notes}}<p class="note">{{.}}</p>
 {{end}}
 {{range .Sections}}{{template "section" .}}{{end}}
+{{if .Models}}<details class="models"><summary>{{.ModelsSummary}}</summary>
+<table><caption>Models</caption><thead><tr><th scope="col">model</th><th scope="col">served by</th><th scope="col">detail</th></tr></thead><tbody>
+{{range .Models}}<tr><th scope="row">{{.Name}}</th><td>{{.ServedBy}}</td><td>{{.Detail}}</td></tr>
+{{end}}</tbody></table></details>{{end}}
+{{if .Provenance}}<details class="provenance"><summary>{{.ProvenanceSummary}}</summary>
+<table class="provenance"><caption>Provenance: what produced these numbers</caption><thead><tr><th scope="col">model</th><th scope="col">item</th><th scope="col">value</th></tr></thead><tbody>
+{{range .Provenance}}<tr><th scope="row">{{.Model}}</th><td>{{.Item}}</td><td class="value">{{.Value}}</td></tr>
+{{end}}</tbody></table></details>{{end}}
 </article>
 {{end}}
 {{if .Schedule}}<article id="schedule"><h2>Schedule history</h2>

@@ -106,6 +106,38 @@ func TestSectionsAreOptional(t *testing.T) {
 	}
 }
 
+// TestChartsLeadEachSource: a source's charts come first, success, routing
+// and cost in that order, and its models and provenance tables follow
+// them, folded under summaries that say what they hold.
+func TestChartsLeadEachSource(t *testing.T) {
+	s := FromRecords("two", OriginRunDir, twoModels())
+	s.Models = []ModelInfo{{Name: "a", ServedBy: ServedSimulated}, {Name: "b", ServedBy: ServedVLLM}}
+	s.Provenance = []ProvenanceEntry{{Model: AllModels, Item: "problem set", Value: "sha256:abc"}}
+	page := render(t, Report{Sources: []Source{s}})
+	var pos []int
+	for _, mark := range []string{
+		`id="s1-top"`,
+		`<section class="chart" id="s1-success"`,
+		`<section class="chart" id="s1-routes"`,
+		`<section class="chart" id="s1-cost"`,
+		`<details class="models"><summary>Models: 2 models, how each was served</summary>`,
+		`<details class="provenance"><summary>Provenance: 1 field, what produced these numbers`,
+	} {
+		i := strings.Index(page, mark)
+		if i < 0 {
+			t.Fatalf("the page lacks %s", mark)
+		}
+		if len(pos) > 0 && i < pos[len(pos)-1] {
+			t.Errorf("%s comes before the part above it in the list", mark)
+		}
+		pos = append(pos, i)
+	}
+	// No table of the source stands between its heading and its first chart.
+	if strings.Contains(page[pos[0]:pos[1]], "<table") {
+		t.Errorf("a table precedes the first chart:\n%s", page[pos[0]:pos[1]])
+	}
+}
+
 // TestPageIsSelfContained: no URL, no script, no external resource.
 func TestPageIsSelfContained(t *testing.T) {
 	two := FromRecords("two", OriginRunDir, twoModels())
@@ -233,6 +265,10 @@ func TestBrowserMultiRunAndSchedule(t *testing.T) {
 		t.Fatalf("LoadDir: %d sources, schedule %v; want 2 and none", len(srcs), sched)
 	}
 	srcs = append([]Source{Combine("combined", srcs)}, srcs...)
+	// The combined source carries what an evaluation's does: a long
+	// provenance and a note; its charts still lead the page.
+	srcs[0].Provenance = longProvenance([]string{"sim-strong", "sim-weak"})
+	srcs[0].Notes = append(srcs[0].Notes, "Stalled: NoProgress: no runner reported for 10m.")
 	page := filepath.Join(out, "multi-run.html")
 	writePage(t, page, Report{Title: "multi-run test", Generated: time.Now(), Sources: srcs})
 	// combined: success, routes, cost, scaling, 2 heat maps; each run: 4.
@@ -297,6 +333,18 @@ func TestBrowserRepairRounds(t *testing.T) {
 	t.Log(res)
 	reporttest.SectionShot(t, page, "#s1-rounds", filepath.Join(out, "repair-rounds-fixed.png"))
 	reporttest.SectionShot(t, page, "#s2-rounds", filepath.Join(out, "repair-rounds-vrr.png"))
+}
+
+// longProvenance is a provenance of the size an evaluation of models has:
+// 31 fields.
+func longProvenance(models []string) []ProvenanceEntry {
+	out := []ProvenanceEntry{{Model: AllModels, Item: "problem set", Value: "sha256:0f3c"}}
+	for _, m := range models {
+		for i := range 15 {
+			out = append(out, ProvenanceEntry{Model: m, Item: "server argument " + strconv.Itoa(i+1), Value: "--max-model-len=32768"})
+		}
+	}
+	return out
 }
 
 func writePage(t *testing.T, path string, r Report) {

@@ -54,6 +54,11 @@ func TestProvenanceTable(t *testing.T) {
 	if !strings.Contains(page, table) {
 		t.Fatalf("no provenance table:\n%s", page)
 	}
+	// Folded, with a summary that says what is inside.
+	const folded = `<details class="provenance"><summary>Provenance: 2 fields, what produced these numbers`
+	if !strings.Contains(page, folded) || strings.Index(page, folded) > strings.Index(page, table) {
+		t.Errorf("the provenance table is not folded under the summary %s", folded)
+	}
 	for _, want := range []string{
 		`<tr><th scope="row">(all models)</th><td>problem set</td><td class="value">sha256:abc</td></tr>`,
 		`<tr><th scope="row">m</th><td>server args</td><td class="value">vllm serve &lt;m&gt; --revision v1</td></tr>`,
