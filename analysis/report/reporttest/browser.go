@@ -53,10 +53,20 @@ func Browser(t TB) string {
 	return ""
 }
 
+// The window pages are opened in: a laptop screen. The first chart must
+// show in it without scrolling (see Check).
+const (
+	WindowWidth  = 1400
+	WindowHeight = 900
+)
+
 // Chart is one chart as the browser laid it out.
 type Chart struct {
 	Label         string
 	Width, Height float64
+	// Top and Bottom are the chart's edges in CSS pixels from the top of
+	// the page, as laid out before any scrolling.
+	Top, Bottom float64
 	// HasTable reports whether the chart's section holds a table of its
 	// numbers with at least one row.
 	HasTable bool
@@ -88,7 +98,7 @@ func Open(t TB, page, screenshot string) Result {
 		chromedp.ExecPath(exe),
 		chromedp.NoSandbox, // tests run as root in CI containers
 		chromedp.DisableGPU,
-		chromedp.WindowSize(1280, 900),
+		chromedp.WindowSize(WindowWidth, WindowHeight),
 		chromedp.UserDataDir(t.TempDir()),
 	)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -142,13 +152,15 @@ func Open(t TB, page, screenshot string) Result {
 	return res
 }
 
-// measureJS lays out every chart and reports its size and whether its
-// section has a table with rows.
+// measureJS lays out every chart and reports its size, its position on
+// the page and whether its section has a table with rows. The page has not
+// been scrolled, so the client rectangle is the page position.
 const measureJS = `Array.from(document.querySelectorAll("svg.chart")).map(s => {
   const r = s.getBoundingClientRect();
   const sec = s.closest("section");
   const rows = sec ? sec.querySelectorAll("table tbody tr").length : 0;
-  return {Label: s.getAttribute("aria-label") || "", Width: r.width, Height: r.height, HasTable: rows > 0};
+  return {Label: s.getAttribute("aria-label") || "", Width: r.width, Height: r.height,
+    Top: r.top + window.scrollY, Bottom: r.bottom + window.scrollY, HasTable: rows > 0};
 })`
 
 func argsText(args []*runtime.RemoteObject) string {
@@ -165,12 +177,19 @@ func argsText(args []*runtime.RemoteObject) string {
 
 // Check opens page and fails the test unless it shows at least minCharts
 // charts, each laid out with a non-zero size and followed by a table, with
-// no console error and no network request. It returns the result.
+// no console error and no network request, and unless at least the upper
+// half of the first chart is in the first screen of the window (a reader
+// sees results before scrolling). It returns the result.
 func Check(t TB, page, screenshot string, minCharts int) Result {
 	t.Helper()
 	res := Open(t, page, screenshot)
 	if len(res.Charts) < minCharts {
 		t.Errorf("%s: %d charts rendered, want at least %d", page, len(res.Charts), minCharts)
+	}
+	if len(res.Charts) > 0 && !UpperHalfInFirstScreen(res.Charts[0]) {
+		c := res.Charts[0]
+		t.Errorf("%s: the first chart %q spans %.0f..%.0f px; its upper half must lie within the first screen (0..%d px of a %dx%d window)",
+			page, c.Label, c.Top, c.Bottom, WindowHeight, WindowWidth, WindowHeight)
 	}
 	for _, c := range res.Charts {
 		if c.Width <= 0 || c.Height <= 0 {
@@ -189,9 +208,19 @@ func Check(t TB, page, screenshot string, minCharts int) Result {
 	return res
 }
 
+// UpperHalfInFirstScreen reports whether the upper half of c lies within
+// the first WindowHeight pixels of the page.
+func UpperHalfInFirstScreen(c Chart) bool {
+	return c.Top >= 0 && c.Height > 0 && c.Top+(c.Bottom-c.Top)/2 <= WindowHeight
+}
+
 // String summarises a result for logs.
 func (r Result) String() string {
-	return fmt.Sprintf("%d charts, %d console errors, %d requests, screenshot %s", len(r.Charts), len(r.ConsoleErrors), len(r.Requests), r.Screenshot)
+	first := ""
+	if len(r.Charts) > 0 {
+		first = fmt.Sprintf(" (the first at %.0f..%.0f px)", r.Charts[0].Top, r.Charts[0].Bottom)
+	}
+	return fmt.Sprintf("%d charts%s, %d console errors, %d requests, screenshot %s", len(r.Charts), first, len(r.ConsoleErrors), len(r.Requests), r.Screenshot)
 }
 
 // SectionShot saves a PNG of one element of page (a CSS selector such as
@@ -203,7 +232,7 @@ func SectionShot(t TB, page, selector, png string) {
 		t.Fatal(err)
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(Browser(t)), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.WindowSize(1280, 900), chromedp.UserDataDir(t.TempDir()))
+		chromedp.DisableGPU, chromedp.WindowSize(WindowWidth, WindowHeight), chromedp.UserDataDir(t.TempDir()))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancelA()
 	ctx, cancel := chromedp.NewContext(actx)
