@@ -14,14 +14,15 @@ func TestLayoutKeys(t *testing.T) {
 	if err := l.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	got := []string{l.EvaluationPrefix(), l.ManifestKey(), l.ShardPrefix(3), l.ShardManifestKey(3), l.SegmentKey(3, 1), l.SegmentKey(12, 345)}
+	s3, s12 := Shard{Model: "qwen-7b", Index: 3}, Shard{Model: "llama", Index: 12}
+	got := []string{l.EvaluationPrefix(), l.ManifestKey(), l.ShardPrefix(s3), l.ShardManifestKey(s3), l.SegmentKey(s3, 1), l.SegmentKey(s12, 345)}
 	want := []string{
 		"team-a/research/qwen-sweep/" + testUID + "/",
 		"team-a/research/qwen-sweep/" + testUID + "/manifest.json",
-		"team-a/research/qwen-sweep/" + testUID + "/shards/0003/",
-		"team-a/research/qwen-sweep/" + testUID + "/shards/0003/manifest.json",
-		"team-a/research/qwen-sweep/" + testUID + "/shards/0003/traces/000001.jsonl",
-		"team-a/research/qwen-sweep/" + testUID + "/shards/0012/traces/000345.jsonl",
+		"team-a/research/qwen-sweep/" + testUID + "/qwen-7b/shard-0003/",
+		"team-a/research/qwen-sweep/" + testUID + "/qwen-7b/shard-0003/manifest.json",
+		"team-a/research/qwen-sweep/" + testUID + "/qwen-7b/shard-0003/traces/000001.jsonl",
+		"team-a/research/qwen-sweep/" + testUID + "/llama/shard-0012/traces/000345.jsonl",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("keys (-want +got):\n%s", diff)
@@ -35,24 +36,26 @@ func TestLayoutKeys(t *testing.T) {
 
 func TestLayoutSegmentSeq(t *testing.T) {
 	l := Layout{Namespace: "ns", Evaluation: "ev", UID: testUID}
+	s2, s3, other := Shard{Model: "m", Index: 2}, Shard{Model: "m", Index: 3}, Shard{Model: "n", Index: 2}
 	cases := []struct {
 		key    string
-		shard  int
+		shard  Shard
 		want   int
 		wantOK bool
 	}{
-		{l.SegmentKey(2, 7), 2, 7, true},
-		{l.SegmentKey(2, 7), 3, 0, false},
-		{l.ShardManifestKey(2), 2, 0, false},
-		{l.ShardPrefix(2) + "traces/000000.jsonl", 2, 0, false},
-		{l.ShardPrefix(2) + "traces/7.jsonl", 2, 0, false},
-		{l.ShardPrefix(2) + "traces/00000x.jsonl", 2, 0, false},
-		{"other/" + l.SegmentKey(2, 7), 2, 0, false},
+		{l.SegmentKey(s2, 7), s2, 7, true},
+		{l.SegmentKey(s2, 7), s3, 0, false},
+		{l.SegmentKey(s2, 7), other, 0, false},
+		{l.ShardManifestKey(s2), s2, 0, false},
+		{l.ShardPrefix(s2) + "traces/000000.jsonl", s2, 0, false},
+		{l.ShardPrefix(s2) + "traces/7.jsonl", s2, 0, false},
+		{l.ShardPrefix(s2) + "traces/00000x.jsonl", s2, 0, false},
+		{"other/" + l.SegmentKey(s2, 7), s2, 0, false},
 	}
 	for _, tc := range cases {
 		got, ok := l.SegmentSeq(tc.shard, tc.key)
 		if got != tc.want || ok != tc.wantOK {
-			t.Errorf("SegmentSeq(%d, %q) = %d, %v; want %d, %v", tc.shard, tc.key, got, ok, tc.want, tc.wantOK)
+			t.Errorf("SegmentSeq(%v, %q) = %d, %v; want %d, %v", tc.shard, tc.key, got, ok, tc.want, tc.wantOK)
 		}
 	}
 }
@@ -110,5 +113,26 @@ func TestCompleteLines(t *testing.T) {
 				t.Errorf("completeLines = %d bytes, %d lines; want %d, %d", n, lines, tc.wantN, tc.wantLines)
 			}
 		})
+	}
+}
+
+func TestShardValidate(t *testing.T) {
+	cases := []struct {
+		s    Shard
+		want string
+	}{
+		{Shard{Model: "qwen-7b", Index: 0}, ""},
+		{Shard{Model: "m", Index: MaxShards - 1}, ""},
+		{Shard{Model: "m", Index: -1}, "out of range"},
+		{Shard{Model: "m", Index: MaxShards}, "out of range"},
+		{Shard{Model: "../x", Index: 0}, "model"},
+		{Shard{Model: "Qwen", Index: 0}, "model"},
+		{Shard{Model: "", Index: 0}, "model"},
+	}
+	for _, tc := range cases {
+		err := tc.s.Validate()
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v.Validate() = %v, want %q", tc.s, err, tc.want)
+		}
 	}
 }

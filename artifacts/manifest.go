@@ -17,7 +17,7 @@ import (
 // uploader rewrites it after each segment, so it always lists every
 // segment that is complete in the store.
 type ShardManifest struct {
-	Shard   int      `json:"shard"`
+	Shard   Shard    `json:"shard"`
 	Objects []Object `json:"objects"`
 	// LostBytes counts traces bytes the uploader gave up on (the store
 	// was unreachable until the runner pod ended); 0 when complete.
@@ -44,7 +44,7 @@ const maxManifestBytes = 16 << 20
 
 // ReadShardManifest reads shard's manifest; ok is false when there is
 // none yet.
-func ReadShardManifest(ctx context.Context, s *Store, l Layout, shard int) (m ShardManifest, ok bool, err error) {
+func ReadShardManifest(ctx context.Context, s *Store, l Layout, shard Shard) (m ShardManifest, ok bool, err error) {
 	b, err := s.GetBytes(ctx, l.ShardManifestKey(shard), maxManifestBytes)
 	if errors.Is(err, ErrNotFound) {
 		return ShardManifest{}, false, nil
@@ -55,6 +55,9 @@ func ReadShardManifest(ctx context.Context, s *Store, l Layout, shard int) (m Sh
 	if err := json.Unmarshal(b, &m); err != nil {
 		return ShardManifest{}, false, fmt.Errorf("%s: %w", l.ShardManifestKey(shard), err)
 	}
+	if m.Shard != shard {
+		return ShardManifest{}, false, fmt.Errorf("%s is the manifest of shard %s", l.ShardManifestKey(shard), m.Shard)
+	}
 	for _, o := range m.Objects {
 		if _, ok := l.SegmentSeq(shard, o.Key); !ok {
 			return ShardManifest{}, false, fmt.Errorf("%s lists %q, which is not one of the shard's segments", l.ShardManifestKey(shard), o.Key)
@@ -63,17 +66,17 @@ func ReadShardManifest(ctx context.Context, s *Store, l Layout, shard int) (m Sh
 	return m, true, nil
 }
 
-// Collect builds the evaluation's manifest from the manifests of shards
-// 0..shards-1; a shard without one counts as not final.
-func Collect(ctx context.Context, s *Store, l Layout, shards int) (Manifest, error) {
+// Collect builds the evaluation's manifest from the manifests of shards,
+// in their order; a shard without one counts as not final.
+func Collect(ctx context.Context, s *Store, l Layout, shards []Shard) (Manifest, error) {
 	m := Manifest{Complete: true}
-	for i := range shards {
-		sm, ok, err := ReadShardManifest(ctx, s, l, i)
+	for _, sh := range shards {
+		sm, ok, err := ReadShardManifest(ctx, s, l, sh)
 		if err != nil {
 			return Manifest{}, err
 		}
 		if !ok {
-			sm = ShardManifest{Shard: i}
+			sm = ShardManifest{Shard: sh}
 		}
 		m.Shards = append(m.Shards, sm)
 		for _, o := range sm.Objects {

@@ -32,7 +32,7 @@ import (
 type ShardUploader struct {
 	Store  *Store
 	Layout Layout
-	Shard  int
+	Shard  Shard
 	// Path is the traces file.
 	Path string
 	// StatePath keeps the uploaded offset across sidecar restarts ("" for
@@ -90,8 +90,8 @@ func (u *ShardUploader) start(ctx context.Context) error {
 	if err := u.Layout.Validate(); err != nil {
 		return err
 	}
-	if u.Shard < 0 || u.Shard >= MaxShards {
-		return fmt.Errorf("shard %d out of range", u.Shard)
+	if err := u.Shard.Validate(); err != nil {
+		return err
 	}
 	m, ok, err := ReadShardManifest(ctx, u.Store, u.Layout, u.Shard)
 	if err != nil {

@@ -68,17 +68,26 @@ func (f *shardFile) addPartial(s string) {
 
 func uploader(st *artifacts.Store, shard int, path string) *artifacts.ShardUploader {
 	return &artifacts.ShardUploader{
-		Store: st, Layout: layout, Shard: shard, Path: path,
+		Store: st, Layout: layout, Shard: artifacts.Shard{Model: "m", Index: shard}, Path: path,
 		StatePath:  filepath.Join(filepath.Dir(path), "artifacts.state"),
 		MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
 	}
+}
+
+// shardsUpTo is model m's shards 0..n-1.
+func shardsUpTo(n int) []artifacts.Shard {
+	var out []artifacts.Shard
+	for i := range n {
+		out = append(out, artifacts.Shard{Model: "m", Index: i})
+	}
+	return out
 }
 
 // stored reads every trace line of the evaluation back through its
 // manifests, checking sizes and sha256.
 func stored(t *testing.T, st *artifacts.Store, shards int) (artifacts.Manifest, []string) {
 	t.Helper()
-	m, err := artifacts.Collect(context.Background(), st, layout, shards)
+	m, err := artifacts.Collect(context.Background(), st, layout, shardsUpTo(shards))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +179,8 @@ func TestUploaderResumedShardAppends(t *testing.T) {
 	for _, o := range m.Shards[2].Objects {
 		keys = append(keys, o.Key)
 	}
-	wantKeys := []string{layout.SegmentKey(2, 1), layout.SegmentKey(2, 2), layout.SegmentKey(2, 3)}
+	s2 := artifacts.Shard{Model: "m", Index: 2}
+	wantKeys := []string{layout.SegmentKey(s2, 1), layout.SegmentKey(s2, 2), layout.SegmentKey(s2, 3)}
 	if diff := cmp.Diff(wantKeys, keys); diff != "" {
 		t.Errorf("segments (-want +got):\n%s", diff)
 	}
@@ -362,7 +372,7 @@ func TestUploaderCountsWhatIsLost(t *testing.T) {
 	if !p.Final || p.LostBytes != lost {
 		t.Errorf("Finish progress = %+v, want final with %d bytes lost", p, lost)
 	}
-	m, err := artifacts.Collect(context.Background(), srv.Open(t, ""), layout, 1)
+	m, err := artifacts.Collect(context.Background(), srv.Open(t, ""), layout, shardsUpTo(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +390,7 @@ func TestTracesRefusesAChangedObject(t *testing.T) {
 	if _, err := uploader(st, 0, f.path).Finish(ctx); err != nil {
 		t.Fatal(err)
 	}
-	m, err := artifacts.Collect(ctx, st, layout, 1)
+	m, err := artifacts.Collect(ctx, st, layout, shardsUpTo(1))
 	if err != nil {
 		t.Fatal(err)
 	}
