@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +14,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"repot.dev/repot-operator/artifacts"
+	"repot.dev/repot-operator/artifacts/s3test"
+	"repot.dev/repot-operator/contract"
 )
 
 // fakeTraces is a TraceUploader that notes what the ledger held at each
@@ -95,3 +100,71 @@ func TestSyncWritesRecordsWhileTheStoreFails(t *testing.T) {
 	}
 }
 
+
+// TestSyncRecordedRunsHaveStoredTraces runs the real uploader against a
+// real S3 server: whenever the ledger holds a record, the store holds its
+// run's trace, so a runner pod killed at any point loses no recorded run's
+// trace.
+func TestSyncRecordedRunsHaveStoredTraces(t *testing.T) {
+	srv := s3test.Start(t)
+	dir := t.TempDir()
+	h := &syncHarness{fake: newFake("led-0", ""), path: filepath.Join(dir, "records.jsonl")}
+	layout := artifacts.Layout{Namespace: "ns", Evaluation: "ev", UID: "3f1c2a9e-52b1-4c3e-9d8f-0a1b2c3d4e5f"}
+	shard := artifacts.Shard{Model: "m", Index: 0}
+	st := srv.Open(t, "")
+	up := &artifacts.ShardUploader{Store: st, Layout: layout, Shard: shard, Path: filepath.Join(dir, "traces.jsonl"), StatePath: filepath.Join(dir, "artifacts.state")}
+	s := &Syncer{
+		Store: &Store{Client: h.fake, Name: "led-0"}, Tail: &Tail{Path: h.path},
+		Poll: time.Second, MaxDelay: 5 * time.Second, Batch: 2, Traces: up,
+	}
+	h.syncRun = runSyncer(t, s, clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+
+	var recs []contract.Record
+	for i := range 5 {
+		// As the engine does: the trace, then the record.
+		r := rec(fmt.Sprintf("p%d", i), "pot", i%2 == 0, "")
+		tr, _ := json.Marshal(contract.Trace{ProblemID: r.ProblemID, Method: r.Method, Success: r.Success})
+		appendFile(t, up.Path, string(tr)+"\n")
+		appendFile(t, h.path, jsonl(t, r))
+		recs = append(recs, r)
+		h.poll()
+		// Every record in the ledger has its trace in the store.
+		stored := map[string]bool{}
+		m, err := artifacts.Collect(context.Background(), st, layout, []artifacts.Shard{shard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := artifacts.Traces(context.Background(), st, m, func(b []byte) error {
+			var tr contract.Trace
+			if err := json.Unmarshal(b, &tr); err != nil {
+				return err
+			}
+			stored[tr.ProblemID] = true
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		ledgerRecs, _, err := contract.ReadRecords(strings.NewReader(h.ledger()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range ledgerRecs {
+			if !stored[r.ProblemID] {
+				t.Errorf("after run %d: %s is in the ledger, its trace is not in the store", i, r.ProblemID)
+			}
+		}
+	}
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := artifacts.Collect(context.Background(), st, layout, []artifacts.Shard{shard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Complete || m.Shards[0].Objects == nil {
+		t.Errorf("after the final write: manifest %+v, want complete", m)
+	}
+	if diff := cmp.Diff(jsonl(t, recs...), h.ledger()); diff != "" {
+		t.Errorf("ledger (-want +got):\n%s", diff)
+	}
+}
