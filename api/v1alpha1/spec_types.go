@@ -531,7 +531,6 @@ type ArtifactsSpec struct {
 	// lifecycle rules for expiry.
 	// +optional
 	S3 *S3Store `json:"s3,omitempty"`
-
 }
 
 // S3Store is an S3-compatible object store and the runner's credentials

@@ -100,7 +100,6 @@ func TestSyncWritesRecordsWhileTheStoreFails(t *testing.T) {
 	}
 }
 
-
 // TestSyncRecordedRunsHaveStoredTraces runs the real uploader against a
 // real S3 server: whenever the ledger holds a record, the store holds its
 // run's trace, so a runner pod killed at any point loses no recorded run's
