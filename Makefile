@@ -36,8 +36,12 @@ envtest-bin: ## Build etcd and kube-apiserver into bin/ when missing.
 control-plane: ## Build etcd, kube-apiserver, kube-controller-manager and kube-scheduler into bin/ when missing.
 	hack/build-cluster-bins.sh control-plane
 
+.PHONY: s3-bin
+s3-bin: ## Build versitygw (the S3 server of the artifact tests and the local cluster) into bin/ when missing.
+	hack/build-cluster-bins.sh s3
+
 .PHONY: test
-test: envtest-bin ## Run the tests (envtest uses bin/etcd and bin/kube-apiserver).
+test: envtest-bin s3-bin ## Run the tests (envtest uses bin/etcd and bin/kube-apiserver; the artifact store's tests bin/versitygw).
 	$(GO) test ./... -count=1
 
 .PHONY: fuzz

@@ -30,6 +30,9 @@ var importRules = []struct {
 	why    string
 }{
 	{"contract", []string{module + "/..."}, "the contract is the leaf that the engine, the analysis and the operator all import"},
+	{"artifacts/...", []string{
+		module + "/runner/...", module + "/programs/...", module + "/controllers/...", module + "/analysis/...", module + "/envs/...",
+	}, "the artifact store is a leaf beside the contract: the ledger sidecar, the operator and the readers all use it"},
 	{"controllers/...", []string{module + "/runner/...", module + "/programs/..."},
 		"the operator reads the contract and the analysis, never the engine or the programs"},
 	{"analysis/...", []string{

@@ -12,6 +12,9 @@
 #                            hack/netpol/xt-nfqueue.patch    $KUBE_NETWORK_POLICIES_VERSION
 # and, in its own module (its release's go.mod), after them:
 #   kueue                    sigs.k8s.io/kueue/cmd/kueue     the version go.mod pins
+#   versitygw                github.com/versity/versitygw/cmd/versitygw
+#                                                            $VERSITYGW_VERSION (the local
+#                            cluster's S3 store and the artifact uploader's tests)
 # and in the project's own module (go.mod's `tool helm.sh/helm/v4/cmd/helm`,
 # so that it shares the compiled Kubernetes libraries with the operator):
 #   helm                     helm.sh/helm/v4/cmd/helm        the version go.mod pins
@@ -34,6 +37,7 @@
 #   node           kubelet kube-proxy coredns kube-network-policies (a real node)
 #   kueue          kueue
 #   tools          kubectl helm (what the demo, the e2e specs and the docs run)
+#   s3             versitygw (an S3 server on a directory: the artifact store)
 #   all            all of the above
 #
 # A binary is rebuilt only when missing or built with another recipe:
@@ -57,6 +61,7 @@ helm_version=$(awk '$1=="helm.sh/helm/v4"{print $2; exit} $1=="require" && $2=="
 etcd_version=${ETCD_VERSION:-v3.7.3}
 coredns_version=${COREDNS_VERSION:-v1.14.7}
 netpol_version=${KUBE_NETWORK_POLICIES_VERSION:-v0.8.0}
+versitygw_version=${VERSITYGW_VERSION:-v1.8.0}
 netpol_patch="$root/hack/netpol/xt-nfqueue.patch"
 
 # name -> package (in the build module) and version
@@ -72,12 +77,13 @@ declare -A pkg=(
   [kube-network-policies]=sigs.k8s.io/kube-network-policies/cmd
   [kueue]=./cmd/kueue
   [helm]=helm.sh/helm/v4/cmd/helm
+  [versitygw]=./cmd/versitygw
 )
 declare -A version=(
   [etcd]=$etcd_version [kube-apiserver]=$kube_version [kube-controller-manager]=$kube_version
   [kube-scheduler]=$kube_version [kubelet]=$kube_version [kube-proxy]=$kube_version [kubectl]=$kube_version
   [coredns]=$coredns_version [kube-network-policies]=$netpol_version [kueue]=$kueue_version
-  [helm]=$helm_version
+  [helm]=$helm_version [versitygw]=$versitygw_version
 )
 
 names=()
@@ -87,7 +93,8 @@ for arg in "${@:-all}"; do
     control-plane) names+=(etcd kube-apiserver kube-controller-manager kube-scheduler) ;;
     node) names+=(kubelet kube-proxy coredns kube-network-policies) ;;
     tools) names+=(kubectl helm) ;;
-    all) names+=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl coredns kube-network-policies kueue helm) ;;
+    s3) names+=(versitygw) ;;
+    all) names+=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl coredns kube-network-policies kueue helm versitygw) ;;
     *) [ -n "${pkg[$arg]:-}" ] || { echo "build-cluster-bins: unknown binary or group $arg" >&2; exit 2; }
        names+=("$arg") ;;
   esac
@@ -152,7 +159,7 @@ pins=(
 recipe=v1
 modkey=$(printf '%s\n' "$recipe" "${pins[@]}" "$kube_version" "$etcd_version" "$coredns_version" "$netpol_version" \
   "$(sha256sum <"$netpol_patch")" "$coredns_main" "$tools_go" | sha256sum | cut -c1-12)
-key_of() { case $1 in kueue|helm) echo "${version[$1]}" ;; *) echo "${version[$1]}+m$modkey" ;; esac; }
+key_of() { case $1 in kueue|helm|versitygw) echo "${version[$1]}" ;; *) echo "${version[$1]}+m$modkey" ;; esac; }
 
 # missing_of NAME...: those of NAMES not built in bin/ as their key (the
 # others are reported cached).
@@ -169,9 +176,9 @@ missing_of() {
 # waits only when what it needs is missing, then finds it cached if another
 # process built it meanwhile (CI builds everything in the background while
 # `make test` asks for etcd and kube-apiserver only).
-shared_names=() want_kueue= want_helm=
+shared_names=() want_kueue= want_helm= want_versitygw=
 for n in "${names[@]}"; do
-  case $n in kueue) want_kueue=1 ;; helm) want_helm=1 ;; *) shared_names+=("$n") ;; esac
+  case $n in kueue) want_kueue=1 ;; helm) want_helm=1 ;; versitygw) want_versitygw=1 ;; *) shared_names+=("$n") ;; esac
 done
 missing=()
 if [ ${#shared_names[@]} -gt 0 ]; then
@@ -258,6 +265,25 @@ if [ -n "$want_kueue" ] && [ -n "$(missing_of kueue)" ]; then
   mv "$bin/kueue.tmp" "$bin/kueue"
   record kueue "$(key_of kueue)"
   echo "kueue $kueue_version: built in $(( $(date +%s) - start ))s"
+fi
+
+# versitygw: Versity's S3 gateway, in its release's own module (its AWS SDK
+# and Fiber dependencies share nothing with the Kubernetes build), with its
+# posix backend: an S3 API over a directory, which the local cluster runs as
+# its artifact store and the uploader's tests run as a real server.
+if [ -n "$want_versitygw" ] && [ -n "$(missing_of versitygw 2>/dev/null)" ]; then
+  exec 9>&-
+  build_lock versitygw
+fi
+if [ -n "$want_versitygw" ] && [ -n "$(missing_of versitygw)" ]; then
+  start=$(date +%s)
+  dir=$(go mod download -json "github.com/versity/versitygw@$versitygw_version" | awk -F'"' '$2=="Dir"{print $4}')
+  [ -d "$dir" ] || { echo "build-cluster-bins: module github.com/versity/versitygw@$versitygw_version not found" >&2; exit 1; }
+  echo "versitygw $versitygw_version: building cmd/versitygw in its own module (cold: about 2 minutes on two cores)..."
+  (cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin/versitygw.tmp" ./cmd/versitygw)
+  mv "$bin/versitygw.tmp" "$bin/versitygw"
+  record versitygw "$(key_of versitygw)"
+  echo "versitygw $versitygw_version: built in $(( $(date +%s) - start ))s"
 fi
 
 # helm: in the project's module (go.mod's tool directive), after the others.

@@ -410,15 +410,19 @@ func runJobs(ctx context.Context, cfg Config, deps methods.Deps, jobs []job, res
 			continue
 		}
 		f.rec.InFlightLimit = deps.Gate.Limit()
-		if err := writeJSONLine(cfg.Records, f.rec); err != nil {
-			fail(fmt.Errorf("writing records: %w", err))
-			continue
-		}
+		// The trace first: once a record is in the file, its trace is
+		// too, so the ledger sidecar, which uploads the traces before it
+		// writes the records it read, never records a run whose trace
+		// could still be lost.
 		if cfg.Traces != nil {
 			if err := writeJSONLine(cfg.Traces, f.trace); err != nil {
 				fail(fmt.Errorf("writing traces: %w", err))
 				continue
 			}
+		}
+		if err := writeJSONLine(cfg.Records, f.rec); err != nil {
+			fail(fmt.Errorf("writing records: %w", err))
+			continue
 		}
 		res.Records = append(res.Records, f.rec)
 		prog.Done++

@@ -508,13 +508,74 @@ type RunnerSpec struct {
 	RuntimeClassName *string `json:"runtimeClassName,omitempty"`
 }
 
-// ArtifactsSpec says where full traces are stored.
+// ArtifactsSpec says where full traces are stored: an S3-compatible object
+// store (s3) or a PersistentVolumeClaim (pvcName), not both. Without
+// spec.artifacts, the operator's default store applies when it has one
+// (its --artifacts-s3-* flags, the chart's artifacts.s3 values), else the
+// traces stay in the runner pods' scratch space and go with them.
+// +kubebuilder:validation:XValidation:rule="has(self.pvcName) != has(self.s3)",message="spec.artifacts takes either s3 (an S3-compatible store) or pvcName (a PersistentVolumeClaim), exactly one"
 type ArtifactsSpec struct {
 	// pvcName is a PersistentVolumeClaim in the evaluation's namespace that
 	// runner pods mount to write traces (one file per model and shard). It
 	// must allow ReadWriteMany when shards run on several nodes.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	PVCName string `json:"pvcName,omitempty"`
+
+	// s3 is an S3-compatible object store. Each runner shard streams its
+	// traces there as it goes (PREFIX/NAMESPACE/NAME/UID/MODEL/shard-N/),
+	// with a manifest of sizes and sha256; status.artifacts shows the
+	// upload. The objects outlive the evaluation: deleting it, or its
+	// spec.ttlSecondsAfterFinished, never deletes them; use the bucket's
+	// lifecycle rules for expiry.
+	// +optional
+	S3 *S3Store `json:"s3,omitempty"`
+}
+
+// S3Store is an S3-compatible object store and the runner's credentials
+// for it.
+type S3Store struct {
+	// endpoint is the store's host and optional port, without a scheme,
+	// for example "s3.us-east-1.amazonaws.com" or
+	// "minio.storage.svc:9000".
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	PVCName string `json:"pvcName"`
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9.-]+(:[0-9]{1,5})?$`
+	Endpoint string `json:"endpoint"`
+
+	// bucket is the bucket, which must exist; the runners never create it.
+	// +required
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`
+	Bucket string `json:"bucket"`
+
+	// prefix is put before every key: slash-separated segments of letters,
+	// digits, '.', '_' and '-'. Default none.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$`
+	Prefix string `json:"prefix,omitempty"`
+
+	// region is the bucket's region. Default: asked of the store.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[a-z0-9-]+$`
+	Region string `json:"region,omitempty"`
+
+	// credentialsSecret names a Secret in the evaluation's namespace with
+	// the keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY. Only the runner
+	// pods' ledger sidecar gets them, never the container that runs the
+	// model's programs. Unset: the runner's ambient identity (IRSA, GKE
+	// Workload Identity on the runner's ServiceAccount).
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	CredentialsSecret string `json:"credentialsSecret,omitempty"`
+
+	// insecure uses plain HTTP. Default false: TLS.
+	// +optional
+	Insecure bool `json:"insecure,omitempty"`
 }

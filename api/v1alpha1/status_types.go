@@ -82,6 +82,63 @@ type RepotEvaluationStatus struct {
 	// the budget stopped it; set while spec.budget is.
 	// +optional
 	Budget *BudgetStatus `json:"budget,omitempty"`
+
+	// artifacts is the upload of the traces to the S3 store; set while an
+	// S3 store is in use.
+	// +optional
+	Artifacts *ArtifactsStatus `json:"artifacts,omitempty"`
+}
+
+// ArtifactsState is Uploading, Complete or Partial.
+//
+// +kubebuilder:validation:Enum=Uploading;Complete;Partial
+type ArtifactsState string
+
+// Artifact upload states.
+const (
+	// ArtifactsUploading: runners are uploading traces.
+	ArtifactsUploading ArtifactsState = "Uploading"
+	// ArtifactsComplete: every shard finished and every trace is stored.
+	ArtifactsComplete ArtifactsState = "Complete"
+	// ArtifactsPartial: a shard ended with traces it could not upload.
+	ArtifactsPartial ArtifactsState = "Partial"
+)
+
+// ArtifactsStatus is what the runners stored.
+type ArtifactsStatus struct {
+	// url is where the evaluation's objects are, as
+	// s3://BUCKET/PREFIX/NAMESPACE/NAME/UID/.
+	// +required
+	// +kubebuilder:validation:MaxLength=1024
+	URL string `json:"url"`
+
+	// state is Uploading, Complete or Partial.
+	// +required
+	State ArtifactsState `json:"state"`
+
+	// objects counts the stored trace segments.
+	// +optional
+	Objects int32 `json:"objects,omitempty"`
+
+	// bytes is their total size.
+	// +optional
+	Bytes int64 `json:"bytes,omitempty"`
+
+	// lostBytes counts traces the runners gave up on (the store stayed
+	// unreachable until their pod ended).
+	// +optional
+	LostBytes int64 `json:"lostBytes,omitempty"`
+
+	// pendingBytes are written by the runners and not yet stored (the
+	// store is failing, or the next upload is due).
+	// +optional
+	PendingBytes int64 `json:"pendingBytes,omitempty"`
+
+	// lastError is the latest upload failure a runner reported, while
+	// uploads fail.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	LastError string `json:"lastError,omitempty"`
 }
 
 // Progress counts runs; a run is one (model, problem, method).

@@ -155,6 +155,17 @@ func TestRunnerNetworkPolicy(t *testing.T) {
 		opts: testOpts,
 		want: []networkingv1.NetworkPolicyEgressRule{dns, server},
 	}, {
+		name: "S3 store: its host and port, anywhere but link-local",
+		eval: revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).
+			ArtifactsS3(repotv1.S3Store{Endpoint: "minio.storage.svc:9000", Bucket: "traces", Insecure: true}).Obj(),
+		opts: testOpts,
+		want: []networkingv1.NetworkPolicyEgressRule{dns, server, {To: anywhereTo, Ports: ports("TCP/9000")}},
+	}, {
+		name: "the operator's default store, TLS",
+		eval: revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).Obj(),
+		opts: Options{DefaultS3: &repotv1.S3Store{Endpoint: "10.0.0.5", Bucket: "traces"}},
+		want: []networkingv1.NetworkPolicyEgressRule{dns, server, {To: ipTo("10.0.0.5/32"), Ports: ports("TCP/443")}},
+	}, {
 		name: "API server CIDRs",
 		eval: revtesting.MakeEvaluation("ev", "ns").Simulated("m", "strong", 1).Obj(),
 		opts: Options{APIServerCIDRs: []string{"10.96.0.1/32", "fd00::1/128"}},

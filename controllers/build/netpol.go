@@ -97,7 +97,7 @@ func hostCIDR(ip net.IP) string {
 // RunnerNetworkPolicy denies all ingress to the evaluation's runner pods and
 // allows egress only to: the cluster DNS pods (dnsPorts); each model's server pods on
 // the server port; an endpoint model's (or a problems URL's) host and port;
-// and the API server (for the ledger sidecar), when its addresses are known.
+// the S3 artifact store's host and port; and the API server (for the ledger sidecar), when its addresses are known.
 // No rule reaches a link-local or metadata address.
 func RunnerNetworkPolicy(e *repotv1.RepotEvaluation, o Options) *networkingv1.NetworkPolicy {
 	tcp := corev1.ProtocolTCP
@@ -122,6 +122,12 @@ func RunnerNetworkPolicy(e *repotv1.RepotEvaluation, o Options) *networkingv1.Ne
 	}
 	if p := e.Spec.Problems; p != nil && p.URL != "" {
 		if r, ok := urlEgress(p.URL); ok {
+			egress = append(egress, r)
+		}
+	}
+	// The artifact store, for the ledger sidecar's uploads.
+	if st := S3Store(e, o); st != nil {
+		if r, ok := urlEgress(storeURL(st)); ok {
 			egress = append(egress, r)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 )
 
 // DefaultImage is the project's image: the operator, the runner, the
@@ -50,6 +52,10 @@ type Options struct {
 	// SimulatedReadyBudget is how long a running simulated server may stay
 	// unready before it counts as a probe timeout. Default 2 minutes.
 	SimulatedReadyBudget time.Duration
+	// DefaultS3 is the operator's default artifact store (--artifacts-s3-*
+	// flags, the chart's artifacts.s3 values), used by evaluations without
+	// spec.artifacts. Nil: none.
+	DefaultS3 *repotv1.S3Store
 }
 
 // MetricsScraper selects the pods that scrape the servers' metrics, as a

@@ -23,6 +23,7 @@ const (
 	artifactsPath  = "/repot/artifacts"
 	tokenMountPath = "/var/run/secrets/kubernetes.io/serviceaccount"
 	recordsFile    = workOutPath + "/" + contract.RecordsFile
+	tracesFile     = workOutPath + "/" + contract.TracesFile
 	apiKeyEnv      = "REPOT_API_KEY"
 	// backoffPerShard is how often one shard may fail (not counting
 	// evictions and preemptions) before the shard is given up.
@@ -119,7 +120,7 @@ func runnerPod(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options) core
 		}}})
 		mounts = append(mounts, corev1.VolumeMount{Name: "problems", MountPath: problemsPath, ReadOnly: true})
 	}
-	if a := e.Spec.Artifacts; a != nil {
+	if a := e.Spec.Artifacts; a != nil && a.PVCName != "" {
 		volumes = append(volumes, corev1.Volume{Name: "artifacts", VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: a.PVCName},
 		}})
@@ -150,6 +151,12 @@ func runnerPod(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options) core
 		SecurityContext: RestrictedContainerSecurity(),
 	}
 	ledger := LedgerPrefix(e.Name, m.Name) + "$(JOB_COMPLETION_INDEX)"
+	sync := ledgerContainer("ledger-sync", image, "sync", ledger, LedgerSpills(e), ptr.To(corev1.ContainerRestartPolicyAlways))
+	// With an S3 store the sidecar also uploads the traces, and it alone
+	// holds the store's credentials.
+	store := S3Store(e, o)
+	sync.Args = append(sync.Args, artifactsSyncArgs(e, m, store)...)
+	sync.Env = append(sync.Env, artifactsEnv(store)...)
 	return corev1.PodSpec{
 		RestartPolicy:                 corev1.RestartPolicyNever,
 		ServiceAccountName:            RunnerAccessName(e.Name),
@@ -160,7 +167,7 @@ func runnerPod(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options) core
 		TerminationGracePeriodSeconds: ptr.To[int64](60),
 		InitContainers: []corev1.Container{
 			ledgerContainer("ledger-restore", image, "restore", ledger, LedgerSpills(e), nil),
-			ledgerContainer("ledger-sync", image, "sync", ledger, LedgerSpills(e), ptr.To(corev1.ContainerRestartPolicyAlways)),
+			sync,
 		},
 		Containers: []corev1.Container{run},
 		Volumes:    volumes,
@@ -259,7 +266,7 @@ func RunArgs(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []string {
 	if HasGPUTelemetry(m) {
 		args = append(args, "--gpu-telemetry-url", gpuTelemetryURL(e, m))
 	}
-	if e.Spec.Artifacts != nil {
+	if a := e.Spec.Artifacts; a != nil && a.PVCName != "" {
 		args = append(args, "--traces", artifactsPath+"/"+m.Name+"-shard-$(JOB_COMPLETION_INDEX).jsonl")
 	}
 	return args

@@ -18,6 +18,7 @@ func newLedgerSyncCommand() *cobra.Command {
 	var f ledgerFlags
 	s := ledger.Syncer{}
 	var readingsFile string
+	var up artifactsFlags
 	c := &cobra.Command{
 		Use:   "sync --configmap NAME --file FILE",
 		Short: "Tail FILE and merge new records into the ledger in small batches, and on SIGTERM",
@@ -37,6 +38,13 @@ func newLedgerSyncCommand() *cobra.Command {
 			s.ProvenanceFile = filepath.Join(filepath.Dir(f.file), contract.ProvenanceFile)
 			s.CapFile = filepath.Join(filepath.Dir(f.file), contract.BudgetCapFile)
 			s.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+			if up.enabled() {
+				u, err := up.uploader(f.namespace, filepath.Dir(f.file))
+				if err != nil {
+					return err
+				}
+				s.Traces = u
+			}
 			readings := startReadingsSync(ctx, st, readingsFile, s.Logf)
 			n, err := s.Run(ctx)
 			if rerr := readings(); rerr != nil {
@@ -56,6 +64,7 @@ func newLedgerSyncCommand() *cobra.Command {
 	fl.IntVar(&s.Batch, "batch", 25, "write as soon as this many records wait")
 	fl.DurationVar(&s.FinalTimeout, "final-timeout", 20*time.Second, "bound on the last write after SIGTERM")
 	fl.DurationVar(&s.CapEvery, "cap-every", ledger.DefaultCapEvery, "how often to read the ledger's budget cap into the file "+contract.BudgetCapFile+" beside FILE")
+	up.register(c)
 	fl.StringVar(&readingsFile, "readings-file", "", "GPU readings file (gpu.jsonl, written by repot run --gpu-telemetry-url) to copy into the ledger's "+contract.LedgerReadingsKey+" key; empty: none")
 	return c
 }

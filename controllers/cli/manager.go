@@ -46,6 +46,7 @@ func newManagerCommand() *cobra.Command {
 		metricsAddr, probeAddr, namespace, image, apiCIDRs string
 		scraperNS, scraperPods                             string
 		leaderElect, devLog, metricsSecure                 bool
+		defaultStore                                       defaultStoreFlags
 		concurrency                                        int
 		leaseDuration, renewDeadline, retryPeriod          time.Duration
 	)
@@ -91,6 +92,9 @@ func newManagerCommand() *cobra.Command {
 				return fmt.Errorf("--apiserver-cidrs: %w", err)
 			}
 			if opts.MetricsScraper, err = parseScraper(scraperNS, scraperPods); err != nil {
+				return err
+			}
+			if opts.DefaultS3, err = defaultStore.store(); err != nil {
 				return err
 			}
 			if err := controllers.SetupWithManager(ctx, mgr, opts); err != nil {
@@ -139,6 +143,7 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&scraperNS, "metrics-scraper-namespace-selector", "", "label selector of the namespaces whose pods may scrape the model servers' metrics, e.g. kubernetes.io/metadata.name=monitoring (default: no scraper; only the evaluation's runners reach the servers)")
 	f.StringVar(&scraperPods, "metrics-scraper-pod-selector", "", "label selector of the pods that may scrape the model servers' metrics, e.g. app.kubernetes.io/name=prometheus (alone: such pods in the evaluation's namespace; with --metrics-scraper-namespace-selector: in those namespaces)")
 	f.IntVar(&concurrency, "max-concurrent-reconciles", 4, "evaluations reconciled in parallel")
+	defaultStore.register(f)
 	f.BoolVar(&devLog, "dev-log", false, "human-readable logs instead of JSON")
 	return cmd
 }

@@ -72,7 +72,8 @@ func (f *fakeConfigMaps) Patch(_ context.Context, name string, pt types.PatchTyp
 	}
 	var p struct {
 		Metadata struct {
-			ResourceVersion string `json:"resourceVersion"`
+			ResourceVersion string            `json:"resourceVersion"`
+			Annotations     map[string]string `json:"annotations"`
 		} `json:"metadata"`
 		Data map[string]string `json:"data"`
 	}
@@ -87,6 +88,12 @@ func (f *fakeConfigMaps) Patch(_ context.Context, name string, pt types.PatchTyp
 		f.write(name, v)
 	} else {
 		f.write(name, cm.Data[contract.LedgerRecordsKey])
+	}
+	for k, v := range p.Metadata.Annotations {
+		if cm.Annotations == nil {
+			cm.Annotations = map[string]string{}
+		}
+		cm.Annotations[k] = v
 	}
 	for k, v := range p.Data { // other keys (the GPU readings) as merge-patched
 		if k != contract.LedgerRecordsKey {

@@ -69,6 +69,14 @@ type Syncer struct {
 	capValue   string
 	capPresent bool
 
+	// Traces, when set, uploads the runner's traces to the artifact store
+	// before each ledger write (traces.go).
+	Traces            TraceUploader
+	tracesFinished    bool
+	tracesErr         string
+	tracesAnnotated   string
+	tracesAnnotatedAt time.Time
+
 	pending []contract.Record
 	since   time.Time // when the oldest pending record was read
 	written int
@@ -139,6 +147,7 @@ func (s *Syncer) final() (int, error) {
 	defer cancel()
 	s.syncMode(ctx)
 	s.syncProvenance(ctx)
+	s.finishTraces(ctx)
 	err := s.flush(ctx)
 	if err != nil {
 		err = fmt.Errorf("%w (%d records are only in %s)", err, len(s.pending), s.Tail.Path)
@@ -166,6 +175,7 @@ func (s *Syncer) runDone() bool {
 // cannot help) or the writes failed for FinalTimeout since the done file
 // appeared; after any other failure the next poll tries again.
 func (s *Syncer) answer(ctx context.Context) {
+	s.finishTraces(ctx)
 	err := s.flush(ctx)
 	var full *FullError
 	switch {
@@ -206,6 +216,7 @@ func (s *Syncer) flush(ctx context.Context) error {
 	if len(s.pending) == 0 {
 		return nil
 	}
+	s.syncTraces(ctx)
 	if _, err := s.Store.Merge(ctx, s.pending); err != nil {
 		// Records a full ledger could not take stay pending, in order;
 		// the others are stored. After any other error all stay pending

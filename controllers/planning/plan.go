@@ -101,6 +101,7 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 	retries := func(m *repotv1.ModelSpec) (int, string) { return p.infraRetries(e, m) }
 	p.Status = buildStatus(e, after, out, observeServers(e, after, o, ended, afterModels), afterModels, res, runners, retries)
 	p.Status.Budget = budgetStatus(e, budget, spend, afterModels, &p.Status, ended)
+	p.Status.Artifacts = artifactsStatus(e, after, o, out.Phase == phaseComplete)
 	budgetConditions(&p.Status, e, w)
 	kueueStatus(&p.Status, e, w)
 	if w.Rejected != nil {

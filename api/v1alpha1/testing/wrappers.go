@@ -244,6 +244,12 @@ func (w *EvaluationWrapper) ArtifactsPVC(name string) *EvaluationWrapper {
 	return w
 }
 
+// ArtifactsS3 sets spec.artifacts.s3.
+func (w *EvaluationWrapper) ArtifactsS3(s v1alpha1.S3Store) *EvaluationWrapper {
+	w.Spec.Artifacts = &v1alpha1.ArtifactsSpec{S3: &s}
+	return w
+}
+
 // Suspend sets spec.suspend.
 func (w *EvaluationWrapper) Suspend(b bool) *EvaluationWrapper {
 	w.Spec.Suspend = &b
