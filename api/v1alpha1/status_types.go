@@ -112,6 +112,22 @@ type ArtifactsStatus struct {
 	// +kubebuilder:validation:MaxLength=1024
 	URL string `json:"url"`
 
+	// endpoint is the store's host[:port], so that readers such as `repot
+	// results export --evaluation` find the store also when it is the
+	// operator's default.
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	Endpoint string `json:"endpoint"`
+
+	// region is the bucket's region ("" when the store is asked).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Region string `json:"region,omitempty"`
+
+	// insecure is true when the store is reached over plain HTTP.
+	// +optional
+	Insecure bool `json:"insecure,omitempty"`
+
 	// state is Uploading, Complete or Partial.
 	// +required
 	State ArtifactsState `json:"state"`

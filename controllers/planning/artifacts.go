@@ -21,7 +21,10 @@ func artifactsStatus(e *repotv1.RepotEvaluation, w *World, o build.Options, comp
 		return nil
 	}
 	l := build.ArtifactsLayout(e, s)
-	st := &repotv1.ArtifactsStatus{URL: Truncate("s3://"+s.Bucket+"/"+l.EvaluationPrefix(), 1024), State: repotv1.ArtifactsUploading}
+	st := &repotv1.ArtifactsStatus{
+		URL: Truncate("s3://"+s.Bucket+"/"+l.EvaluationPrefix(), 1024), Endpoint: s.Endpoint, Region: s.Region, Insecure: s.Insecure,
+		State: repotv1.ArtifactsUploading,
+	}
 	allFinal := true
 	var errs []string
 	for i := range w.Ledgers {

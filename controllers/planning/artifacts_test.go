@@ -39,24 +39,24 @@ func TestArtifactsStatus(t *testing.T) {
 		name:    "uploading: shards summed, a spill ledger without the annotation ignored",
 		eval:    ev,
 		ledgers: []corev1.ConfigMap{led(`{"objects":3,"bytes":300,"pendingBytes":10}`), led(""), led(`{"objects":1,"bytes":50}`)},
-		want:    &repotv1.ArtifactsStatus{URL: url, State: repotv1.ArtifactsUploading, Objects: 4, Bytes: 350, PendingBytes: 10},
+		want:    &repotv1.ArtifactsStatus{URL: url, Endpoint: "s3.example.com", State: repotv1.ArtifactsUploading, Objects: 4, Bytes: 350, PendingBytes: 10},
 	}, {
 		name:     "complete: the evaluation completed and every shard is final",
 		eval:     ev,
 		ledgers:  []corev1.ConfigMap{led(`{"objects":3,"bytes":300,"final":true}`), led(`{"objects":1,"bytes":50,"final":true}`)},
 		complete: true,
-		want:     &repotv1.ArtifactsStatus{URL: url, State: repotv1.ArtifactsComplete, Objects: 4, Bytes: 350},
+		want:     &repotv1.ArtifactsStatus{URL: url, Endpoint: "s3.example.com", State: repotv1.ArtifactsComplete, Objects: 4, Bytes: 350},
 	}, {
 		name:     "not complete while a shard is not final",
 		eval:     ev,
 		ledgers:  []corev1.ConfigMap{led(`{"objects":3,"bytes":300,"final":true}`), led(`{"objects":1,"bytes":50}`)},
 		complete: true,
-		want:     &repotv1.ArtifactsStatus{URL: url, State: repotv1.ArtifactsUploading, Objects: 4, Bytes: 350},
+		want:     &repotv1.ArtifactsStatus{URL: url, Endpoint: "s3.example.com", State: repotv1.ArtifactsUploading, Objects: 4, Bytes: 350},
 	}, {
 		name:    "partial: a shard lost traces; a malformed annotation is ignored",
 		eval:    ev,
 		ledgers: []corev1.ConfigMap{led(`{"objects":2,"bytes":200,"lostBytes":70,"final":true,"lastError":"store down"}`), led(`{not json`)},
-		want:    &repotv1.ArtifactsStatus{URL: url, State: repotv1.ArtifactsPartial, Objects: 2, Bytes: 200, LostBytes: 70, LastError: "store down"},
+		want:    &repotv1.ArtifactsStatus{URL: url, Endpoint: "s3.example.com", State: repotv1.ArtifactsPartial, Objects: 2, Bytes: 200, LostBytes: 70, LastError: "store down"},
 	}, {
 		name: "the operator's default store",
 		eval: func() *repotv1.RepotEvaluation {
@@ -65,7 +65,7 @@ func TestArtifactsStatus(t *testing.T) {
 			return e
 		}(),
 		opts: build.Options{DefaultS3: &repotv1.S3Store{Endpoint: "s3.example.com", Bucket: "platform"}},
-		want: &repotv1.ArtifactsStatus{URL: "s3://platform/ns/ev/3f1c2a9e-52b1-4c3e-9d8f-0a1b2c3d4e5f/", State: repotv1.ArtifactsUploading},
+		want: &repotv1.ArtifactsStatus{URL: "s3://platform/ns/ev/3f1c2a9e-52b1-4c3e-9d8f-0a1b2c3d4e5f/", Endpoint: "s3.example.com", State: repotv1.ArtifactsUploading},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
