@@ -36,6 +36,8 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 	}
 	// The cache may not show this reconciler's last writes yet.
 	r.pending.overlay(planning.NamespacedName(e), w)
+	// The artifact store's probe Job is not a runner Job.
+	w.Jobs, w.ArtifactsProbe = planning.SplitArtifactsProbe(w.Jobs)
 	// Only the ledgers e builds, by name, with the labels their names
 	// imply: the runner may patch a ledger's metadata (ExpectedLedgers).
 	w.Ledgers, w.StrayLedgers = planning.ExpectedLedgers(e, w.Ledgers)
@@ -49,10 +51,12 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 		if !ownPod(e, &p) {
 			continue
 		}
-		switch p.Labels[build.LabelComponent] {
-		case build.ComponentServer:
+		switch {
+		case p.Labels[build.LabelArtifactsProbe] == "true":
+			w.ArtifactsProbePods = append(w.ArtifactsProbePods, p)
+		case p.Labels[build.LabelComponent] == build.ComponentServer:
 			w.ServerPods = append(w.ServerPods, p)
-		case build.ComponentRunner:
+		case p.Labels[build.LabelComponent] == build.ComponentRunner:
 			w.RunnerPods = append(w.RunnerPods, p)
 		}
 	}

@@ -23,6 +23,23 @@ const (
 	// ConditionStalled (kstatus) is True when progress needs a person: a
 	// server cannot start, or the evaluation failed.
 	ConditionStalled = "Stalled"
+
+	// ConditionArtifactStoreUnavailable is set while the evaluation has an
+	// S3 artifact store: True when the operator's probe of the store, run
+	// with the runners' identity and credentials before anything starts,
+	// failed (its message says what failed: the endpoint, the bucket or the
+	// credentials); False once it passed or while it runs.
+	ConditionArtifactStoreUnavailable = "ArtifactStoreUnavailable"
+)
+
+// Reasons of ArtifactStoreUnavailable.
+const (
+	// ReasonArtifactStoreUnavailable: the probe failed; nothing starts.
+	ReasonArtifactStoreUnavailable = "ArtifactStoreUnavailable"
+	// ReasonStoreWritable: the probe passed.
+	ReasonStoreWritable = "StoreWritable"
+	// ReasonProbingStore: the probe has not finished.
+	ReasonProbingStore = "ProbingStore"
 )
 
 // Reasons of ServersReady.

@@ -17,8 +17,9 @@ type RepotEvaluationStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// conditions are ServersReady, Running, Complete and Failed, and the
-	// kstatus conditions Ready, Reconciling and Stalled.
+	// conditions are ServersReady, Running, Complete and Failed, the
+	// kstatus conditions Ready, Reconciling and Stalled, and, with an S3
+	// artifact store, ArtifactStoreUnavailable.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -1,9 +1,16 @@
 package build
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strconv"
+	"strings"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/artifacts"
@@ -79,4 +86,94 @@ func storeURL(s *repotv1.S3Store) string {
 		return "http://" + s.Endpoint
 	}
 	return "https://" + s.Endpoint
+}
+
+// LabelArtifactsProbe marks the Job (and its pod) that checks the artifact
+// store before anything of the evaluation starts. The pod is a runner pod
+// for the NetworkPolicy and the identity (component runner, the runner's
+// ServiceAccount), so it reaches the store exactly as the runners will; the
+// label keeps it out of the runner Jobs and pods the planner counts.
+const LabelArtifactsProbe = "repot.dev/artifacts-probe"
+
+// AnnotationArtifactsStore on the probe Job is StoreHash of the store it
+// probed: a store changed in the spec gets a new probe.
+const AnnotationArtifactsStore = "repot.dev/artifacts-store"
+
+// ArtifactsProbeJobName names the evaluation's store probe Job.
+func ArtifactsProbeJobName(eval string) string { return ModelBase(eval, "") + "-artifacts-probe" }
+
+// StoreHash identifies a store setting (endpoint, bucket, prefix, region,
+// Secret, TLS).
+func StoreHash(s *repotv1.S3Store) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{s.Endpoint, s.Bucket, s.Prefix, s.Region, s.CredentialsSecret, strconv.FormatBool(s.Insecure)}, "\x00")))
+	return hex.EncodeToString(sum[:8])
+}
+
+// ArtifactsProbeJob runs `repot artifacts probe` once with the runners'
+// identity, network policy, placement and credentials: it lists, writes,
+// reads and deletes an object under the evaluation's prefix. Its pod's
+// termination message says what failed (the endpoint, the bucket or the
+// credentials), which the operator copies into the ArtifactStoreUnavailable
+// condition.
+func ArtifactsProbeJob(e *repotv1.RepotEvaluation, s *repotv1.S3Store, o Options) *batchv1.Job {
+	meta := ChildMeta(e, ArtifactsProbeJobName(e.Name), "", ComponentRunner)
+	meta.Labels[LabelArtifactsProbe] = "true"
+	meta.Annotations = map[string]string{AnnotationArtifactsStore: StoreHash(s)}
+	labels := PodLabels(e, "", ComponentRunner)
+	labels[LabelArtifactsProbe] = "true"
+	args := []string{"artifacts", "probe",
+		"--artifacts-endpoint=" + s.Endpoint,
+		"--artifacts-bucket=" + s.Bucket,
+		"--namespace=$(POD_NAMESPACE)",
+		"--evaluation=" + e.Name,
+		"--evaluation-uid=" + string(e.UID),
+	}
+	if s.Prefix != "" {
+		args = append(args, "--artifacts-prefix="+s.Prefix)
+	}
+	if s.Region != "" {
+		args = append(args, "--artifacts-region="+s.Region)
+	}
+	if s.Insecure {
+		args = append(args, "--artifacts-insecure=true")
+	}
+	env := append([]corev1.EnvVar{{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
+		FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"},
+	}}}, artifactsEnv(s)...)
+	j := &batchv1.Job{
+		ObjectMeta: meta,
+		Spec: batchv1.JobSpec{
+			BackoffLimit:          ptr.To[int32](0),
+			ActiveDeadlineSeconds: ptr.To[int64](120),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					RestartPolicy:                 corev1.RestartPolicyNever,
+					ServiceAccountName:            RunnerAccessName(e.Name),
+					AutomountServiceAccountToken:  ptr.To(false),
+					EnableServiceLinks:            ptr.To(false),
+					SecurityContext:               RestrictedPodSecurity(),
+					TerminationGracePeriodSeconds: ptr.To[int64](5),
+					Containers: []corev1.Container{{
+						Name:    "probe",
+						Image:   projectImage(e, o),
+						Command: []string{"repot"},
+						Args:    args,
+						Env:     env,
+						Resources: corev1.ResourceRequirements{
+							Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+							Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")},
+						},
+						// The probe writes its verdict to the termination
+						// message; a crash before that leaves its log's tail.
+						TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+						SecurityContext:          RestrictedContainerSecurity(),
+					}},
+				},
+			},
+		},
+	}
+	placeRunnerPod(e, &j.Spec.Template)
+	recordOperator(&j.ObjectMeta, o)
+	return j
 }

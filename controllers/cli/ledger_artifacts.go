@@ -23,7 +23,9 @@ type artifactsFlags struct {
 	tracesFile string
 }
 
-func (a *artifactsFlags) register(c *cobra.Command) {
+// register adds the store's and the evaluation's flags, and with shard
+// those of the shard whose traces are uploaded.
+func (a *artifactsFlags) register(c *cobra.Command, shard bool) {
 	fl := c.Flags()
 	fl.StringVar(&a.loc.Endpoint, "artifacts-endpoint", "", "S3 store host[:port] to upload the shard's traces to (empty: no upload); credentials from "+artifacts.EnvAccessKeyID+" and "+artifacts.EnvSecretAccessKey+", else the ambient identity")
 	fl.StringVar(&a.loc.Bucket, "artifacts-bucket", "", "the store's bucket")
@@ -32,6 +34,9 @@ func (a *artifactsFlags) register(c *cobra.Command) {
 	fl.BoolVar(&a.loc.Insecure, "artifacts-insecure", false, "plain HTTP instead of TLS")
 	fl.StringVar(&a.evaluation, "evaluation", "", "the evaluation's name (for the object keys)")
 	fl.StringVar(&a.uid, "evaluation-uid", "", "the evaluation's UID (for the object keys)")
+	if !shard {
+		return
+	}
 	fl.StringVar(&a.shard.Model, "model", "", "the shard's model")
 	fl.IntVar(&a.shard.Index, "shard", -1, "the shard's index")
 	fl.StringVar(&a.tracesFile, "traces-file", "", "the runner's traces file (default traces.jsonl beside --file)")

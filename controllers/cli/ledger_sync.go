@@ -64,7 +64,7 @@ func newLedgerSyncCommand() *cobra.Command {
 	fl.IntVar(&s.Batch, "batch", 25, "write as soon as this many records wait")
 	fl.DurationVar(&s.FinalTimeout, "final-timeout", 20*time.Second, "bound on the last write after SIGTERM")
 	fl.DurationVar(&s.CapEvery, "cap-every", ledger.DefaultCapEvery, "how often to read the ledger's budget cap into the file "+contract.BudgetCapFile+" beside FILE")
-	up.register(c)
+	up.register(c, true)
 	fl.StringVar(&readingsFile, "readings-file", "", "GPU readings file (gpu.jsonl, written by repot run --gpu-telemetry-url) to copy into the ledger's "+contract.LedgerReadingsKey+" key; empty: none")
 	return c
 }

@@ -104,6 +104,9 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 	p.Status.Artifacts = artifactsStatus(e, after, o, out.Phase == phaseComplete)
 	budgetConditions(&p.Status, e, w)
 	kueueStatus(&p.Status, e, w)
+	if store := build.S3Store(e, o); store != nil {
+		artifactsConditions(&p.Status, e, w, store, observeStoreProbe(e, w, store))
+	}
 	if w.Rejected != nil {
 		p.planRejected(e, w, w.Rejected, w.Now)
 		return p
@@ -172,6 +175,14 @@ func (p *Plan) planChildren(e *repotv1.RepotEvaluation, w *World, o build.Option
 	// its network policy in place.
 	accessReady := hasNamed(w.ServiceAccounts, access) && hasNamed(w.Roles, access) &&
 		hasNamed(w.RoleBindings, access) && hasNamed(w.NetworkPolicies, access)
+	// With an S3 store, nothing that costs (a server, a runner) starts
+	// before a probe with the runners' credentials passed.
+	store := build.S3Store(e, o)
+	probe := observeStoreProbe(e, w, store)
+	p.planArtifactsProbe(e, w, o, store, probe, accessReady)
+	if probe.Gated {
+		return
+	}
 	var jobs []Object
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]

@@ -1,6 +1,10 @@
 package planning
 
-import "maps"
+import (
+	"maps"
+
+	batchv1 "k8s.io/api/batch/v1"
+)
 
 // project returns the world as it will be once the plan's child changes
 // are applied. The status describes that world, so that a pass which
@@ -30,6 +34,17 @@ func project(w *World, p *Plan) *World {
 	for _, o := range p.Delete {
 		if k := KindOf(o); k != nil {
 			k.Remove(&n, o)
+		}
+	}
+	// The store probe's Job is not a runner Job (SplitArtifactsProbe).
+	var probe *batchv1.Job
+	n.Jobs, probe = SplitArtifactsProbe(n.Jobs)
+	if probe != nil {
+		n.ArtifactsProbe = probe
+	}
+	for _, o := range p.Delete {
+		if j, ok := o.(*batchv1.Job); ok && n.ArtifactsProbe != nil && j.Name == n.ArtifactsProbe.Name {
+			n.ArtifactsProbe = nil
 		}
 	}
 	return &n

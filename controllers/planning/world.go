@@ -74,6 +74,12 @@ type World struct {
 	// no admission system: every model is admitted.
 	Admitted map[string]bool
 
+	// ArtifactsProbe is the Job that checks the artifact store before the
+	// evaluation starts (build.ArtifactsProbeJob), not among Jobs;
+	// ArtifactsProbePods are its pods.
+	ArtifactsProbe     *batchv1.Job
+	ArtifactsProbePods []corev1.Pod
+
 	// RunnerPods are the pods of the evaluation's runner Jobs (by label).
 	RunnerPods []corev1.Pod
 	// MountFailures are the latest FailedMount event messages of runner

@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"repot.dev/repot-operator/artifacts"
+)
+
+func init() { register(newArtifactsCommand) }
+
+// terminationLog is where a container's termination message goes (the
+// kubelet's default terminationMessagePath).
+const terminationLog = "/dev/termination-log"
+
+func newArtifactsCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "artifacts",
+		Short: "Work with an evaluation's S3 artifact store",
+	}
+	c.AddCommand(newArtifactsProbeCommand())
+	return c
+}
+
+func newArtifactsProbeCommand() *cobra.Command {
+	var a artifactsFlags
+	var namespace, message string
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "probe --artifacts-endpoint HOST --artifacts-bucket B --namespace NS --evaluation NAME --evaluation-uid UID",
+		Short: "Check that these credentials can list, write, read and delete under the evaluation's prefix",
+		Long: `The operator runs this in a Job with the runners' identity, network policy and
+credentials before anything of an evaluation with an S3 store starts. It
+lists the evaluation's prefix, writes a small object there, reads it back and
+deletes it. On failure it writes what failed (the endpoint, the bucket or the
+credentials) to the termination message, which the operator copies into the
+evaluation's ArtifactStoreUnavailable condition, and exits 1.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cmd.SilenceUsage = true
+			err := probeStore(cmd.Context(), a, namespace, timeout)
+			verdict := "ok"
+			if err != nil {
+				verdict = err.Error()
+			}
+			if message != "" {
+				if werr := os.WriteFile(message, []byte(verdict), 0o644); werr != nil && !errors.Is(werr, os.ErrNotExist) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "artifacts probe: writing %s: %v\n", message, werr)
+				}
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "artifacts probe: %s is writable\n", a.loc.URL())
+			return nil
+		},
+	}
+	a.register(c, false)
+	fl := c.Flags()
+	fl.StringVar(&namespace, "namespace", "", "the evaluation's namespace")
+	fl.StringVar(&message, "termination-message", terminationLog, "file to write the verdict to (empty: none)")
+	fl.DurationVar(&timeout, "timeout", time.Minute, "bound on the whole probe")
+	return c
+}
+
+func probeStore(ctx context.Context, a artifactsFlags, namespace string, timeout time.Duration) error {
+	creds, err := artifacts.CredentialsFromEnv()
+	if err != nil {
+		return err
+	}
+	l := artifacts.Layout{Prefix: a.loc.Prefix, Namespace: namespace, Evaluation: a.evaluation, UID: a.uid}
+	if err := l.Validate(); err != nil {
+		return err
+	}
+	st, err := artifacts.Open(a.loc, creds, artifacts.Options{MaxRetries: 3})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return st.Probe(ctx, l.EvaluationPrefix(), "operator")
+}
