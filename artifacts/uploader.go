@@ -233,8 +233,8 @@ func (u *ShardUploader) flushManifest(ctx context.Context) error {
 func (u *ShardUploader) Finish(ctx context.Context) (Progress, error) {
 	u.defaults()
 	var err error
+	u.failures = 0 // no backoff carried in: the first try is now
 	for {
-		u.failures = 0 // no backoff carried in: the first try is now
 		if err = u.Sync(ctx); err == nil {
 			break
 		}
