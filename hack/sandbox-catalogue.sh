@@ -5,7 +5,8 @@
 #   1. as root, with namespaces required (REPOT_SANDBOX_ISOLATION=namespaces);
 #   2. with no namespaces (--isolation none);
 #   3. with no namespaces and no Landlock (--landlock off), as a non-root user
-#      created here with useradd, with REPOT_API_KEY set: the weakest runner
+#      created here with useradd, with REPOT_API_KEY (and an artifact store
+#      key) set: the weakest runner
 #      pod (only the seccomp filter, rlimits and the Python layers).
 # As a non-root user, setting 1 is skipped (say so) and 3 runs as that user.
 set -euo pipefail
@@ -22,7 +23,11 @@ chmod 755 "$work/sandbox.test" "$work/repot"
 run_catalogue() { # ISOLATION LANDLOCK [USER]
   local iso=$1 ll=$2 user=${3:-}
   echo "== sandbox catalogue: isolation $iso, landlock $ll, uid ${user:-$(id -un)}"
-  local env=(REPOT_SANDBOX_ISOLATION="$iso" REPOT_SANDBOX_LANDLOCK="$ll" REPOT_API_KEY=sk-ci-secret-4f1d8a)
+  # The model's API key, as a runner pod holds it, and the artifact store's
+  # key, which in a pod only the ledger sidecar holds: neither may reach a
+  # program.
+  local env=(REPOT_SANDBOX_ISOLATION="$iso" REPOT_SANDBOX_LANDLOCK="$ll" REPOT_API_KEY=sk-ci-secret-4f1d8a
+    AWS_ACCESS_KEY_ID=AKIACICANARY0000 AWS_SECRET_ACCESS_KEY=ci-s3-secret-9c2e77b1)
   if [[ -n $user ]]; then
     (cd "$work" && env "${env[@]}" setpriv --reuid="$user" --regid="$user" --clear-groups \
       ./sandbox.test -test.run '^TestAdversarialCatalogue$' -test.count=1)

@@ -278,9 +278,9 @@ print(fds)
 	}},
 	{name: "forging a status (raw)", layer: raw, code: "import os\nfor fd in (3, 4, 5):\n    try:\n        os.write(fd, b'rejected\\tforged\\n')\n    except OSError:\n        pass\nraise ValueError('real')\n",
 		want: []string{"crash: ValueError"}},
-	{name: "the runner's environment is not inherited (raw)", layer: raw, code: "import os\nprint(os.environ.get('REPOT_API_KEY'), os.environ.get('{{CANARY_ENV}}'))\n", want: []string{""},
+	{name: "the runner's environment is not inherited (raw)", layer: raw, code: "import os\nprint(os.environ.get('REPOT_API_KEY'), os.environ.get('AWS_SECRET_ACCESS_KEY'), os.environ.get('{{CANARY_ENV}}'))\n", want: []string{""},
 		check: func(t *testing.T, r Result) {
-			if r.Stdout != "None None\n" {
+			if r.Stdout != "None None None\n" {
 				t.Errorf("stdout %q", r.Stdout)
 			}
 		}},
