@@ -195,11 +195,14 @@ func (s *Store) RemovePrefix(ctx context.Context, prefix string) (int, error) {
 func (s *Store) Probe(ctx context.Context, prefix, name string) error {
 	// A listing, not HEAD bucket: a HEAD answer has no body, so an unknown
 	// key and a missing bucket would both read as "not found".
-	for o := range s.client.ListObjects(ctx, s.Location.Bucket, minio.ListObjectsOptions{Prefix: prefix, MaxKeys: 1}) {
-		if o.Err != nil {
-			return s.explain("listing "+prefix, o.Err)
-		}
-		break
+	lctx, cancel := context.WithCancel(ctx)
+	objs := s.client.ListObjects(lctx, s.Location.Bucket, minio.ListObjectsOptions{Prefix: prefix, MaxKeys: 1})
+	o, ok := <-objs
+	cancel()
+	for range objs { // drain: the lister stops once cancelled
+	}
+	if ok && o.Err != nil {
+		return s.explain("listing "+prefix, o.Err)
 	}
 	key := prefix + ".repot-probe-" + name
 	if _, err := s.PutBytes(ctx, key, []byte("probe\n")); err != nil {

@@ -11,9 +11,9 @@ import (
 )
 
 // runProbe runs `repot artifacts probe` against srv with the given
-// credentials in the environment and returns its error and its
-// termination message.
-func runProbe(t *testing.T, srv *s3test.Server, creds artifacts.Credentials, extra ...string) (error, string) {
+// credentials in the environment and returns its termination message
+// and its error.
+func runProbe(t *testing.T, srv *s3test.Server, creds artifacts.Credentials, extra ...string) (string, error) {
 	t.Helper()
 	t.Setenv(artifacts.EnvAccessKeyID, creds.AccessKeyID)
 	t.Setenv(artifacts.EnvSecretAccessKey, creds.SecretAccessKey)
@@ -31,24 +31,24 @@ func runProbe(t *testing.T, srv *s3test.Server, creds artifacts.Credentials, ext
 	if rerr != nil {
 		t.Fatalf("no termination message: %v", rerr)
 	}
-	return err, string(b)
+	return string(b), err
 }
 
 func TestArtifactsProbe(t *testing.T) {
 	srv := s3test.Start(t)
-	if err, msg := runProbe(t, srv, srv.Creds); err != nil || msg != "ok" {
+	if msg, err := runProbe(t, srv, srv.Creds); err != nil || msg != "ok" {
 		t.Errorf("probe of a good store = %v, message %q; want nil and ok", err, msg)
 	}
 	wrong := artifacts.Credentials{AccessKeyID: srv.Creds.AccessKeyID, SecretAccessKey: "not-the-secret"}
-	err, msg := runProbe(t, srv, wrong)
+	msg, err := runProbe(t, srv, wrong)
 	if err == nil || !strings.Contains(msg, "credentials refused") {
 		t.Errorf("probe with a wrong secret = %v, message %q; want an error saying the credentials were refused", err, msg)
 	}
-	err, msg = runProbe(t, srv, srv.Creds, "--artifacts-bucket=no-such-bucket")
+	msg, err = runProbe(t, srv, srv.Creds, "--artifacts-bucket=no-such-bucket")
 	if err == nil || !strings.Contains(msg, `bucket "no-such-bucket" does not exist`) {
 		t.Errorf("probe of a missing bucket = %v, message %q", err, msg)
 	}
-	err, msg = runProbe(t, srv, srv.Creds, "--evaluation=../x")
+	msg, err = runProbe(t, srv, srv.Creds, "--evaluation=../x")
 	if err == nil || !strings.Contains(msg, "evaluation") {
 		t.Errorf("probe with a bad evaluation name = %v, message %q; want it refused before any request", err, msg)
 	}
