@@ -180,6 +180,10 @@ func TestChartRendersOverrides(t *testing.T) {
 		"watchNamespace": "team-a",
 		"apiserverCIDRs": []any{"10.0.0.1/32", "10.0.0.2/32"},
 		"userRoles":      false,
+		"artifacts": map[string]any{"s3": map[string]any{
+			"endpoint": "minio.storage.svc:9000", "bucket": "repot-traces", "prefix": "team-a",
+			"credentialsSecret": "repot-s3", "insecure": true,
+		}},
 	})
 	for _, gone := range []string{"Role/repot-operator-leader-election", "ClusterRole/repot-operator-editor"} {
 		if _, ok := objs[gone]; ok {
@@ -199,7 +203,9 @@ func TestChartRendersOverrides(t *testing.T) {
 	}
 	args := dep.Spec.Template.Spec.Containers[0].Args
 	for _, a := range []string{"--leader-elect=false", "--metrics-bind-address=:9090", "--runner-image=ghcr.io/x/runner:v9",
-		"--namespace=team-a", "--apiserver-cidrs=10.0.0.1/32,10.0.0.2/32"} {
+		"--namespace=team-a", "--apiserver-cidrs=10.0.0.1/32,10.0.0.2/32",
+		"--artifacts-s3-endpoint=minio.storage.svc:9000", "--artifacts-s3-bucket=repot-traces", "--artifacts-s3-prefix=team-a",
+		"--artifacts-s3-credentials-secret=repot-s3", "--artifacts-s3-insecure=true"} {
 		if !slices.Contains(args, a) {
 			t.Errorf("args %v lack %s", args, a)
 		}
