@@ -13,6 +13,9 @@ import (
 // it changes and the operator folds into status.artifacts.
 const ArtifactsAnnotation = "repot.dev/artifacts"
 
+// maxTraceSync bounds one upload before a ledger write.
+const maxTraceSync = time.Minute
+
 // TraceUploader puts the runner's traces in the artifact store;
 // *artifacts.ShardUploader is the real one.
 type TraceUploader interface {
@@ -34,7 +37,12 @@ func (s *Syncer) syncTraces(ctx context.Context) {
 	if s.Traces == nil || s.tracesFinished {
 		return
 	}
-	err := s.Traces.Sync(ctx)
+	// A store that accepts connections and then hangs must not hold the
+	// records back for long: the upload gives up after maxTraceSync and
+	// goes on with a later poll.
+	sctx, cancel := context.WithTimeout(ctx, maxTraceSync)
+	defer cancel()
+	err := s.Traces.Sync(sctx)
 	switch {
 	case err != nil && err.Error() != s.tracesErr:
 		s.Logf("artifacts: %v (traces wait in the runner's file)", err)
