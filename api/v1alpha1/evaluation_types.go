@@ -18,6 +18,7 @@ import (
 // +kubebuilder:printcolumn:name="Adaptive",type=string,JSONPath=`.status.summary.adaptive`,description="repot-adaptive success rate"
 // +kubebuilder:printcolumn:name="Recovery",type=string,JSONPath=`.status.summary.derail`,description="derail-550: recovery rate per condition (nf, eo, sf, sla, full, nopfx, rst)"
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.summary.state`,priority=1,description="Pending, Running, Suspended, Complete, Failed, Stalled or BudgetExhausted"
+// +kubebuilder:printcolumn:name="Traces",type=string,JSONPath=`.status.artifacts.state`,priority=1,description="S3 artifact store: Uploading, Complete or Partial (empty without a store)"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 30",message="metadata.name must be at most 30 characters: the names of servers, Jobs and ledgers are built from it"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must start with a lowercase letter and hold only lowercase letters, digits and '-' (no dots), ending with a letter or digit, e.g. run-2026-12-03: the servers' Service names (DNS-1035 labels) are built from it"
