@@ -21,11 +21,22 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"repot.dev/repot-operator/artifacts"
 )
+
+// TB is the part of testing.TB the helpers use, so that Ginkgo's GinkgoT()
+// serves too.
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Logf(format string, args ...any)
+	Cleanup(func())
+	TempDir() string
+	Failed() bool
+}
 
 // Server is a running versitygw with one bucket.
 type Server struct {
@@ -44,7 +55,7 @@ func (s *Server) Location() artifacts.Location {
 
 // Open returns a client of the server (at endpoint, when not "", for a
 // proxy in front of it).
-func (s *Server) Open(t testing.TB, endpoint string) *artifacts.Store {
+func (s *Server) Open(t TB, endpoint string) *artifacts.Store {
 	t.Helper()
 	loc := s.Location()
 	if endpoint != "" {
@@ -83,7 +94,7 @@ func Binary() (string, error) {
 
 // Start runs versitygw on a free loopback port with a new bucket, until
 // the test ends. A missing binary fails the test (make test builds it).
-func Start(t testing.TB) *Server {
+func Start(t TB) *Server {
 	t.Helper()
 	bin, err := Binary()
 	if err != nil {
@@ -200,7 +211,7 @@ type Proxy struct {
 
 // StartProxy runs a proxy to s until the test ends; it passes everything
 // until SetFaults.
-func StartProxy(t testing.TB, s *Server) *Proxy {
+func StartProxy(t TB, s *Server) *Proxy {
 	t.Helper()
 	target := &url.URL{Scheme: "http", Host: s.Endpoint}
 	rp := httputil.NewSingleHostReverseProxy(target)

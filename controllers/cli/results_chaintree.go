@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,57 +12,74 @@ import (
 	"github.com/spf13/cobra"
 
 	"repot.dev/repot-operator/analysis/chaintree"
+	"repot.dev/repot-operator/artifacts"
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/controllers/results"
 )
 
 // The formats of repot results export.
 const (
 	formatRecords   = "records"
 	formatChaintree = "chaintree"
+	formatTraces    = "traces"
 )
 
 // exportChaintree is repot results export --format chaintree: the chain-tree
 // examples of local trace files.
 func (o *exportOptions) exportChaintree(cmd *cobra.Command) error {
-	if o.evaluation != "" || o.schedule != "" {
-		return errors.New("--format chaintree reads trace files, not the cluster: the traces are on the spec.artifacts PVC; copy them out and give them with --traces")
+	if o.schedule != "" {
+		return errors.New("--format chaintree reads one evaluation's stored traces (--evaluation NAME) or trace files (--traces PATH), not a schedule")
 	}
-	if len(o.traces) == 0 {
-		return errors.New("--format chaintree needs --traces PATH (a repot run output directory or a traces JSONL file)")
+	if (o.evaluation == "") == (len(o.traces) == 0) {
+		return errors.New("--format chaintree needs --evaluation NAME (its traces in the evaluation's S3 store) or --traces PATH (a repot run output directory or a traces JSONL file), not both")
 	}
-	files, err := traceFiles(o.traces)
+	w, closeOut, err := o.output(cmd)
 	if err != nil {
 		return err
 	}
-	w := cmd.OutOrStdout()
-	var out *os.File
-	if o.out != "" && o.out != "-" {
-		if out, err = os.Create(o.out); err != nil {
-			return err
-		}
-		defer out.Close()
-		w = out
-	}
 	opts := chaintree.Options{Trace: o.backtrackTrace, Completable: chaintree.SolverCompletable}
 	var total chaintree.Counts
-	for _, path := range files {
-		c, err := exportTraceFile(w, path, opts)
+	add := func(c chaintree.Counts) {
 		total.Continue += c.Continue
 		total.Answer += c.Answer
 		total.Backtrack += c.Backtrack
 		total.Skipped += c.Skipped
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
 	}
-	if out != nil {
-		if err := out.Close(); err != nil {
+	source := ""
+	if o.evaluation != "" {
+		st, err := o.storedTraces(cmd)
+		if err != nil {
 			return err
 		}
+		err = st.Each(cmd.Context(), func(line []byte) error {
+			c, err := chaintree.ExportJSONL(w, bytes.NewReader(line), opts)
+			add(c)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		source = fmt.Sprintf("%d stored objects of %s", st.Manifest.Objects, o.evaluation)
+	} else {
+		files, err := traceFiles(o.traces)
+		if err != nil {
+			return err
+		}
+		for _, path := range files {
+			c, err := exportTraceFile(w, path, opts)
+			add(c)
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		source = fmt.Sprintf("%d trace files", len(files))
+	}
+	if err := closeOut(); err != nil {
+		return err
 	}
 	errw := cmd.ErrOrStderr()
-	fmt.Fprintf(errw, "chaintree: %d examples from %d trace files: continue %d, answer %d, backtrack %d\n",
-		total.Continue+total.Answer+total.Backtrack, len(files), total.Continue, total.Answer, total.Backtrack)
+	fmt.Fprintf(errw, "chaintree: %d examples from %s: continue %d, answer %d, backtrack %d\n",
+		total.Continue+total.Answer+total.Backtrack, source, total.Continue, total.Answer, total.Backtrack)
 	if total.Skipped > 0 {
 		fmt.Fprintf(errw, "chaintree: skipped %d traces whose problem could not be read (docs/chaintree.md)\n", total.Skipped)
 	}
@@ -113,4 +131,69 @@ func traceFiles(paths []string) ([]string, error) {
 		files = append(files, found...)
 	}
 	return files, nil
+}
+
+// output is --out FILE, or standard output for "" and "-"; closeOut closes
+// the file and reports a failed write.
+func (o *exportOptions) output(cmd *cobra.Command) (io.Writer, func() error, error) {
+	if o.out == "" || o.out == "-" {
+		return cmd.OutOrStdout(), func() error { return nil }, nil
+	}
+	f, err := os.Create(o.out)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, f.Close, nil
+}
+
+// storedTraces opens --evaluation's traces in its store with the caller's
+// credentials, warning on standard error when the upload is not complete.
+func (o *exportOptions) storedTraces(cmd *cobra.Command) (*results.StoredTraces, error) {
+	creds, err := artifacts.CredentialsFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	c, ns, err := o.cluster.client()
+	if err != nil {
+		return nil, err
+	}
+	st, err := results.OpenStoredTraces(cmd.Context(), c, ns, o.evaluation, creds)
+	if err != nil {
+		return nil, err
+	}
+	if w := st.Warning(); w != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
+	}
+	return st, nil
+}
+
+// exportTraces is repot results export --format traces: the evaluation's
+// stored traces as one JSONL file, each object checked against its
+// manifest.
+func (o *exportOptions) exportTraces(cmd *cobra.Command) error {
+	if o.evaluation == "" || o.schedule != "" || len(o.traces) > 0 {
+		return errors.New("--format traces needs --evaluation NAME (and reads its S3 store), without --schedule or --traces")
+	}
+	st, err := o.storedTraces(cmd)
+	if err != nil {
+		return err
+	}
+	w, closeOut, err := o.output(cmd)
+	if err != nil {
+		return err
+	}
+	n := 0
+	err = st.Each(cmd.Context(), func(line []byte) error {
+		n++
+		_, err := w.Write(append(line, '\n'))
+		return err
+	})
+	if cerr := closeOut(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "traces: %d traces from %d stored objects of %s\n", n, st.Manifest.Objects, o.evaluation)
+	return nil
 }

@@ -92,8 +92,11 @@ func TestResultsExportFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--format", "chaintree"}, "needs --traces"},
-		{[]string{"--format", "chaintree", "--evaluation", "e", "--traces", "x"}, "reads trace files, not the cluster"},
+		{[]string{"--format", "chaintree"}, "needs --evaluation NAME"},
+		{[]string{"--format", "chaintree", "--evaluation", "e", "--traces", "x"}, "not both"},
+		{[]string{"--format", "chaintree", "--schedule", "s"}, "not a schedule"},
+		{[]string{"--format", "traces"}, "--format traces needs --evaluation NAME"},
+		{[]string{"--format", "traces", "--evaluation", "e", "--traces", "x"}, "without --schedule or --traces"},
 		{[]string{"--format", "chaintree", "--traces", empty}, "holds no traces.jsonl"},
 		{[]string{"--format", "parquet", "--evaluation", "e"}, `unknown --format "parquet"`},
 		{[]string{"--evaluation", "e", "--traces", "x", "--out", "d"}, "--traces applies to --format chaintree only"},

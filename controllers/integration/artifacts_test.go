@@ -1,0 +1,101 @@
+package integration_test
+
+import (
+	"bytes"
+	"os"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"repot.dev/repot-operator/analysis/chaintree"
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+	"repot.dev/repot-operator/artifacts"
+	"repot.dev/repot-operator/artifacts/s3test"
+	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/results"
+)
+
+var _ = Describe("an evaluation with an S3 artifact store", func() {
+	It("probes the store as a runner before anything starts, and its stored traces export as chain-tree examples", func() {
+		srv := s3test.Start(GinkgoT())
+		ns := createNamespace("artifacts")
+		ev := revtesting.MakeEvaluation("ev", ns).Simulated("m", "strong", 1).Shards(2).
+			ArtifactsS3(repotv1.S3Store{Endpoint: srv.Endpoint, Bucket: srv.Bucket, Insecure: true, CredentialsSecret: "s3"}).Obj()
+		Expect(k8s.Create(ctx, ev)).To(Succeed())
+
+		By("creating the probe Job as a runner, and no server while it has not passed")
+		probe := &batchv1.Job{}
+		Eventually(exists(probe, ns, build.ArtifactsProbeJobName("ev"))).Should(BeTrue())
+		Expect(k8s.Get(ctx, key(ns, build.ArtifactsProbeJobName("ev")), probe)).To(Succeed())
+		Expect(probe.Spec.Template.Spec.ServiceAccountName).To(Equal(build.RunnerAccessName("ev")))
+		Expect(probe.Spec.Template.Spec.Containers[0].Args).To(ContainElement("--artifacts-bucket=" + srv.Bucket))
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			c := findCond(e.Status.Conditions, repotv1.ConditionArtifactStoreUnavailable)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(repotv1.ReasonProbingStore))
+			g.Expect(e.Status.Artifacts).NotTo(BeNil())
+			g.Expect(e.Status.Artifacts.Endpoint).To(Equal(srv.Endpoint))
+		})
+		Consistently(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "m")), "3s").Should(BeFalse(), "a server started before the store probe passed")
+		e := getEval(ns, "ev")
+		Expect(e.Status.StartTime).To(BeNil())
+
+		By("uploading the traces of two shards as their ledger sidecars do")
+		fixture, err := os.ReadFile("../cli/testdata/traces.jsonl")
+		Expect(err).NotTo(HaveOccurred())
+		lines := strings.SplitAfter(strings.TrimSpace(string(fixture)), "\n")
+		Expect(lines).To(HaveLen(3))
+		layout := artifacts.Layout{Namespace: ns, Evaluation: "ev", UID: string(e.UID)}
+		st := srv.Open(GinkgoT(), "")
+		for shard, part := range [][]string{lines[:1], lines[1:]} {
+			dir := GinkgoT().TempDir()
+			path := dir + "/traces.jsonl"
+			Expect(os.WriteFile(path, []byte(strings.Join(part, "")+"\n"), 0o644)).To(Succeed())
+			u := &artifacts.ShardUploader{Store: st, Layout: layout, Shard: artifacts.Shard{Model: "m", Index: shard}, Path: path}
+			_, err := u.Finish(ctx)
+			Expect(err).NotTo(HaveOccurred())
+		}
+
+		By("reading them back through status.artifacts and exporting them")
+		stored, err := results.OpenStoredTraces(ctx, k8s, ns, "ev", srv.Creds)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(stored.Warning()).To(BeEmpty())
+		Expect(stored.Manifest.Objects).To(Equal(2))
+		var out bytes.Buffer
+		var total chaintree.Counts
+		Expect(stored.Each(ctx, func(line []byte) error {
+			c, err := chaintree.ExportJSONL(&out, bytes.NewReader(line), chaintree.Options{Trace: true, Completable: chaintree.SolverCompletable})
+			total.Continue, total.Answer, total.Backtrack = total.Continue+c.Continue, total.Answer+c.Answer, total.Backtrack+c.Backtrack
+			return err
+		})).To(Succeed())
+		// The same examples as the three traces give from a file
+		// (controllers/cli's TestResultsExportChaintree).
+		Expect(total).To(Equal(chaintree.Counts{Continue: 8, Answer: 2, Backtrack: 1}))
+
+		By("refusing an object replaced after it was listed")
+		_, err = st.PutBytes(ctx, stored.Manifest.Shards[0].Objects[0].Key, []byte(`{"problem_id":"forged"}`+"\n"))
+		Expect(err).NotTo(HaveOccurred())
+		err = stored.Each(ctx, func([]byte) error { return nil })
+		Expect(err).To(MatchError(ContainSubstring("the manifest says")))
+
+		By("saying what to set for an evaluation without a store")
+		plain := revtesting.MakeEvaluation("plain", ns).Simulated("m", "strong", 1).Obj()
+		Expect(k8s.Create(ctx, plain)).To(Succeed())
+		_, err = results.OpenStoredTraces(ctx, k8s, ns, "plain", srv.Creds)
+		Expect(err).To(MatchError(ContainSubstring("has no artifact store")))
+	})
+})
+
+func findCond(conds []metav1.Condition, typ string) *metav1.Condition {
+	for i := range conds {
+		if conds[i].Type == typ {
+			return &conds[i]
+		}
+	}
+	return nil
+}
