@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"repot.dev/repot-operator/artifacts"
@@ -113,6 +114,9 @@ func Start(t TB) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "--port", s.Endpoint, "posix", dir)
 	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+s.Creds.AccessKeyID, "ROOT_SECRET_ACCESS_KEY="+s.Creds.SecretAccessKey)
+	// A test process killed before its cleanups run takes the server with
+	// it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var log strings.Builder
 	var mu sync.Mutex
 	cmd.Stdout, cmd.Stderr = lockedWriter{&mu, &log}, lockedWriter{&mu, &log}
