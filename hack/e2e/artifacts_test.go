@@ -104,8 +104,28 @@ spec:
 `, eval, smallRunnerYAML, store.Endpoint, store.Bucket, secret)
 	}
 
-	It("completes with every recorded run's trace in the store, status.artifacts Complete, and chain-tree examples of all three kinds", func() {
+	It("completes with every recorded run's trace in the store, also across a runner pod killed mid-run, status.artifacts Complete, and chain-tree examples of all three kinds", func() {
 		tc.createEvaluation(manifest(name, "repot-s3"))
+		By("deleting a runner pod once the ledgers hold runs: its shard resumes in a new pod")
+		var killed string
+		Eventually(func(g Gomega) {
+			e := tc.evaluation(g, name)
+			g.Expect(e.Status.Progress).NotTo(BeNil())
+			g.Expect(e.Status.Progress.RunsDone).To(BeNumerically(">=", 10))
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			var pods corev1.PodList
+			g.Expect(tc.c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{build.LabelEvaluation: name, build.LabelComponent: build.ComponentRunner})).To(Succeed())
+			for _, p := range pods.Items {
+				if p.Labels[build.LabelArtifactsProbe] == "" && p.Status.Phase == corev1.PodRunning {
+					g.Expect(tc.c.Delete(ctx, &p)).To(Succeed())
+					killed = p.Name
+					return
+				}
+			}
+			g.Expect(killed).NotTo(BeEmpty(), "no running runner pod")
+		}).WithTimeout(5 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		GinkgoWriter.Println("deleted runner pod", killed)
 		e := tc.awaitComplete(name, 20*time.Minute)
 		Expect(meta.FindStatusCondition(e.Status.Conditions, repotv1.ConditionArtifactStoreUnavailable)).To(
 			And(Not(BeNil()), HaveField("Reason", repotv1.ReasonStoreWritable)))
