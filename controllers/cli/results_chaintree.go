@@ -57,6 +57,8 @@ func (o *exportOptions) exportChaintree(cmd *cobra.Command) error {
 			return err
 		})
 		if err != nil {
+			_ = closeOut()
+			o.discardOutput()
 			return err
 		}
 		source = fmt.Sprintf("%d stored objects of %s", st.Manifest.Objects, o.evaluation)
@@ -146,6 +148,15 @@ func (o *exportOptions) output(cmd *cobra.Command) (io.Writer, func() error, err
 	return f, f.Close, nil
 }
 
+// discardOutput removes a --out FILE an export failed to finish: a stored
+// object that fails its manifest's check is found only after its lines
+// went out, and a half-written file must not pass for a complete export.
+func (o *exportOptions) discardOutput() {
+	if o.out != "" && o.out != "-" {
+		_ = os.Remove(o.out)
+	}
+}
+
 // storedTraces opens --evaluation's traces in its store with the caller's
 // credentials, warning on standard error when the upload is not complete.
 func (o *exportOptions) storedTraces(cmd *cobra.Command) (*results.StoredTraces, error) {
@@ -192,6 +203,7 @@ func (o *exportOptions) exportTraces(cmd *cobra.Command) error {
 		err = cerr
 	}
 	if err != nil {
+		o.discardOutput()
 		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "traces: %d traces from %d stored objects of %s\n", n, st.Manifest.Objects, o.evaluation)
