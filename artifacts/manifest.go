@@ -52,18 +52,37 @@ func ReadShardManifest(ctx context.Context, s *Store, l Layout, shard Shard) (m 
 	if err != nil {
 		return ShardManifest{}, false, err
 	}
-	if err := json.Unmarshal(b, &m); err != nil {
+	m, err = ParseShardManifest(b, l, shard)
+	if err != nil {
 		return ShardManifest{}, false, fmt.Errorf("%s: %w", l.ShardManifestKey(shard), err)
 	}
+	return m, true, nil
+}
+
+// ParseShardManifest reads a shard manifest as stored, and refuses one
+// that is not the shard's: another shard's, or listing an object that is
+// not one of the shard's segments (a bucket writer could otherwise point a
+// reader at any key), or a negative size.
+func ParseShardManifest(b []byte, l Layout, shard Shard) (ShardManifest, error) {
+	var m ShardManifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return ShardManifest{}, err
+	}
 	if m.Shard != shard {
-		return ShardManifest{}, false, fmt.Errorf("%s is the manifest of shard %s", l.ShardManifestKey(shard), m.Shard)
+		return ShardManifest{}, fmt.Errorf("the manifest of shard %s, not %s", m.Shard, shard)
 	}
 	for _, o := range m.Objects {
 		if _, ok := l.SegmentSeq(shard, o.Key); !ok {
-			return ShardManifest{}, false, fmt.Errorf("%s lists %q, which is not one of the shard's segments", l.ShardManifestKey(shard), o.Key)
+			return ShardManifest{}, fmt.Errorf("lists %q, which is not one of the shard's segments", o.Key)
+		}
+		if o.Size < 0 || o.Lines < 0 {
+			return ShardManifest{}, fmt.Errorf("lists %q with size %d and %d lines", o.Key, o.Size, o.Lines)
 		}
 	}
-	return m, true, nil
+	if m.LostBytes < 0 {
+		return ShardManifest{}, fmt.Errorf("lost bytes %d", m.LostBytes)
+	}
+	return m, nil
 }
 
 // Collect builds the evaluation's manifest from the manifests of shards,
