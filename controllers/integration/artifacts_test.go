@@ -45,6 +45,22 @@ var _ = Describe("an evaluation with an S3 artifact store", func() {
 		e := getEval(ns, "ev")
 		Expect(e.Status.StartTime).To(BeNil())
 
+		By("replacing the probe when the store changes before the start (the operator deletes its Job with the RBAC it ships)")
+		setPrefix(ns, "ev", "team-a")
+		Eventually(func(g Gomega) {
+			j := &batchv1.Job{}
+			g.Expect(k8s.Get(ctx, key(ns, build.ArtifactsProbeJobName("ev")), j)).To(Succeed())
+			g.Expect(j.UID).NotTo(Equal(probe.UID), "the probe of the old store is still there")
+			g.Expect(j.Spec.Template.Spec.Containers[0].Args).To(ContainElement("--artifacts-prefix=team-a"))
+		}).Should(Succeed())
+		setPrefix(ns, "ev", "")
+		Eventually(func(g Gomega) {
+			j := &batchv1.Job{}
+			g.Expect(k8s.Get(ctx, key(ns, build.ArtifactsProbeJobName("ev")), j)).To(Succeed())
+			g.Expect(j.Spec.Template.Spec.Containers[0].Args).NotTo(ContainElement("--artifacts-prefix=team-a"))
+		}).Should(Succeed())
+		e = getEval(ns, "ev")
+
 		By("uploading the traces of two shards as their ledger sidecars do")
 		fixture, err := os.ReadFile("../cli/testdata/traces.jsonl")
 		Expect(err).NotTo(HaveOccurred())
@@ -90,6 +106,16 @@ var _ = Describe("an evaluation with an S3 artifact store", func() {
 		Expect(err).To(MatchError(ContainSubstring("has no artifact store")))
 	})
 })
+
+// setPrefix edits spec.artifacts.s3.prefix, retrying on the conflicts the
+// operator's status writes cause.
+func setPrefix(ns, name, prefix string) {
+	Eventually(func() error {
+		e := getEval(ns, name)
+		e.Spec.Artifacts.S3.Prefix = prefix
+		return k8s.Update(ctx, e)
+	}).Should(Succeed())
+}
 
 func findCond(conds []metav1.Condition, typ string) *metav1.Condition {
 	for i := range conds {
