@@ -29,8 +29,8 @@ import (
 // on the real node behind a Service) as the operator's default store, the
 // way make demo installs it: an evaluation without spec.artifacts streams
 // its traces there. The test process reads them back from the host at the
-// Service's ClusterIP (kube-proxy's rules apply to the host's own traffic;
-// the Service's name does not resolve there).
+// store pod's address (the host is on the real node's bridge, as the
+// realnode specs reach pods; the Service's name does not resolve there).
 var _ = Describe("the local cluster's artifact store as the operator's default", Ordered, Label("artifacts", "localstore"), func() {
 	var (
 		tc    *testCluster
@@ -121,6 +121,9 @@ spec:
 		for i := range int(e.Spec.ShardsPerModelOrDefault()) {
 			shards = append(shards, artifacts.Shard{Model: "sim", Index: i})
 		}
+		// Read again: the store's pod, and its address, may have changed.
+		store, err := cluster.LocalArtifactStore(ctx, tc.cs)
+		Expect(err).NotTo(HaveOccurred())
 		st, m, err := store.Collect(ctx, layout, e.Status.Artifacts.URL, shards)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(m.Complete).To(BeTrue(), "manifest %+v", m)

@@ -264,6 +264,10 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 		printReport(out, e)
 	}
 	if store != nil {
+		// Read again: the store's pod, and its address, may have changed.
+		if store, err = cluster.LocalArtifactStore(ctx, cs); err != nil {
+			return err
+		}
 		if err := storedTraces(ctx, out, dyn, store, o.ns, o.up.dir, names); err != nil {
 			return err
 		}

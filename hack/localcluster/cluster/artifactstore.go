@@ -12,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,9 +80,10 @@ func EnsureVersitygwImage(ctx context.Context, bin string) error {
 type ArtifactStore struct {
 	// Location is the bucket as the cluster's pods reach it.
 	Location artifacts.Location
-	// HostEndpoint is the Service's ClusterIP and port: the host (the
-	// real node's network namespace, where kube-proxy's rules apply too)
-	// reaches the store there, but cannot resolve the Service's name.
+	// HostEndpoint is the address and port of the store's ready pod, as
+	// the Service's EndpointSlice lists it: the host is on the real node's
+	// bridge and reaches pods there, as the e2e specs do; it cannot
+	// resolve the Service's name.
 	HostEndpoint string
 	Creds        artifacts.Credentials
 }
@@ -148,23 +150,22 @@ func StartArtifactStore(ctx context.Context, cs kubernetes.Interface, dataDir st
 			return nil, fmt.Errorf("artifact store: %w", err)
 		}
 	}
-	s, err := LocalArtifactStore(ctx, cs)
-	if err != nil {
-		return nil, err
-	}
-	st, err := s.HostStore()
-	if err != nil {
-		return nil, err
-	}
 	deadline := time.Now().Add(timeout)
 	for {
-		// The probe writes, reads back and deletes an object, with the
-		// credentials the runners get.
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := st.Probe(pctx, "", "localcluster")
-		cancel()
+		// Once the pod is ready, the probe writes, reads back and deletes
+		// an object, with the credentials the runners get.
+		s, err := LocalArtifactStore(ctx, cs)
 		if err == nil {
-			return s, nil
+			var st *artifacts.Store
+			if st, err = s.HostStore(); err != nil {
+				return nil, err
+			}
+			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err = st.Probe(pctx, "", "localcluster")
+			cancel()
+			if err == nil {
+				return s, nil
+			}
 		}
 		if time.Now().After(deadline) {
 			why := "no pod"
@@ -172,7 +173,7 @@ func StartArtifactStore(ctx context.Context, cs kubernetes.Interface, dataDir st
 				p := pods.Items[0]
 				why = fmt.Sprintf("pod %s is %s %+v", p.Name, p.Status.Phase, p.Status.ContainerStatuses)
 			}
-			return nil, fmt.Errorf("artifact store: s3://%s at %s does not answer after %v: %w (%s)", ArtifactStoreBucket, s.HostEndpoint, timeout, err, why)
+			return nil, fmt.Errorf("artifact store: s3://%s does not answer after %v: %w (%s)", ArtifactStoreBucket, timeout, err, why)
 		}
 		select {
 		case <-ctx.Done():
@@ -236,19 +237,27 @@ func artifactStoreDeployment(labels map[string]string, dataDir string) *appsv1.D
 	}
 }
 
-// LocalArtifactStore reads a running local cluster's store: its Service's
-// ClusterIP and its credentials Secret.
+// LocalArtifactStore reads a running local cluster's store: its ready
+// pod's address and its credentials Secret.
 func LocalArtifactStore(ctx context.Context, cs kubernetes.Interface) (*ArtifactStore, error) {
 	sec, err := cs.CoreV1().Secrets(ArtifactStoreNamespace).Get(ctx, ArtifactStoreSecret, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("the local cluster's artifact store: %w", err)
 	}
-	svc, err := cs.CoreV1().Services(ArtifactStoreNamespace).Get(ctx, ArtifactStoreName, metav1.GetOptions{})
+	slices, err := cs.DiscoveryV1().EndpointSlices(ArtifactStoreNamespace).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + ArtifactStoreName})
 	if err != nil {
 		return nil, fmt.Errorf("the local cluster's artifact store: %w", err)
 	}
-	if svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone {
-		return nil, fmt.Errorf("the local cluster's artifact store: Service %s/%s has no ClusterIP", ArtifactStoreNamespace, ArtifactStoreName)
+	addr := ""
+	for _, sl := range slices.Items {
+		for _, e := range sl.Endpoints {
+			if e.Conditions.Ready != nil && *e.Conditions.Ready && len(e.Addresses) > 0 {
+				addr = e.Addresses[0]
+			}
+		}
+	}
+	if addr == "" {
+		return nil, fmt.Errorf("the local cluster's artifact store: Service %s/%s has no ready endpoint", ArtifactStoreNamespace, ArtifactStoreName)
 	}
 	creds := artifacts.Credentials{AccessKeyID: string(sec.Data[artifacts.EnvAccessKeyID]), SecretAccessKey: string(sec.Data[artifacts.EnvSecretAccessKey])}
 	if creds.AccessKeyID == "" || creds.SecretAccessKey == "" {
@@ -256,13 +265,13 @@ func LocalArtifactStore(ctx context.Context, cs kubernetes.Interface) (*Artifact
 	}
 	return &ArtifactStore{
 		Location:     artifacts.Location{Endpoint: ArtifactStoreEndpoint, Bucket: ArtifactStoreBucket, Insecure: true},
-		HostEndpoint: net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(ArtifactStorePort)),
+		HostEndpoint: net.JoinHostPort(addr, strconv.Itoa(ArtifactStorePort)),
 		Creds:        creds,
 	}, nil
 }
 
 // HostStore is a client of the store for the host's processes (the demo,
-// the e2e specs): the same bucket at the Service's ClusterIP.
+// the e2e specs): the same bucket at HostEndpoint.
 func (s *ArtifactStore) HostStore() (*artifacts.Store, error) {
 	loc := s.Location
 	loc.Endpoint = s.HostEndpoint
