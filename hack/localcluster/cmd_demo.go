@@ -113,7 +113,7 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 		if o.up.nodes == 0 {
 			return errors.New("the demo runs its pods on a node: --nodes 1 (root), or --kubeconfig for an existing cluster")
 		}
-		step("starting the local cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, a real node with containerd, CoreDNS and kube-network-policies); log: %s", clusterLog.Name())
+		step("starting the local cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, a real node with containerd, CoreDNS, kube-network-policies and an S3 artifact store); log: %s", clusterLog.Name())
 		lc, err = startCluster(ctx, o.up, clusterLog)
 		if err != nil {
 			return err
