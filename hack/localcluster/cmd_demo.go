@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/hack/localcluster/cluster"
 )
 
 func init() { register(newDemoCommand) }
@@ -112,7 +113,7 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 		if o.up.nodes == 0 {
 			return errors.New("the demo runs its pods on a node: --nodes 1 (root), or --kubeconfig for an existing cluster")
 		}
-		step("starting the local cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, a real node with containerd, CoreDNS and kube-network-policies); log: %s", clusterLog.Name())
+		step("starting the local cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, a real node with containerd, CoreDNS, kube-network-policies and an S3 artifact store); log: %s", clusterLog.Name())
 		lc, err = startCluster(ctx, o.up, clusterLog)
 		if err != nil {
 			return err
@@ -139,9 +140,25 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 		return err
 	}
 	tools.kubeconfig = kubeconfig
+	// The local cluster's artifact store is the operator's default store,
+	// so the demo's traces outlive its runner pods; the operator looks the
+	// credentials Secret up in the evaluation's namespace, so a copy goes
+	// there. Someone else's cluster has its own store, or none.
+	var store *cluster.ArtifactStore
+	var storeValues []string
+	if lc != nil && o.up.artifactStore {
+		if store, err = cluster.LocalArtifactStore(ctx, cs); err != nil {
+			return err
+		}
+		if err := store.ShareCredentials(ctx, cs, o.ns); err != nil {
+			return err
+		}
+		storeValues = store.ChartValues()
+		step("artifact store: s3://%s at %s (from this host: %s), the operator's default; credentials in Secret %s/%s", store.Location.Bucket, store.Location.Endpoint, store.HostEndpoint, o.ns, cluster.ArtifactStoreSecret)
+	}
 	// As users install it: with helm, into a namespace that enforces the
 	// restricted Pod Security Standard; a Deployment of the image.
-	if err := installOperator(ctx, tools, cs, o.chart, o.up.nodeImages[0], o.chartSets); err != nil {
+	if err := installOperator(ctx, tools, cs, o.chart, o.up.nodeImages[0], storeValues, o.chartSets); err != nil {
 		return fmt.Errorf("installing the chart %s: %w", o.chart, err)
 	}
 	step("installed the operator from the chart %s into %s (image %s)", o.chart, demoOperatorNamespace, o.up.nodeImages[0])
@@ -245,6 +262,15 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 	}
 	for _, e := range evals {
 		printReport(out, e)
+	}
+	if store != nil {
+		// Read again: the store's pod, and its address, may have changed.
+		if store, err = cluster.LocalArtifactStore(ctx, cs); err != nil {
+			return err
+		}
+		if err := storedTraces(ctx, out, dyn, store, o.ns, o.up.dir, names); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintln(out)
 	if o.report != "-" {
@@ -415,7 +441,9 @@ const demoRelease = "repot-operator"
 // installOperator installs (or upgrades) the operator's release with helm,
 // the image's repository and tag as values, into demoOperatorNamespace,
 // made first (kubectl) to enforce the restricted Pod Security Standard.
-func installOperator(ctx context.Context, tools kubeTool, cs kubernetes.Interface, chart, img string, sets []string) error {
+// values are helm --set values; sets, the user's --set-string values,
+// come last and win.
+func installOperator(ctx context.Context, tools kubeTool, cs kubernetes.Interface, chart, img string, values, sets []string) error {
 	if _, err := cs.CoreV1().Namespaces().Get(ctx, demoOperatorNamespace, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 		if err := tools.run(ctx, nil, true, "kubectl", "create", "namespace", demoOperatorNamespace); err != nil {
 			return err
@@ -433,6 +461,9 @@ func installOperator(ctx context.Context, tools kubeTool, cs kubernetes.Interfac
 		// operator in its own: the chart's default install watches only
 		// the operator's namespace.
 		"--set", "clusterWide=true"}
+	for _, v := range values {
+		args = append(args, "--set", v)
+	}
 	for _, s := range sets {
 		args = append(args, "--set-string", s)
 	}

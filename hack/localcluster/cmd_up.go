@@ -36,6 +36,8 @@ type upOptions struct {
 	// registry; pause is the static binary of their sandbox image.
 	nodeImages []string
 	pause      string
+	// artifactStore runs the S3 store (bin/versitygw) on the real node.
+	artifactStore bool
 }
 
 func newUpCommand() *cobra.Command {
@@ -47,7 +49,8 @@ func newUpCommand() *cobra.Command {
 127.0.0.1 with certificates generated under DIR/pki (kept for later runs), then a
 real node: a kubelet with containerd, runc, the CNI bridge plugin, kube-proxy
 and kube-network-policies (NetworkPolicy enforced), CoreDNS as the cluster DNS,
-and a local registry with the project's image in it. The node's nvidia.com/gpu
+an S3 artifact store (Versity's gateway; --artifact-store=false for none) and a
+local registry with the project's image in it. The node's nvidia.com/gpu
 devices are SIMULATED, served by a device plugin; the node carries the H100
 product label. Writes DIR/kubeconfig, and DIR/ready once the cluster accepts
 pods. Each start begins with an empty cluster unless --keep-data.
@@ -76,6 +79,7 @@ func addUpFlags(cmd *cobra.Command, o *upOptions) {
 	f.DurationVar(&o.readyTimeout, "ready-timeout", 3*time.Minute, "how long to wait for the cluster to become ready")
 	f.StringSliceVar(&o.nodeImages, "node-image", []string{"localhost/repot-operator:dev"}, "buildah images imported into the node and pushed to the local registry; the first is the operator's (make docker-build)")
 	f.StringVar(&o.pause, "pause", "bin/pause", "the static pause binary of the node's sandbox image (go build ./hack/localcluster/pause)")
+	f.BoolVar(&o.artifactStore, "artifact-store", true, "with a real node, also run an S3 artifact store on it (BIN-DIR/versitygw, built by hack/build-cluster-bins.sh s3): Service "+cluster.ArtifactStoreEndpoint+", bucket "+cluster.ArtifactStoreBucket+", credentials in Secret "+cluster.ArtifactStoreNamespace+"/"+cluster.ArtifactStoreSecret+", objects under DIR/artifacts")
 	f.BoolVar(&o.kueue, "kueue", false, "also install Kueue's CRDs and run the Kueue manager (BIN-DIR/kueue, built by hack/build-cluster-bins.sh kueue)")
 }
 

@@ -86,6 +86,11 @@ func (lc *localCluster) startRealNodes(ctx context.Context, cs kubernetes.Interf
 	if err := ensureCorednsImage(ctx, filepath.Join(binDir, "coredns")); err != nil {
 		return err
 	}
+	if o.artifactStore {
+		if err := cluster.EnsureVersitygwImage(ctx, filepath.Join(binDir, "versitygw")); err != nil {
+			return err
+		}
+	}
 	// The local registry, with the project's image in it: pods can pull
 	// it with a pull secret (DIR/registry.json has the credentials).
 	reg, err := cluster.StartRegistry(ctx, filepath.Join(lc.Layout.Dir, "registry"))
@@ -118,6 +123,9 @@ func (lc *localCluster) startRealNodes(ctx context.Context, cs kubernetes.Interf
 		return err
 	}
 	images := append(append([]string(nil), o.nodeImages...), corednsImage)
+	if o.artifactStore {
+		images = append(images, cluster.VersitygwImage)
+	}
 	for i := range o.nodes {
 		name := fmt.Sprintf("%s%d", cluster.RealNodePrefix, i)
 		t0 := time.Now()
@@ -155,6 +163,16 @@ func (lc *localCluster) startRealNodes(ctx context.Context, cs kubernetes.Interf
 				return err
 			}
 			fmt.Fprintf(lc.log, "cluster DNS: CoreDNS %s at %s (kube-dns), ready in %v\n", corednsVersion, clusterDNSIP, time.Since(t1).Round(100*time.Millisecond))
+			if o.artifactStore {
+				t2 := time.Now()
+				data := filepath.Join(lc.Layout.Dir, "artifacts")
+				s, err := cluster.StartArtifactStore(ctx, cs, data, o.keepData, o.readyTimeout)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(lc.log, "artifact store: versitygw at %s (from the host: %s), bucket %s, credentials in Secret %s/%s, objects in %s; ready in %v\n",
+					s.Location.Endpoint, s.HostEndpoint, s.Location.Bucket, cluster.ArtifactStoreNamespace, cluster.ArtifactStoreSecret, data, time.Since(t2).Round(100*time.Millisecond))
+			}
 		}
 	}
 	return nil

@@ -41,11 +41,12 @@ demo: localcluster-bins ## Run the simulated sample evaluation end to end on a l
 
 # What the real node runs (localcluster up): the kubelet, kube-proxy, CoreDNS
 # and the NetworkPolicy enforcer kube-network-policies (built once, in the
-# control plane's module: hack/build-cluster-bins.sh), the pause binary of
-# its sandbox image, and the project's image built from the Dockerfile. The
-# image needs root and buildah; without them the real-node specs skip.
-realnode-bins: ## Build the kubelet, kube-proxy, CoreDNS and kube-network-policies (cached), bin/pause and, as root with buildah, the project image.
-	@hack/build-cluster-bins.sh node
+# control plane's module: hack/build-cluster-bins.sh), the artifact store
+# versitygw (built once, in its own module), the pause binary of its sandbox
+# image, and the project's image built from the Dockerfile. The image needs
+# root and buildah; without them the real-node specs skip.
+realnode-bins: ## Build the kubelet, kube-proxy, CoreDNS, kube-network-policies and versitygw (cached), bin/pause and, as root with buildah, the project image.
+	@hack/build-cluster-bins.sh node s3
 	CGO_ENABLED=0 go build -o bin/pause ./hack/localcluster/pause
 	@if [ "$$(id -u)" = 0 ] && command -v buildah >/dev/null 2>&1; then \
 		IMG=$(IMG) hack/build-image.sh image; \
@@ -53,7 +54,7 @@ realnode-bins: ## Build the kubelet, kube-proxy, CoreDNS and kube-network-polici
 
 # End-to-end tests on the same local cluster (Ginkgo, build tag e2e).
 # E2E_FLAGS=-ginkgo.label-filter=... picks suites (labels: derail, kueue,
-# helm, realnode, recreate, schedule, tenant). E2E_KUEUE=no leaves out Kueue: it is not
+# helm, realnode, recreate, schedule, tenant, artifacts, localstore). E2E_KUEUE=no leaves out Kueue: it is not
 # built and its suite (label kueue) does not run; CI runs the rest so while
 # Kueue still builds (a later label filter in E2E_FLAGS replaces this one).
 E2E_KUEUE ?= yes

@@ -1,0 +1,160 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"repot.dev/repot-operator/analysis/chaintree"
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/artifacts"
+	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/results"
+	"repot.dev/repot-operator/hack/localcluster/cluster"
+)
+
+// The local cluster's own artifact store (localcluster up runs versitygw
+// on the real node behind a Service) as the operator's default store, the
+// way make demo installs it: an evaluation without spec.artifacts streams
+// its traces there. The test process reads them back from the host at the
+// store pod's address (the host is on the real node's bridge, as the
+// realnode specs reach pods; the Service's name does not resolve there).
+var _ = Describe("the local cluster's artifact store as the operator's default", Ordered, Label("artifacts", "localstore"), func() {
+	var (
+		tc    *testCluster
+		store *cluster.ArtifactStore
+	)
+	const name = "defaultstore"
+
+	BeforeAll(func() {
+		tc = bootRealCluster("localstore")
+		DeferCleanup(func() { tc.stop() })
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		var err error
+		store, err = cluster.LocalArtifactStore(ctx, tc.cs)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(store.ShareCredentials(ctx, tc.cs, ns)).To(Succeed())
+		var sets []string
+		for _, v := range store.ChartValues() {
+			sets = append(sets, "--set", v)
+		}
+		tc.installOperator(filepath.Join(rootDir, "charts/repot-operator"), sets...)
+	})
+
+	It("runs the store as a restricted pod", func() {
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		var pods corev1.PodList
+		Expect(tc.c.List(ctx, &pods, client.InNamespace(cluster.ArtifactStoreNamespace))).To(Succeed())
+		Expect(pods.Items).To(HaveLen(1))
+		p := pods.Items[0]
+		Expect(p.Spec.SecurityContext.RunAsNonRoot).To(HaveValue(BeTrue()))
+		Expect(p.Spec.SecurityContext.SeccompProfile).To(HaveField("Type", corev1.SeccompProfileTypeRuntimeDefault))
+		for _, c := range p.Spec.Containers {
+			Expect(c.SecurityContext.ReadOnlyRootFilesystem).To(HaveValue(BeTrue()), c.Name)
+			Expect(c.SecurityContext.AllowPrivilegeEscalation).To(HaveValue(BeFalse()), c.Name)
+			Expect(c.SecurityContext.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")), c.Name)
+		}
+	})
+
+	It("completes an evaluation without spec.artifacts with every recorded run's trace in the store, also across a runner pod killed mid-run, and chain-tree examples of all three kinds", func() {
+		tc.createEvaluation(fmt.Sprintf(`apiVersion: repot.dev/v1alpha1
+kind: RepotEvaluation
+metadata:
+  name: %s
+spec:
+  methods: [pot, repot]
+  models:
+  - name: sim
+    simulated: {profile: weak, seed: 3}
+  runner:
+    shardsPerModel: 2
+    inFlightPerShard: 16
+%s`, name, smallRunnerYAML))
+		By("deleting a runner pod once the ledgers hold runs: its shard resumes in a new pod")
+		var killed string
+		Eventually(func(g Gomega) {
+			e := tc.evaluation(g, name)
+			g.Expect(e.Status.Progress).NotTo(BeNil())
+			g.Expect(e.Status.Progress.RunsDone).To(BeNumerically(">=", 10))
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			var pods corev1.PodList
+			g.Expect(tc.c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{build.LabelEvaluation: name, build.LabelComponent: build.ComponentRunner})).To(Succeed())
+			for _, p := range pods.Items {
+				if p.Labels[build.LabelArtifactsProbe] == "" && p.Status.Phase == corev1.PodRunning {
+					g.Expect(tc.c.Delete(ctx, &p)).To(Succeed())
+					killed = p.Name
+					return
+				}
+			}
+			g.Expect(killed).NotTo(BeEmpty(), "no running runner pod")
+		}).WithTimeout(5 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		GinkgoWriter.Println("deleted runner pod", killed)
+		e := tc.awaitComplete(name, 20*time.Minute)
+		Eventually(func(g Gomega) {
+			e = tc.evaluation(g, name)
+			g.Expect(e.Status.Artifacts).NotTo(BeNil())
+			g.Expect(e.Status.Artifacts.State).To(Equal(repotv1.ArtifactsComplete), "status.artifacts %+v", e.Status.Artifacts)
+		}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		Expect(e.Status.Artifacts.Objects).To(BeNumerically(">", 0))
+		Expect(e.Status.Artifacts.Endpoint).To(Equal(cluster.ArtifactStoreEndpoint), "the operator's default store")
+		GinkgoWriter.Printf("status.artifacts %+v\n", *e.Status.Artifacts)
+
+		ctx, cancel := ctxTimeout(2 * time.Minute)
+		defer cancel()
+		layout := artifacts.Layout{Namespace: ns, Evaluation: name, UID: string(e.UID)}
+		var shards []artifacts.Shard
+		for i := range int(e.Spec.ShardsPerModelOrDefault()) {
+			shards = append(shards, artifacts.Shard{Model: "sim", Index: i})
+		}
+		// Read again: the store's pod, and its address, may have changed.
+		store, err := cluster.LocalArtifactStore(ctx, tc.cs)
+		Expect(err).NotTo(HaveOccurred())
+		st, m, err := store.Collect(ctx, layout, e.Status.Artifacts.URL, shards)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(m.Complete).To(BeTrue(), "manifest %+v", m)
+		Expect(m.Objects).To(BeNumerically("==", e.Status.Artifacts.Objects))
+
+		traced := map[string]bool{}
+		var stored bytes.Buffer
+		Expect(artifacts.Traces(ctx, st, m, func(line []byte) error {
+			var tr contract.Trace
+			if err := json.Unmarshal(line, &tr); err != nil {
+				return err
+			}
+			traced[tr.ProblemID+"/"+tr.Method] = true
+			stored.Write(append(line, '\n'))
+			return nil
+		})).To(Succeed())
+		res, err := results.ReadEvaluationResults(ctx, tc.c, ns, name)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Records).NotTo(BeEmpty())
+		for _, r := range res.Records {
+			Expect(traced).To(HaveKey(r.ProblemID+"/"+r.Method), "recorded run without a stored trace")
+		}
+
+		// The objects are plain files in the store's hostPath directory
+		// under the cluster's state dir.
+		_, err = os.Stat(filepath.Join(tc.dir, "artifacts", cluster.ArtifactStoreBucket, layout.ShardManifestKey(shards[0])))
+		Expect(err).NotTo(HaveOccurred())
+
+		counts, err := chaintree.ExportJSONL(io.Discard, &stored, chaintree.Options{Completable: chaintree.SolverCompletable})
+		Expect(err).NotTo(HaveOccurred())
+		GinkgoWriter.Printf("chaintree over %d stored traces: %+v\n", len(traced), counts)
+		Expect([]int{counts.Continue, counts.Answer, counts.Backtrack}).To(HaveEach(BeNumerically(">", 0)), "chaintree counts %+v", counts)
+	})
+})
