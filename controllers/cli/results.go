@@ -20,6 +20,7 @@ func newResultsCommand() *cobra.Command {
 
 type exportOptions struct {
 	cluster    clusterFlags
+	store      storeFlags
 	evaluation string
 	schedule   string
 	out        string
@@ -119,6 +120,7 @@ cp from a pod that mounts it).`,
 	f.StringVarP(&o.out, "out", "o", "", "output directory (--format chaintree: output file, default standard output)")
 	f.StringVar(&o.format, "format", formatRecords, "what to write: "+formatRecords+" (records.jsonl and summary.json of --evaluation or --schedule), "+formatTraces+" (the stored traces of --evaluation) or "+formatChaintree+" (chain-tree examples of --evaluation's stored traces or of --traces)")
 	f.StringSliceVar(&o.traces, "traces", nil, "--format chaintree: traces to export: JSONL files or directories (a repot run --out directory, or every *.jsonl of a directory without traces.jsonl)")
+	o.store.register(f)
 	f.BoolVar(&o.backtrackTrace, "backtrack-trace", true, "--format chaintree: add the abandoned branch's summary to backtrack examples")
 	return cmd
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"repot.dev/repot-operator/analysis/chaintree"
-	"repot.dev/repot-operator/artifacts"
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/results"
 )
@@ -157,25 +156,13 @@ func (o *exportOptions) discardOutput() {
 	}
 }
 
-// storedTraces opens --evaluation's traces in its store with the caller's
-// credentials, warning on standard error when the upload is not complete.
+// storedTraces opens --evaluation's traces in its store.
 func (o *exportOptions) storedTraces(cmd *cobra.Command) (*results.StoredTraces, error) {
-	creds, err := artifacts.CredentialsFromEnv()
-	if err != nil {
-		return nil, err
-	}
 	c, ns, err := o.cluster.client()
 	if err != nil {
 		return nil, err
 	}
-	st, err := results.OpenStoredTraces(cmd.Context(), c, ns, o.evaluation, creds)
-	if err != nil {
-		return nil, err
-	}
-	if w := st.Warning(); w != "" {
-		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
-	}
-	return st, nil
+	return o.store.open(cmd.Context(), cmd.ErrOrStderr(), c, ns, o.evaluation)
 }
 
 // exportTraces is repot results export --format traces: the evaluation's

@@ -78,7 +78,7 @@ var _ = Describe("an evaluation with an S3 artifact store", func() {
 		}
 
 		By("reading them back through status.artifacts and exporting them")
-		stored, err := results.OpenStoredTraces(ctx, k8s, ns, "ev", srv.Creds)
+		stored, err := results.OpenStoredTraces(ctx, k8s, ns, "ev", srv.Creds, "")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(stored.Warning()).To(BeEmpty())
 		Expect(stored.Manifest.Objects).To(Equal(2))
@@ -102,7 +102,7 @@ var _ = Describe("an evaluation with an S3 artifact store", func() {
 		By("saying what to set for an evaluation without a store")
 		plain := revtesting.MakeEvaluation("plain", ns).Simulated("m", "strong", 1).Obj()
 		Expect(k8s.Create(ctx, plain)).To(Succeed())
-		_, err = results.OpenStoredTraces(ctx, k8s, ns, "plain", srv.Creds)
+		_, err = results.OpenStoredTraces(ctx, k8s, ns, "plain", srv.Creds, "")
 		Expect(err).To(MatchError(ContainSubstring("has no artifact store")))
 	})
 })

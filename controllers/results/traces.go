@@ -25,8 +25,10 @@ type StoredTraces struct {
 // status.artifacts (which also names the operator's default store), checks
 // it, and reads the shards' manifests. The status is input, not trusted: the
 // location is validated and the key prefix must be the evaluation's own.
-// creds are the reader's own (artifacts.CredentialsFromEnv).
-func OpenStoredTraces(ctx context.Context, c client.Reader, namespace, name string, creds artifacts.Credentials) (*StoredTraces, error) {
+// creds are the reader's own (artifacts.CredentialsFromEnv); endpoint, when
+// set, replaces the status's endpoint: the same store as the reader reaches
+// it from outside the cluster.
+func OpenStoredTraces(ctx context.Context, c client.Reader, namespace, name string, creds artifacts.Credentials, endpoint string) (*StoredTraces, error) {
 	e := &repotv1.RepotEvaluation{}
 	if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, e); err != nil {
 		return nil, fmt.Errorf("reading RepotEvaluation %s/%s: %w", namespace, name, err)
@@ -44,7 +46,10 @@ func OpenStoredTraces(ctx context.Context, c client.Reader, namespace, name stri
 		return nil, fmt.Errorf("status.artifacts.url of %s/%s is %q, not s3://BUCKET/[PREFIX/]%s", namespace, name, a.URL, own)
 	}
 	layout.Prefix = strings.TrimSuffix(prefix, "/")
-	loc := artifacts.Location{Endpoint: a.Endpoint, Bucket: bucket, Prefix: layout.Prefix, Region: a.Region, Insecure: a.Insecure}
+	if endpoint == "" {
+		endpoint = a.Endpoint
+	}
+	loc := artifacts.Location{Endpoint: endpoint, Bucket: bucket, Prefix: layout.Prefix, Region: a.Region, Insecure: a.Insecure}
 	st, err := artifacts.Open(loc, creds, artifacts.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("the artifact store of %s/%s: %w", namespace, name, err)

@@ -138,7 +138,7 @@ spec:
 
 		ctx, cancel := ctxTimeout(2 * time.Minute)
 		defer cancel()
-		stored, err := results.OpenStoredTraces(ctx, tc.c, ns, name, creds)
+		stored, err := results.OpenStoredTraces(ctx, tc.c, ns, name, creds, "")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(stored.Warning()).To(BeEmpty())
 		traced := map[string]bool{}

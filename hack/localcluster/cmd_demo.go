@@ -268,7 +268,11 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 		if store, err = cluster.LocalArtifactStore(ctx, cs); err != nil {
 			return err
 		}
-		if err := storedTraces(ctx, out, dyn, store, o.ns, o.up.dir, names); err != nil {
+		repot, err := filepath.Abs(o.repot)
+		if err != nil {
+			return err
+		}
+		if err := storedTraces(ctx, out, dyn, store, repot, kubeconfig, o.ns, o.up.dir, names); err != nil {
 			return err
 		}
 	}

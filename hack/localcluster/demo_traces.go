@@ -1,46 +1,29 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/dynamic"
 
-	"repot.dev/repot-operator/analysis/chaintree"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/artifacts"
 	"repot.dev/repot-operator/hack/localcluster/cluster"
 )
 
-// evaluationLayout and evaluationShards are where an evaluation's traces
-// are in a store without a prefix (the local cluster's), and its shards.
-func evaluationLayout(e *repotv1.RepotEvaluation) artifacts.Layout {
-	return artifacts.Layout{Namespace: e.Namespace, Evaluation: e.Name, UID: string(e.UID)}
-}
-
-func evaluationShards(e *repotv1.RepotEvaluation) []artifacts.Shard {
-	var shards []artifacts.Shard
-	for _, m := range e.Spec.Models {
-		for i := range int(e.Spec.ShardsPerModelOrDefault()) {
-			shards = append(shards, artifacts.Shard{Model: m.Name, Index: i})
-		}
-	}
-	return shards
-}
-
 // storedTraces prints what the demo's evaluations stored in the local
 // cluster's artifact store: status.artifacts, and the chain-tree examples of
-// the stored traces (read from the store, as `repot results export
-// --evaluation NAME --format chaintree` reads them), written to
-// DIR/chaintree-NAME.jsonl. The evaluations completed, but the runners'
+// the stored traces, written to DIR/chaintree-NAME.jsonl by `repot results
+// export --format chaintree --evaluation NAME`. The evaluations completed, but the runners'
 // last uploads reach status.artifacts a little later: it waits for their
 // state to leave Uploading, up to a minute.
-func storedTraces(ctx context.Context, out io.Writer, dyn dynamic.Interface, store *cluster.ArtifactStore, ns, dir string, names []string) error {
+func storedTraces(ctx context.Context, out io.Writer, dyn dynamic.Interface, store *cluster.ArtifactStore, repot, kubeconfig, ns, dir string, names []string) error {
 	deadline := time.Now().Add(time.Minute)
 	var evals []*repotv1.RepotEvaluation
 	for {
@@ -81,41 +64,26 @@ func storedTraces(ctx context.Context, out io.Writer, dyn dynamic.Interface, sto
 			fmt.Fprintf(out, ", last error %q", a.LastError)
 		}
 		fmt.Fprintf(out, " (endpoint %s)\n", a.Endpoint)
-		st, m, err := store.Collect(ctx, evaluationLayout(e), a.URL, evaluationShards(e))
-		if err != nil {
-			return fmt.Errorf("traces of %s: %w", e.Name, err)
-		}
 		path, err := filepath.Abs(filepath.Join(dir, "chaintree-"+e.Name+".jsonl"))
 		if err != nil {
 			return err
 		}
-		f, err := os.Create(path)
+		// The user's own command, from the host: the store's in-cluster
+		// name does not resolve here, so --store-endpoint gives its pod.
+		cmd := exec.CommandContext(ctx, repot, "results", "export", "--format", "chaintree",
+			"--kubeconfig", kubeconfig, "-n", ns, "--evaluation", e.Name,
+			"--store-endpoint", store.HostEndpoint, "--out", path)
+		cmd.Env = append(os.Environ(),
+			artifacts.EnvAccessKeyID+"="+store.Creds.AccessKeyID,
+			artifacts.EnvSecretAccessKey+"="+store.Creds.SecretAccessKey)
+		b, err := cmd.CombinedOutput()
 		if err != nil {
-			return err
+			return fmt.Errorf("repot results export --format chaintree --evaluation %s: %v: %s", e.Name, err, b)
 		}
-		var total chaintree.Counts
-		traces := 0
-		opts := chaintree.Options{Completable: chaintree.SolverCompletable}
-		err = artifacts.Traces(ctx, st, m, func(line []byte) error {
-			traces++
-			c, err := chaintree.ExportJSONL(f, bytes.NewReader(line), opts)
-			total.Continue += c.Continue
-			total.Answer += c.Answer
-			total.Backtrack += c.Backtrack
-			total.Skipped += c.Skipped
-			return err
-		})
-		if cerr := f.Close(); err == nil {
-			err = cerr
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			fmt.Fprintf(out, "  %s\n", l)
 		}
-		if err != nil {
-			return fmt.Errorf("traces of %s: %w", e.Name, err)
-		}
-		fmt.Fprintf(out, "  %d traces in %d stored objects; chaintree: continue %d, answer %d, backtrack %d (skipped %d): %s\n",
-			traces, m.Objects, total.Continue, total.Answer, total.Backtrack, total.Skipped, path)
-		if !m.Complete {
-			fmt.Fprintf(out, "  the upload is not complete: %d bytes lost\n", m.LostBytes)
-		}
+		fmt.Fprintf(out, "  examples: %s\n", path)
 	}
 	return nil
 }
