@@ -167,10 +167,14 @@ func (s *Store) RemovePrefix(ctx context.Context, prefix string) (int, error) {
 		return 0, fmt.Errorf("refusing to remove %q: not a folder prefix", prefix)
 	}
 	objs := make(chan minio.ObjectInfo)
+	// A listing that fails part way is an error too: what it did not list
+	// was not removed.
+	var listErr error
 	go func() {
 		defer close(objs)
 		for o := range s.client.ListObjects(ctx, s.Location.Bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
 			if o.Err != nil {
+				listErr = s.explain("listing "+prefix, o.Err)
 				return
 			}
 			objs <- o
@@ -185,7 +189,8 @@ func (s *Store) RemovePrefix(ctx context.Context, prefix string) (int, error) {
 		}
 		n++
 	}
-	return n, errors.Join(errs...)
+	// The results channel closes after objs does: listErr is set by then.
+	return n, errors.Join(append(errs, listErr)...)
 }
 
 // Probe checks that the bucket exists and that these credentials may

@@ -68,9 +68,11 @@ func (r *EvaluationReconciler) planOptions(ctx context.Context) build.Options {
 // namespaced leader election Role. repotevaluations/finalizers: update is
 // what the OwnerReferencesPermissionEnforcement admission plugin asks of
 // whoever sets blockOwnerDeletion on a child (OpenShift and hardened
-// clusters enable it); the operator never writes finalizers.
+// clusters enable it). repotevaluations: patch adds and removes the one
+// finalizer the operator writes (build.FinalizerArtifactsCleanup); the
+// operator-writes admission policy lets it change nothing else there.
 //
-// +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations/status,verbs=get;patch
 // +kubebuilder:rbac:groups=repot.dev,resources=repotevaluations/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;delete
@@ -96,9 +98,15 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, err
 	}
 	// 2. Being deleted: owner references let the garbage collector remove
-	//    every child; there is nothing for a finalizer to do.
+	//    every child. An evaluation whose stored traces go with it
+	//    (spec.artifacts.retainAfterDeletion false) holds a finalizer,
+	//    added before anything of it can upload, until a Job has deleted
+	//    them.
 	if e.DeletionTimestamp != nil {
-		return ctrl.Result{}, nil
+		return r.finalize(ctx, e)
+	}
+	if err := r.syncFinalizer(ctx, e); err != nil {
+		return ctrl.Result{}, err
 	}
 	// 3. Observe: children through the owner index, server pods, ledgers.
 	w, err := r.snapshot(ctx, e)

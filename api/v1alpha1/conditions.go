@@ -42,6 +42,17 @@ const (
 	ReasonProbingStore = "ProbingStore"
 )
 
+// Reasons of the events of an evaluation deleted with
+// spec.artifacts.retainAfterDeletion false.
+const (
+	// ReasonArtifactsDeleted: its stored traces were deleted.
+	ReasonArtifactsDeleted = "ArtifactsDeleted"
+	// ReasonArtifactsCleanupFailed: deleting them failed; it is retried.
+	ReasonArtifactsCleanupFailed = "ArtifactsCleanupFailed"
+	// ReasonArtifactsRetained: they stay (the namespace is being deleted).
+	ReasonArtifactsRetained = "ArtifactsRetained"
+)
+
 // Reasons of ServersReady.
 const (
 	// ReasonServersStarting: at least one server has not answered yet.

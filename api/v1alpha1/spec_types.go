@@ -514,6 +514,7 @@ type RunnerSpec struct {
 // (its --artifacts-s3-* flags, the chart's artifacts.s3 values), else the
 // traces stay in the runner pods' scratch space and go with them.
 // +kubebuilder:validation:XValidation:rule="has(self.pvcName) != has(self.s3)",message="spec.artifacts takes either s3 (an S3-compatible store) or pvcName (a PersistentVolumeClaim), exactly one"
+// +kubebuilder:validation:XValidation:rule="!has(self.retainAfterDeletion) || has(self.s3)",message="spec.artifacts.retainAfterDeletion applies to an s3 store only: the operator never deletes a PersistentVolumeClaim's files"
 type ArtifactsSpec struct {
 	// pvcName is a PersistentVolumeClaim in the evaluation's namespace that
 	// runner pods mount to write traces (one file per model and shard). It
@@ -526,11 +527,30 @@ type ArtifactsSpec struct {
 	// s3 is an S3-compatible object store. Each runner shard streams its
 	// traces there as it goes (PREFIX/NAMESPACE/NAME/UID/MODEL/shard-N/),
 	// with a manifest of sizes and sha256; status.artifacts shows the
-	// upload. The objects outlive the evaluation: deleting it, or its
-	// spec.ttlSecondsAfterFinished, never deletes them; use the bucket's
-	// lifecycle rules for expiry.
+	// upload. The objects outlive the evaluation unless
+	// retainAfterDeletion is false; use the bucket's lifecycle rules for
+	// expiry.
 	// +optional
 	S3 *S3Store `json:"s3,omitempty"`
+
+	// retainAfterDeletion says whether the traces in spec.artifacts.s3
+	// stay when the evaluation is deleted. Default true: they outlive it,
+	// and the bucket's lifecycle rules expire them. false makes deleting
+	// the evaluation delete its keys (PREFIX/NAMESPACE/NAME/UID/): the
+	// operator holds the evaluation with the finalizer
+	// repot.dev/artifacts-cleanup, stops its runners, deletes the keys with
+	// a Job that has the runners' identity and credentials, and then lets
+	// it go. spec.ttlSecondsAfterFinished deletes the evaluation the same
+	// way. It may change at any time, also during the deletion (true lets
+	// an evaluation whose store is gone be deleted). Only with s3.
+	// +optional
+	RetainAfterDeletion *bool `json:"retainAfterDeletion,omitempty"`
+}
+
+// RetainTraces says whether the evaluation's stored traces outlive it
+// (spec.artifacts.retainAfterDeletion, default true).
+func (a *ArtifactsSpec) RetainTraces() bool {
+	return a == nil || a.S3 == nil || a.RetainAfterDeletion == nil || *a.RetainAfterDeletion
 }
 
 // S3Store is an S3-compatible object store and the runner's credentials

@@ -237,7 +237,8 @@ func TestSpecImmutableOnceStarted(t *testing.T) {
 	requireAPIServer(t)
 	ns := newNamespace(t)
 	ctx := context.Background()
-	ev := revtesting.MakeEvaluation("immutable", ns).Simulated("sim", "strong", 1).Obj()
+	ev := revtesting.MakeEvaluation("immutable", ns).Simulated("sim", "strong", 1).
+		ArtifactsS3(v1alpha1.S3Store{Endpoint: "s3.example.com", Bucket: "traces"}).Obj()
 	if err := k8sClient.Create(ctx, ev); err != nil {
 		t.Fatal(err)
 	}
@@ -295,6 +296,12 @@ func TestSpecImmutableOnceStarted(t *testing.T) {
 			"spec.runner, spec.artifacts, spec.activeDeadlineSeconds and spec.ttlSecondsAfterFinished cannot change"},
 		{"add deadline", func(e *v1alpha1.RepotEvaluation) { n := int64(3600); e.Spec.ActiveDeadlineSeconds = &n },
 			"spec.runner, spec.artifacts, spec.activeDeadlineSeconds and spec.ttlSecondsAfterFinished cannot change"},
+		{"store bucket", func(e *v1alpha1.RepotEvaluation) { e.Spec.Artifacts.S3.Bucket = "other" },
+			"spec.runner, spec.artifacts, spec.activeDeadlineSeconds and spec.ttlSecondsAfterFinished cannot change"},
+		{"store to a PVC", func(e *v1alpha1.RepotEvaluation) { e.Spec.Artifacts = &v1alpha1.ArtifactsSpec{PVCName: "traces"} },
+			"spec.runner, spec.artifacts, spec.activeDeadlineSeconds and spec.ttlSecondsAfterFinished cannot change"},
+		{"do not retain the traces", func(e *v1alpha1.RepotEvaluation) { b := false; e.Spec.Artifacts.RetainAfterDeletion = &b }, ""},
+		{"retain them again", func(e *v1alpha1.RepotEvaluation) { e.Spec.Artifacts.RetainAfterDeletion = nil }, ""},
 		{"maxParallelModels", func(e *v1alpha1.RepotEvaluation) { n := int32(1); e.Spec.MaxParallelModels = &n }, ""},
 		{"stalledAfterSeconds", func(e *v1alpha1.RepotEvaluation) { n := int32(60); e.Spec.StalledAfterSeconds = &n }, ""},
 		{"add budget", func(e *v1alpha1.RepotEvaluation) {

@@ -102,6 +102,20 @@ const AnnotationArtifactsStore = "repot.dev/artifacts-store"
 // ArtifactsProbeJobName names the evaluation's store probe Job.
 func ArtifactsProbeJobName(eval string) string { return ModelBase(eval, "") + "-artifacts-probe" }
 
+// LabelArtifactsCleanup marks the Job (and its pod) that deletes a deleted
+// evaluation's stored traces (ArtifactsCleanupJob); like the probe's, the
+// pod is a runner pod for the NetworkPolicy and the identity.
+const LabelArtifactsCleanup = "repot.dev/artifacts-cleanup"
+
+// FinalizerArtifactsCleanup holds an evaluation with
+// spec.artifacts.retainAfterDeletion false until its stored traces are
+// deleted.
+const FinalizerArtifactsCleanup = "repot.dev/artifacts-cleanup"
+
+// ArtifactsCleanupJobName names the Job that deletes the evaluation's
+// stored traces.
+func ArtifactsCleanupJobName(eval string) string { return ModelBase(eval, "") + "-artifacts-cleanup" }
+
 // StoreHash identifies a store setting (endpoint, bucket, prefix, region,
 // Secret, TLS).
 func StoreHash(s *repotv1.S3Store) string {
@@ -116,12 +130,32 @@ func StoreHash(s *repotv1.S3Store) string {
 // credentials), which the operator copies into the ArtifactStoreUnavailable
 // condition.
 func ArtifactsProbeJob(e *repotv1.RepotEvaluation, s *repotv1.S3Store, o Options) *batchv1.Job {
-	meta := ChildMeta(e, ArtifactsProbeJobName(e.Name), "", ComponentRunner)
-	meta.Labels[LabelArtifactsProbe] = "true"
-	meta.Annotations = map[string]string{AnnotationArtifactsStore: StoreHash(s)}
+	j := artifactsJob(e, s, o, ArtifactsProbeJobName(e.Name), LabelArtifactsProbe, "probe")
+	j.Annotations = map[string]string{AnnotationArtifactsStore: StoreHash(s)}
+	return j
+}
+
+// ArtifactsCleanupJob runs `repot artifacts remove` once, as the probe runs:
+// it deletes every key under the evaluation's prefix, for an evaluation
+// deleted with spec.artifacts.retainAfterDeletion false. Its termination
+// message says what failed.
+func ArtifactsCleanupJob(e *repotv1.RepotEvaluation, s *repotv1.S3Store, o Options) *batchv1.Job {
+	j := artifactsJob(e, s, o, ArtifactsCleanupJobName(e.Name), LabelArtifactsCleanup, "remove")
+	// Deleting is one listing and batched deletes, but a long evaluation
+	// has many segments; an interrupted removal resumes in the next Job.
+	j.Spec.ActiveDeadlineSeconds = ptr.To[int64](600)
+	return j
+}
+
+// artifactsJob runs `repot artifacts VERB` on the evaluation's prefix with
+// the runners' identity, network policy, placement and credentials, its
+// Job and pod marked with label.
+func artifactsJob(e *repotv1.RepotEvaluation, s *repotv1.S3Store, o Options, name, label, verb string) *batchv1.Job {
+	meta := ChildMeta(e, name, "", ComponentRunner)
+	meta.Labels[label] = "true"
 	labels := PodLabels(e, "", ComponentRunner)
-	labels[LabelArtifactsProbe] = "true"
-	args := []string{"artifacts", "probe",
+	labels[label] = "true"
+	args := []string{"artifacts", verb,
 		"--artifacts-endpoint=" + s.Endpoint,
 		"--artifacts-bucket=" + s.Bucket,
 		"--namespace=$(POD_NAMESPACE)",
@@ -155,7 +189,7 @@ func ArtifactsProbeJob(e *repotv1.RepotEvaluation, s *repotv1.S3Store, o Options
 					SecurityContext:               RestrictedPodSecurity(),
 					TerminationGracePeriodSeconds: ptr.To[int64](5),
 					Containers: []corev1.Container{{
-						Name:    "probe",
+						Name:    verb,
 						Image:   projectImage(e, o),
 						Command: []string{"repot"},
 						Args:    args,
@@ -164,7 +198,7 @@ func ArtifactsProbeJob(e *repotv1.RepotEvaluation, s *repotv1.S3Store, o Options
 							Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
 							Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")},
 						},
-						// The probe writes its verdict to the termination
+						// The command writes its verdict to the termination
 						// message; a crash before that leaves its log's tail.
 						TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 						SecurityContext:          RestrictedContainerSecurity(),

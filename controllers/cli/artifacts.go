@@ -23,7 +23,7 @@ func newArtifactsCommand() *cobra.Command {
 		Use:   "artifacts",
 		Short: "Work with an evaluation's S3 artifact store",
 	}
-	c.AddCommand(newArtifactsProbeCommand())
+	c.AddCommand(newArtifactsProbeCommand(), newArtifactsRemoveCommand())
 	return c
 }
 
@@ -84,4 +84,66 @@ func probeStore(ctx context.Context, a artifactsFlags, namespace string, timeout
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	return st.Probe(ctx, l.EvaluationPrefix(), "operator")
+}
+
+func newArtifactsRemoveCommand() *cobra.Command {
+	var a artifactsFlags
+	var namespace, message string
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "remove --artifacts-endpoint HOST --artifacts-bucket B --namespace NS --evaluation NAME --evaluation-uid UID",
+		Short: "Delete every stored object of one evaluation (its PREFIX/NAMESPACE/NAME/UID/ keys)",
+		Long: `The operator runs this in a Job with the runners' identity, network policy and
+credentials when an evaluation with spec.artifacts.retainAfterDeletion false
+is deleted, after its runners have stopped. It deletes every key under the
+evaluation's own prefix (which includes its UID, so a later evaluation of the
+same name keeps its traces) and nothing else. On failure it writes what
+failed to the termination message, which the operator reports in a warning
+event on the evaluation, and exits 1; the operator runs it again a minute
+later.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cmd.SilenceUsage = true
+			n, err := removeStored(cmd.Context(), a, namespace, timeout)
+			verdict := fmt.Sprintf("deleted %d objects under %s", n, a.loc.URL())
+			if err != nil {
+				verdict = err.Error()
+			}
+			if message != "" {
+				if werr := os.WriteFile(message, []byte(verdict), 0o644); werr != nil && !errors.Is(werr, os.ErrNotExist) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "artifacts remove: writing %s: %v\n", message, werr)
+				}
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "artifacts remove: %s\n", verdict)
+			return nil
+		},
+	}
+	a.register(c, false)
+	fl := c.Flags()
+	fl.StringVar(&namespace, "namespace", "", "the evaluation's namespace")
+	fl.StringVar(&message, "termination-message", terminationLog, "file to write the verdict to (empty: none)")
+	fl.DurationVar(&timeout, "timeout", 9*time.Minute, "bound on the whole removal")
+	return c
+}
+
+// removeStored deletes the evaluation's keys and returns how many.
+func removeStored(ctx context.Context, a artifactsFlags, namespace string, timeout time.Duration) (int, error) {
+	creds, err := artifacts.CredentialsFromEnv()
+	if err != nil {
+		return 0, err
+	}
+	l := artifacts.Layout{Prefix: a.loc.Prefix, Namespace: namespace, Evaluation: a.evaluation, UID: a.uid}
+	if err := l.Validate(); err != nil {
+		return 0, err
+	}
+	st, err := artifacts.Open(a.loc, creds, artifacts.Options{MaxRetries: 3})
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return st.RemovePrefix(ctx, l.EvaluationPrefix())
 }

@@ -153,7 +153,7 @@ var _ = Describe("the shipped admission policies, for an evaluation's author", f
 // manager's wide RBAC narrowed to the objects it makes. Every other spec of
 // the suite runs the manager under it too.
 var _ = Describe("the shipped admission policies, for the operator", func() {
-	It("refuse the operator's writes to objects it did not label, in kube-system, and of Roles or RoleBindings it would not build", func() {
+	It("refuse the operator's writes to objects it did not label, in kube-system, of Roles or RoleBindings it would not build, and to a RepotEvaluation but its finalizer", func() {
 		ns := createNamespace("operator-writes")
 		as, err := newClient(managerCfg)
 		Expect(err).NotTo(HaveOccurred())
@@ -183,5 +183,20 @@ var _ = Describe("the shipped admission policies, for the operator", func() {
 
 		// What the operator builds passes.
 		Expect(as.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "labelled", Namespace: ns, Labels: managed}})).To(Succeed())
+
+		// A RepotEvaluation: its finalizer, and nothing else.
+		e := revtesting.MakeEvaluation("held", ns).Simulated("m", "strong", 1).Suspend(true).Obj()
+		Expect(k8s.Create(ctx, e)).To(Succeed())
+		for _, patch := range []string{
+			`{"spec":{"suspend":false}}`,
+			`{"metadata":{"labels":{"x":"y"}}}`,
+			`{"metadata":{"annotations":{"x":"y"}}}`,
+			`{"metadata":{"finalizers":["example.com/other"]}}`,
+		} {
+			forbiddenWith(as.Patch(ctx, e.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(patch))), "only add or remove its finalizer")
+		}
+		Expect(as.Patch(ctx, e.DeepCopy(), client.RawPatch(types.MergePatchType,
+			[]byte(`{"metadata":{"finalizers":["`+build.FinalizerArtifactsCleanup+`"]}}`)))).To(Succeed())
+		Expect(as.Patch(ctx, e.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))).To(Succeed())
 	})
 })

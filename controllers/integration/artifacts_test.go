@@ -7,8 +7,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"repot.dev/repot-operator/analysis/chaintree"
@@ -17,6 +19,7 @@ import (
 	"repot.dev/repot-operator/artifacts"
 	"repot.dev/repot-operator/artifacts/s3test"
 	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/cli"
 	"repot.dev/repot-operator/controllers/results"
 )
 
@@ -124,4 +127,75 @@ func findCond(conds []metav1.Condition, typ string) *metav1.Condition {
 		}
 	}
 	return nil
+}
+
+var _ = Describe("an evaluation whose stored traces must not outlive it", func() {
+	It("holds a finalizer, stops its servers on deletion, deletes its keys with a runner Job, then goes", func() {
+		srv := s3test.Start(GinkgoT())
+		ns := createNamespace("retention")
+		ev := revtesting.MakeEvaluation("gone", ns).Simulated("m", "strong", 1).
+			ArtifactsS3(repotv1.S3Store{Endpoint: srv.Endpoint, Bucket: srv.Bucket, Insecure: true, CredentialsSecret: "s3"}).
+			RetainAfterDeletion(false).Obj()
+		Expect(k8s.Create(ctx, ev)).To(Succeed())
+
+		By("adding the finalizer before anything starts (the patch the shipped ClusterRole and admission policy allow)")
+		eventuallyEval(ns, "gone", func(g Gomega, e *repotv1.RepotEvaluation) {
+			g.Expect(e.Finalizers).To(ContainElement(build.FinalizerArtifactsCleanup))
+		})
+		finishJob(ns, build.ArtifactsProbeJobName("gone"))
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("gone", "m"))).Should(BeTrue())
+
+		By("storing traces under its prefix, and another evaluation's beside them")
+		e := getEval(ns, "gone")
+		st := srv.Open(GinkgoT(), "")
+		own := artifacts.Layout{Namespace: ns, Evaluation: "gone", UID: string(e.UID)}
+		other := artifacts.Layout{Namespace: ns, Evaluation: "gone", UID: "0f1c2a9e-52b1-4c3e-9d8f-0a1b2c3d4e5f"}
+		for _, l := range []artifacts.Layout{own, other} {
+			_, err := st.PutBytes(ctx, l.SegmentKey(artifacts.Shard{Model: "m"}, 0), []byte("{}\n"))
+			Expect(err).NotTo(HaveOccurred())
+		}
+
+		By("deleting it: its server goes first, then the cleanup Job runs as a runner")
+		Expect(k8s.Delete(ctx, getEval(ns, "gone"))).To(Succeed())
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("gone", "m"))).Should(BeFalse())
+		cleanup := &batchv1.Job{}
+		Eventually(exists(cleanup, ns, build.ArtifactsCleanupJobName("gone"))).Should(BeTrue())
+		Expect(k8s.Get(ctx, key(ns, build.ArtifactsCleanupJobName("gone")), cleanup)).To(Succeed())
+		Expect(cleanup.Spec.Template.Spec.ServiceAccountName).To(Equal(build.RunnerAccessName("gone")))
+		Expect(exists(&repotv1.RepotEvaluation{}, ns, "gone")()).To(BeTrue(), "the evaluation went before its traces")
+
+		By("running the Job's command as its pod would, against the real store")
+		runContainer(cleanup.Spec.Template.Spec.Containers[0], ns, srv.Creds)
+		left, err := st.List(ctx, own.EvaluationPrefix())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(left).To(BeEmpty())
+		kept, err := st.List(ctx, other.EvaluationPrefix())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(kept).To(HaveLen(1), "another evaluation's traces were deleted too")
+
+		By("letting it go once the Job completed")
+		finishJob(ns, build.ArtifactsCleanupJobName("gone"))
+		Eventually(exists(&repotv1.RepotEvaluation{}, ns, "gone")).Should(BeFalse())
+	})
+})
+
+// runContainer plays the kubelet for a container of the operator's image:
+// it runs the container's repot command in-process, with the pod's
+// namespace and the store's credentials in the environment.
+func runContainer(c corev1.Container, ns string, creds artifacts.Credentials) {
+	GinkgoHelper()
+	GinkgoT().Setenv(artifacts.EnvAccessKeyID, creds.AccessKeyID)
+	GinkgoT().Setenv(artifacts.EnvSecretAccessKey, creds.SecretAccessKey)
+	Expect(c.Command).To(Equal([]string{"repot"}))
+	root := &cobra.Command{Use: "repot"}
+	root.AddCommand(cli.Commands()...)
+	var args []string
+	for _, a := range c.Args {
+		args = append(args, strings.ReplaceAll(a, "$(POD_NAMESPACE)", ns))
+	}
+	root.SetArgs(append(args, "--termination-message="))
+	var out strings.Builder
+	root.SetOut(&out)
+	root.SetErr(&out)
+	Expect(root.Execute()).To(Succeed(), out.String())
 }

@@ -148,7 +148,7 @@ func setServerReady(ns, eval, model string, ready bool) {
 	}).Should(Succeed())
 }
 
-// finishJob plays the Job controller: every index succeeded.
+// finishJob plays the Job controller: every index (or pod) succeeded.
 func finishJob(ns, name string) {
 	EventuallyWithOffset(1, func() error {
 		var j batchv1.Job
@@ -164,9 +164,12 @@ func finishJob(ns, name string) {
 		j.Status.Ready = ptr.To[int32](0)
 		j.Status.Terminating = ptr.To[int32](0)
 		j.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
-		if n == 1 {
+		switch {
+		case ptr.Deref(j.Spec.CompletionMode, batchv1.NonIndexedCompletion) != batchv1.IndexedCompletion:
+			// The store probe and cleanup Jobs have no indexes.
+		case n == 1:
 			j.Status.CompletedIndexes = "0"
-		} else {
+		default:
 			j.Status.CompletedIndexes = fmt.Sprintf("0-%d", n-1)
 		}
 		j.Status.Conditions = []batchv1.JobCondition{

@@ -61,7 +61,7 @@ func observeStoreProbe(e *repotv1.RepotEvaluation, w *World, s *repotv1.S3Store)
 		return storeProbe{Written: true}
 	}
 	if c := jobCondition(j, batchv1.JobFailed); c != nil {
-		msg := probeVerdict(w.ArtifactsProbePods)
+		msg := terminationVerdict(w.ArtifactsProbePods)
 		if msg == "" {
 			msg = c.Reason + ": " + c.Message
 		}
@@ -70,9 +70,9 @@ func observeStoreProbe(e *repotv1.RepotEvaluation, w *World, s *repotv1.S3Store)
 	return storeProbe{Gated: true}
 }
 
-// probeVerdict is the termination message of the latest probe pod that
-// ended.
-func probeVerdict(pods []corev1.Pod) string {
+// terminationVerdict is the termination message of the latest of pods
+// (a probe's or a cleanup's) that ended.
+func terminationVerdict(pods []corev1.Pod) string {
 	var msg string
 	var at time.Time
 	for i := range pods {

@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"repot.dev/repot-operator/analysis/chaintree"
@@ -156,5 +157,68 @@ spec:
 		Expect(err).NotTo(HaveOccurred())
 		GinkgoWriter.Printf("chaintree over %d stored traces: %+v\n", len(traced), counts)
 		Expect([]int{counts.Continue, counts.Answer, counts.Backtrack}).To(HaveEach(BeNumerically(">", 0)), "chaintree counts %+v", counts)
+	})
+	It("deletes an evaluation's stored traces with it when spec.artifacts.retainAfterDeletion is false, as the operator with its shipped RBAC runs the cleanup Job", func() {
+		const gone = "notretained"
+		tc.createEvaluation(fmt.Sprintf(`apiVersion: repot.dev/v1alpha1
+kind: RepotEvaluation
+metadata:
+  name: %s
+spec:
+  methods: [pot]
+  models:
+  - name: sim
+    simulated: {profile: strong, seed: 5}
+  artifacts:
+    retainAfterDeletion: false
+    s3:
+      endpoint: %q
+      bucket: %s
+      insecure: true
+      credentialsSecret: %s
+  runner:
+    inFlightPerShard: 16
+%s`, gone, cluster.ArtifactStoreEndpoint, cluster.ArtifactStoreBucket, cluster.ArtifactStoreSecret, smallRunnerYAML))
+		e := tc.awaitComplete(gone, 15*time.Minute)
+		Expect(e.Finalizers).To(ContainElement(build.FinalizerArtifactsCleanup))
+		Eventually(func(g Gomega) {
+			e = tc.evaluation(g, gone)
+			g.Expect(e.Status.Artifacts).NotTo(BeNil())
+			g.Expect(e.Status.Artifacts.State).To(Equal(repotv1.ArtifactsComplete), "status.artifacts %+v", e.Status.Artifacts)
+		}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		prefix := artifacts.Layout{Namespace: ns, Evaluation: gone, UID: string(e.UID)}.EvaluationPrefix()
+
+		ctx, cancel := ctxTimeout(5 * time.Minute)
+		defer cancel()
+		store, err := cluster.LocalArtifactStore(ctx, tc.cs)
+		Expect(err).NotTo(HaveOccurred())
+		st, err := store.HostStore()
+		Expect(err).NotTo(HaveOccurred())
+		objs, err := st.List(ctx, prefix)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(objs).NotTo(BeEmpty())
+		// The default-store evaluation of the spec before keeps its traces.
+		kept, err := st.List(ctx, ns+"/"+name+"/")
+		Expect(err).NotTo(HaveOccurred())
+
+		By("deleting it: a runner Job deletes its keys, then it goes")
+		Expect(tc.c.Delete(ctx, e)).To(Succeed())
+		Eventually(func(g Gomega) {
+			err := tc.c.Get(ctx, client.ObjectKeyFromObject(e), &repotv1.RepotEvaluation{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the evaluation is still there: %v", err)
+		}).WithTimeout(4 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		objs, err = st.List(ctx, prefix)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(objs).To(BeEmpty(), "stored traces left after the evaluation went")
+		after, err := st.List(ctx, ns+"/"+name+"/")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(after).To(HaveLen(len(kept)), "another evaluation's traces were deleted")
+		var evs corev1.EventList
+		Expect(tc.c.List(ctx, &evs, client.InNamespace(ns))).To(Succeed())
+		found := false
+		for _, ev := range evs.Items {
+			found = found || (ev.InvolvedObject.Name == gone && ev.Reason == repotv1.ReasonArtifactsDeleted)
+		}
+		Expect(found).To(BeTrue(), "no %s event", repotv1.ReasonArtifactsDeleted)
 	})
 })

@@ -250,6 +250,13 @@ func (w *EvaluationWrapper) ArtifactsS3(s v1alpha1.S3Store) *EvaluationWrapper {
 	return w
 }
 
+// RetainAfterDeletion sets spec.artifacts.retainAfterDeletion (after
+// ArtifactsS3).
+func (w *EvaluationWrapper) RetainAfterDeletion(b bool) *EvaluationWrapper {
+	w.Spec.Artifacts.RetainAfterDeletion = &b
+	return w
+}
+
 // Suspend sets spec.suspend.
 func (w *EvaluationWrapper) Suspend(b bool) *EvaluationWrapper {
 	w.Spec.Suspend = &b

@@ -1,0 +1,141 @@
+package planning
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/controllers/build"
+)
+
+// cleanupRetry is how long a failed removal of the stored traces stands
+// before the next one runs.
+const cleanupRetry = time.Minute
+
+// WantsArtifactsFinalizer says whether the evaluation must hold
+// build.FinalizerArtifactsCleanup: its traces go to spec.artifacts.s3 and
+// must not outlive it (retainAfterDeletion false).
+func WantsArtifactsFinalizer(e *repotv1.RepotEvaluation) bool {
+	return e.Spec.Artifacts != nil && e.Spec.Artifacts.S3 != nil && !e.Spec.Artifacts.RetainTraces()
+}
+
+// DeletionWorld is what the deletion of an evaluation that holds
+// build.FinalizerArtifactsCleanup depends on.
+type DeletionWorld struct {
+	Now time.Time
+	// Jobs and Deployments are the evaluation's own, except the cleanup
+	// Job; RunnerPods the pods of its runner Jobs (the probe's and the
+	// cleanup's are not runners).
+	Jobs        []batchv1.Job
+	Deployments []appsv1.Deployment
+	RunnerPods  []corev1.Pod
+	// Cleanup is the Job that deletes the stored traces
+	// (build.ArtifactsCleanupJob), CleanupPods its pods.
+	Cleanup     *batchv1.Job
+	CleanupPods []corev1.Pod
+	// NamespaceTerminating is true when the API server refused the
+	// cleanup Job because the namespace is being deleted.
+	NamespaceTerminating bool
+}
+
+// DeletionPlan is what one pass over a deleted evaluation does, in this
+// order: delete, create, then let the evaluation go.
+type DeletionPlan struct {
+	// Delete are the runner Jobs and server Deployments still running
+	// (their runners would upload traces after the removal), and a failed
+	// cleanup Job whose retry is due.
+	Delete []Object
+	// Create is the cleanup Job, once no runner pod is left.
+	Create Object
+	// RemoveFinalizer lets the evaluation go.
+	RemoveFinalizer bool
+	Events          []Event
+	RequeueAfter    time.Duration
+}
+
+// PlanDeletion plans the deletion of an evaluation that holds
+// build.FinalizerArtifactsCleanup: stop the runners and servers, wait for
+// the runner pods to end (their ledger sidecars upload the last traces on
+// SIGTERM), delete the stored traces with a Job that has the runners'
+// identity and credentials, retry a failed one every cleanupRetry, and
+// remove the finalizer once the traces are gone, once they need not be
+// (retainAfterDeletion became true), or once the namespace is being
+// deleted and no Job can run in it any more.
+func PlanDeletion(e *repotv1.RepotEvaluation, w DeletionWorld, o build.Options) DeletionPlan {
+	var p DeletionPlan
+	if !WantsArtifactsFinalizer(e) {
+		p.RemoveFinalizer = true
+		return p
+	}
+	s := e.Spec.Artifacts.S3
+	url := fmt.Sprintf("s3://%s/%s at %s", s.Bucket, build.ArtifactsLayout(e, s).EvaluationPrefix(), s.Endpoint)
+	if w.NamespaceTerminating {
+		p.RemoveFinalizer = true
+		p.Events = append(p.Events, Event{Warning: true, Reason: repotv1.ReasonArtifactsRetained,
+			Message: fmt.Sprintf("the namespace is being deleted, so no Job can delete the stored traces: %s stays; delete it with the bucket's tools", url)})
+		return p
+	}
+	// 1. Stop what still runs.
+	for i := range w.Jobs {
+		if w.Jobs[i].DeletionTimestamp == nil {
+			p.Delete = append(p.Delete, &w.Jobs[i])
+		}
+	}
+	for i := range w.Deployments {
+		if w.Deployments[i].DeletionTimestamp == nil {
+			p.Delete = append(p.Delete, &w.Deployments[i])
+		}
+	}
+	// 2. Wait for the runner pods to end: the pods' deletion brings no
+	//    event of the evaluation, so look again shortly.
+	if len(p.Delete) > 0 || len(w.RunnerPods) > 0 {
+		p.RequeueAfter = 5 * time.Second
+		return p
+	}
+	// 3. Remove the stored traces.
+	j := w.Cleanup
+	switch {
+	case j == nil:
+		p.Create = build.ArtifactsCleanupJob(e, s, o)
+	case jobCondition(j, batchv1.JobComplete) != nil:
+		p.RemoveFinalizer = true
+		msg := terminationVerdict(w.CleanupPods)
+		if msg == "" {
+			msg = "deleted " + url
+		}
+		p.Events = append(p.Events, Event{Reason: repotv1.ReasonArtifactsDeleted, Message: msg})
+	case jobCondition(j, batchv1.JobFailed) != nil:
+		c := jobCondition(j, batchv1.JobFailed)
+		if j.DeletionTimestamp != nil {
+			break // the retry's Job follows once this one is gone
+		}
+		if wait := cleanupRetry - w.Now.Sub(c.LastTransitionTime.Time); wait > time.Second {
+			p.RequeueAfter = wait
+			break
+		}
+		msg := terminationVerdict(w.CleanupPods)
+		if msg == "" {
+			msg = c.Reason + ": " + c.Message
+		}
+		p.Delete = append(p.Delete, j)
+		p.Events = append(p.Events, Event{Warning: true, Reason: repotv1.ReasonArtifactsCleanupFailed,
+			Message: fmt.Sprintf("deleting the stored traces (%s) failed: %s; retrying every %s (set spec.artifacts.retainAfterDeletion to true to keep them and let the evaluation go)", url, msg, cleanupRetry)})
+	}
+	return p
+}
+
+// SplitArtifactsCleanup separates the cleanup Job
+// (build.LabelArtifactsCleanup) from the evaluation's other Jobs.
+func SplitArtifactsCleanup(jobs []batchv1.Job) ([]batchv1.Job, *batchv1.Job) {
+	i := slices.IndexFunc(jobs, func(j batchv1.Job) bool { return j.Labels[build.LabelArtifactsCleanup] == "true" })
+	if i < 0 {
+		return jobs, nil
+	}
+	j := jobs[i]
+	return slices.Delete(slices.Clone(jobs), i, i+1), &j
+}

@@ -1,0 +1,170 @@
+package planning
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/controllers/build"
+)
+
+func TestWantsArtifactsFinalizer(t *testing.T) {
+	no, yes := false, true
+	for _, tc := range []struct {
+		name   string
+		edit   func(e *repotv1.RepotEvaluation)
+		expect bool
+	}{
+		{"s3, retained by default", func(*repotv1.RepotEvaluation) {}, false},
+		{"s3, retained", func(e *repotv1.RepotEvaluation) { e.Spec.Artifacts.RetainAfterDeletion = &yes }, false},
+		{"s3, not retained", func(e *repotv1.RepotEvaluation) { e.Spec.Artifacts.RetainAfterDeletion = &no }, true},
+		{"a PVC", func(e *repotv1.RepotEvaluation) {
+			e.Spec.Artifacts = &repotv1.ArtifactsSpec{PVCName: "traces", RetainAfterDeletion: &no}
+		}, false},
+		{"no spec.artifacts (the operator's default store)", func(e *repotv1.RepotEvaluation) { e.Spec.Artifacts = nil }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := storeEval()
+			tc.edit(e)
+			if got := WantsArtifactsFinalizer(e); got != tc.expect {
+				t.Errorf("WantsArtifactsFinalizer = %v, want %v", got, tc.expect)
+			}
+		})
+	}
+}
+
+func TestPlanDeletion(t *testing.T) {
+	no, yes := false, true
+	deleting := metav1.NewTime(t0)
+	runnerJob := batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "ev-sim-runner"}}
+	goneJob := batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "ev-old-runner", DeletionTimestamp: &deleting}}
+	server := appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: build.ServerName("ev", "sim")}}
+	cleanup := func(typ batchv1.JobConditionType, at time.Time) *batchv1.Job {
+		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: build.ArtifactsCleanupJobName("ev")}}
+		if typ != "" {
+			j.Status.Conditions = []batchv1.JobCondition{{Type: typ, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", LastTransitionTime: metav1.NewTime(at)}}
+		}
+		return j
+	}
+	verdict := func(msg string) []corev1.Pod {
+		return []corev1.Pod{{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: msg, FinishedAt: metav1.NewTime(t0)}},
+		}}}}}
+	}
+	type want struct {
+		Delete          []string
+		Create          string
+		RemoveFinalizer bool
+		Events          []string // "Reason: message substring"
+		RequeueAfter    time.Duration
+	}
+	for _, tc := range []struct {
+		name   string
+		retain *bool
+		world  DeletionWorld
+		want   want
+	}{{
+		name:   "retained after all (the spec changed): let go at once",
+		retain: &yes,
+		world:  DeletionWorld{Jobs: []batchv1.Job{runnerJob}},
+		want:   want{RemoveFinalizer: true},
+	}, {
+		name:   "still running: stop the runners and servers first",
+		retain: &no,
+		world:  DeletionWorld{Jobs: []batchv1.Job{runnerJob, goneJob}, Deployments: []appsv1.Deployment{server}},
+		want:   want{Delete: []string{"ev-sim-runner", server.Name}, RequeueAfter: 5 * time.Second},
+	}, {
+		name:   "runner pods still ending (their sidecars upload the last traces): wait",
+		retain: &no,
+		world:  DeletionWorld{RunnerPods: []corev1.Pod{{}}},
+		want:   want{RequeueAfter: 5 * time.Second},
+	}, {
+		name:   "nothing runs: the cleanup Job",
+		retain: &no,
+		world:  DeletionWorld{},
+		want:   want{Create: build.ArtifactsCleanupJobName("ev")},
+	}, {
+		name:   "cleanup running: wait for its Job's event",
+		retain: &no,
+		world:  DeletionWorld{Cleanup: cleanup("", t0)},
+		want:   want{},
+	}, {
+		name:   "cleanup done: let go",
+		retain: &no,
+		world:  DeletionWorld{Cleanup: cleanup(batchv1.JobComplete, t0), CleanupPods: verdict("deleted 12 objects under s3://traces/")},
+		want:   want{RemoveFinalizer: true, Events: []string{"ArtifactsDeleted: deleted 12 objects"}},
+	}, {
+		name:   "cleanup failed just now: wait out the retry",
+		retain: &no,
+		world:  DeletionWorld{Now: t0.Add(10 * time.Second), Cleanup: cleanup(batchv1.JobFailed, t0), CleanupPods: verdict("the credentials were refused")},
+		want:   want{RequeueAfter: 50 * time.Second},
+	}, {
+		name:   "cleanup failed a minute ago: say why and run it again",
+		retain: &no,
+		world:  DeletionWorld{Now: t0.Add(time.Minute), Cleanup: cleanup(batchv1.JobFailed, t0), CleanupPods: verdict("the credentials were refused")},
+		want: want{Delete: []string{build.ArtifactsCleanupJobName("ev")},
+			Events: []string{"ArtifactsCleanupFailed: deleting the stored traces (s3://traces/ns/ev/3f1c2a9e-52b1-4c3e-9d8f-0a1b2c3d4e5f/ at s3.example.com) failed: the credentials were refused; retrying every 1m0s (set spec.artifacts.retainAfterDeletion to true"}},
+	}, {
+		name:   "the namespace is being deleted: no Job can run, the traces stay",
+		retain: &no,
+		world:  DeletionWorld{NamespaceTerminating: true, Jobs: []batchv1.Job{runnerJob}},
+		want:   want{RemoveFinalizer: true, Events: []string{"ArtifactsRetained: the namespace is being deleted"}},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := storeEval()
+			e.Spec.Artifacts.RetainAfterDeletion = tc.retain
+			if tc.world.Now.IsZero() {
+				tc.world.Now = t0
+			}
+			p := PlanDeletion(e, tc.world, build.Options{})
+			got := want{RemoveFinalizer: p.RemoveFinalizer, RequeueAfter: p.RequeueAfter}
+			for _, o := range p.Delete {
+				got.Delete = append(got.Delete, o.GetName())
+			}
+			if p.Create != nil {
+				got.Create = p.Create.GetName()
+				if p.Create.GetLabels()[build.LabelArtifactsCleanup] != "true" {
+					t.Errorf("the cleanup Job lacks its label: %v", p.Create.GetLabels())
+				}
+			}
+			for i, ev := range p.Events {
+				if i >= len(tc.want.Events) {
+					break
+				}
+				if w := tc.want.Events[i]; strings.Contains(ev.Reason+": "+ev.Message, w) {
+					got.Events = append(got.Events, w)
+				} else {
+					got.Events = append(got.Events, ev.Reason+": "+ev.Message)
+				}
+			}
+			if len(p.Events) > len(tc.want.Events) {
+				got.Events = append(got.Events, "(more events)")
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("PlanDeletion (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestArtifactsCleanupJobRunsAsARunner(t *testing.T) {
+	e := storeEval()
+	j := build.ArtifactsCleanupJob(e, e.Spec.Artifacts.S3, build.Options{})
+	spec := j.Spec.Template.Spec
+	if spec.ServiceAccountName != build.RunnerAccessName("ev") || j.Spec.Template.Labels[build.LabelComponent] != build.ComponentRunner {
+		t.Errorf("cleanup pod: service account %q, labels %v; want the runner's", spec.ServiceAccountName, j.Spec.Template.Labels)
+	}
+	args := strings.Join(spec.Containers[0].Args, " ")
+	for _, want := range []string{"artifacts remove", "--artifacts-bucket=traces", "--evaluation=ev", "--evaluation-uid=" + string(e.UID)} {
+		if !strings.Contains(args, want) {
+			t.Errorf("cleanup args %q lack %q", args, want)
+		}
+	}
+}
