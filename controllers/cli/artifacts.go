@@ -44,20 +44,7 @@ evaluation's ArtifactStoreUnavailable condition, and exits 1.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cmd.SilenceUsage = true
 			err := probeStore(cmd.Context(), a, namespace, timeout)
-			verdict := "ok"
-			if err != nil {
-				verdict = err.Error()
-			}
-			if message != "" {
-				if werr := os.WriteFile(message, []byte(verdict), 0o644); werr != nil && !errors.Is(werr, os.ErrNotExist) {
-					fmt.Fprintf(cmd.ErrOrStderr(), "artifacts probe: writing %s: %v\n", message, werr)
-				}
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "artifacts probe: %s is writable\n", a.loc.URL())
-			return nil
+			return finishArtifactsCommand(cmd, message, "ok", err, fmt.Sprintf("%s is writable", a.loc.URL()))
 		},
 	}
 	a.register(c, false)
@@ -66,6 +53,26 @@ evaluation's ArtifactStoreUnavailable condition, and exits 1.`,
 	fl.StringVar(&message, "termination-message", terminationLog, "file to write the verdict to (empty: none)")
 	fl.DurationVar(&timeout, "timeout", time.Minute, "bound on the whole probe")
 	return c
+}
+
+// finishArtifactsCommand ends an artifacts command run by the operator: its verdict (ok,
+// or err's text) goes to the termination message file (the operator reads
+// it from the pod's status), and done to standard output on success.
+func finishArtifactsCommand(cmd *cobra.Command, message, ok string, err error, done string) error {
+	verdict := ok
+	if err != nil {
+		verdict = err.Error()
+	}
+	if message != "" {
+		if werr := os.WriteFile(message, []byte(verdict), 0o644); werr != nil && !errors.Is(werr, os.ErrNotExist) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s: writing %s: %v\n", cmd.CommandPath(), message, werr)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", cmd.CommandPath(), done)
+	return nil
 }
 
 func probeStore(ctx context.Context, a artifactsFlags, namespace string, timeout time.Duration) error {
@@ -105,20 +112,8 @@ later.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cmd.SilenceUsage = true
 			n, err := removeStored(cmd.Context(), a, namespace, timeout)
-			verdict := fmt.Sprintf("deleted %d objects under %s", n, a.loc.URL())
-			if err != nil {
-				verdict = err.Error()
-			}
-			if message != "" {
-				if werr := os.WriteFile(message, []byte(verdict), 0o644); werr != nil && !errors.Is(werr, os.ErrNotExist) {
-					fmt.Fprintf(cmd.ErrOrStderr(), "artifacts remove: writing %s: %v\n", message, werr)
-				}
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "artifacts remove: %s\n", verdict)
-			return nil
+			done := fmt.Sprintf("deleted %d objects under %s", n, a.loc.URL())
+			return finishArtifactsCommand(cmd, message, done, err, done)
 		},
 	}
 	a.register(c, false)

@@ -107,33 +107,11 @@ spec:
 	It("completes with every recorded run's trace in the store, also across a runner pod killed mid-run, status.artifacts Complete, and chain-tree examples of all three kinds", func() {
 		tc.createEvaluation(manifest(name, "repot-s3"))
 		By("deleting a runner pod once the ledgers hold runs: its shard resumes in a new pod")
-		var killed string
-		Eventually(func(g Gomega) {
-			e := tc.evaluation(g, name)
-			g.Expect(e.Status.Progress).NotTo(BeNil())
-			g.Expect(e.Status.Progress.RunsDone).To(BeNumerically(">=", 10))
-			ctx, cancel := ctxTimeout(30 * time.Second)
-			defer cancel()
-			var pods corev1.PodList
-			g.Expect(tc.c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{build.LabelEvaluation: name, build.LabelComponent: build.ComponentRunner})).To(Succeed())
-			for _, p := range pods.Items {
-				if p.Labels[build.LabelArtifactsProbe] == "" && p.Status.Phase == corev1.PodRunning {
-					g.Expect(tc.c.Delete(ctx, &p)).To(Succeed())
-					killed = p.Name
-					return
-				}
-			}
-			g.Expect(killed).NotTo(BeEmpty(), "no running runner pod")
-		}).WithTimeout(5 * time.Minute).WithPolling(time.Second).Should(Succeed())
-		GinkgoWriter.Println("deleted runner pod", killed)
+		tc.deleteRunnerPodMidRun(name, 10)
 		e := tc.awaitComplete(name, 20*time.Minute)
 		Expect(meta.FindStatusCondition(e.Status.Conditions, repotv1.ConditionArtifactStoreUnavailable)).To(
 			And(Not(BeNil()), HaveField("Reason", repotv1.ReasonStoreWritable)))
-		Eventually(func(g Gomega) {
-			e = tc.evaluation(g, name)
-			g.Expect(e.Status.Artifacts).NotTo(BeNil())
-			g.Expect(e.Status.Artifacts.State).To(Equal(repotv1.ArtifactsComplete), "status.artifacts %+v", e.Status.Artifacts)
-		}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		e = tc.awaitArtifactsComplete(name)
 		Expect(e.Status.Artifacts.Objects).To(BeNumerically(">", 0))
 
 		ctx, cancel := ctxTimeout(2 * time.Minute)
@@ -196,3 +174,43 @@ spec:
 		}
 	})
 })
+
+// deleteRunnerPodMidRun deletes a running runner pod of evaluation name
+// once its ledgers hold at least runs runs (the shard then resumes in a new
+// pod) and returns the pod's name.
+func (tc *testCluster) deleteRunnerPodMidRun(name string, runs int) string {
+	GinkgoHelper()
+	var killed string
+	Eventually(func(g Gomega) {
+		e := tc.evaluation(g, name)
+		g.Expect(e.Status.Progress).NotTo(BeNil())
+		g.Expect(e.Status.Progress.RunsDone).To(BeNumerically(">=", runs))
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		var pods corev1.PodList
+		g.Expect(tc.c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{build.LabelEvaluation: name, build.LabelComponent: build.ComponentRunner})).To(Succeed())
+		for _, p := range pods.Items {
+			if p.Labels[build.LabelArtifactsProbe] == "" && p.Status.Phase == corev1.PodRunning {
+				g.Expect(tc.c.Delete(ctx, &p)).To(Succeed())
+				killed = p.Name
+				return
+			}
+		}
+		g.Expect(killed).NotTo(BeEmpty(), "no running runner pod")
+	}).WithTimeout(5 * time.Minute).WithPolling(time.Second).Should(Succeed())
+	GinkgoWriter.Println("deleted runner pod", killed)
+	return killed
+}
+
+// awaitArtifactsComplete waits for a completed evaluation's last uploads
+// to reach status.artifacts (Complete) and returns the evaluation.
+func (tc *testCluster) awaitArtifactsComplete(name string) *repotv1.RepotEvaluation {
+	GinkgoHelper()
+	var e *repotv1.RepotEvaluation
+	Eventually(func(g Gomega) {
+		e = tc.evaluation(g, name)
+		g.Expect(e.Status.Artifacts).NotTo(BeNil())
+		g.Expect(e.Status.Artifacts.State).To(Equal(repotv1.ArtifactsComplete), "status.artifacts %+v", e.Status.Artifacts)
+	}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	return e
+}

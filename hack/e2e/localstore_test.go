@@ -86,31 +86,9 @@ spec:
     inFlightPerShard: 16
 %s`, name, smallRunnerYAML))
 		By("deleting a runner pod once the ledgers hold runs: its shard resumes in a new pod")
-		var killed string
-		Eventually(func(g Gomega) {
-			e := tc.evaluation(g, name)
-			g.Expect(e.Status.Progress).NotTo(BeNil())
-			g.Expect(e.Status.Progress.RunsDone).To(BeNumerically(">=", 10))
-			ctx, cancel := ctxTimeout(30 * time.Second)
-			defer cancel()
-			var pods corev1.PodList
-			g.Expect(tc.c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{build.LabelEvaluation: name, build.LabelComponent: build.ComponentRunner})).To(Succeed())
-			for _, p := range pods.Items {
-				if p.Labels[build.LabelArtifactsProbe] == "" && p.Status.Phase == corev1.PodRunning {
-					g.Expect(tc.c.Delete(ctx, &p)).To(Succeed())
-					killed = p.Name
-					return
-				}
-			}
-			g.Expect(killed).NotTo(BeEmpty(), "no running runner pod")
-		}).WithTimeout(5 * time.Minute).WithPolling(time.Second).Should(Succeed())
-		GinkgoWriter.Println("deleted runner pod", killed)
-		e := tc.awaitComplete(name, 20*time.Minute)
-		Eventually(func(g Gomega) {
-			e = tc.evaluation(g, name)
-			g.Expect(e.Status.Artifacts).NotTo(BeNil())
-			g.Expect(e.Status.Artifacts.State).To(Equal(repotv1.ArtifactsComplete), "status.artifacts %+v", e.Status.Artifacts)
-		}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		tc.deleteRunnerPodMidRun(name, 10)
+		tc.awaitComplete(name, 20*time.Minute)
+		e := tc.awaitArtifactsComplete(name)
 		Expect(e.Status.Artifacts.Objects).To(BeNumerically(">", 0))
 		Expect(e.Status.Artifacts.Endpoint).To(Equal(cluster.ArtifactStoreEndpoint), "the operator's default store")
 		GinkgoWriter.Printf("status.artifacts %+v\n", *e.Status.Artifacts)
@@ -181,11 +159,7 @@ spec:
 %s`, gone, cluster.ArtifactStoreEndpoint, cluster.ArtifactStoreBucket, cluster.ArtifactStoreSecret, smallRunnerYAML))
 		e := tc.awaitComplete(gone, 15*time.Minute)
 		Expect(e.Finalizers).To(ContainElement(build.FinalizerArtifactsCleanup))
-		Eventually(func(g Gomega) {
-			e = tc.evaluation(g, gone)
-			g.Expect(e.Status.Artifacts).NotTo(BeNil())
-			g.Expect(e.Status.Artifacts.State).To(Equal(repotv1.ArtifactsComplete), "status.artifacts %+v", e.Status.Artifacts)
-		}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		e = tc.awaitArtifactsComplete(gone)
 		prefix := artifacts.Layout{Namespace: ns, Evaluation: gone, UID: string(e.UID)}.EvaluationPrefix()
 
 		ctx, cancel := ctxTimeout(5 * time.Minute)
