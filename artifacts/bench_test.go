@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -64,11 +65,12 @@ func BenchmarkShardUploaderSync(b *testing.B) {
 	}
 }
 
+// byteSize names a size for a sub-benchmark: 64KiB, 32MiB.
 func byteSize(n int) string {
 	if n >= 1<<20 {
-		return strings.TrimSuffix(strings.TrimSuffix(time.Duration(n>>20).String(), "ns"), "s") + "MiB"
+		return strconv.Itoa(n>>20) + "MiB"
 	}
-	return strings.TrimSuffix(time.Duration(n>>10).String(), "ns") + "KiB"
+	return strconv.Itoa(n>>10) + "KiB"
 }
 
 // watchHeap samples the heap in use every millisecond until the benchmark

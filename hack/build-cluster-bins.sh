@@ -252,39 +252,33 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "${missing[*]}: built in $(( $(date +%s) - start ))s"
 fi
 
-if [ -n "$want_kueue" ] && [ -n "$(missing_of kueue 2>/dev/null)" ]; then
+# own_module NAME MODULE VERSION PKG MINUTES builds one program in its
+# release's own module (its dependencies are its own, not the Kubernetes
+# build's), under its own lock, when it is missing.
+own_module() {
+  local name=$1 mod=$2 ver=$3 pkg=$4 minutes=$5 dir start
+  [ -n "$(missing_of "$name" 2>/dev/null)" ] || return 0
   exec 9>&-
-  build_lock kueue
-fi
-if [ -n "$want_kueue" ] && [ -n "$(missing_of kueue)" ]; then
+  build_lock "$name"
+  [ -n "$(missing_of "$name")" ] || return 0
   start=$(date +%s)
-  dir=$(go mod download -json "sigs.k8s.io/kueue@$kueue_version" | awk -F'"' '$2=="Dir"{print $4}')
-  [ -d "$dir" ] || { echo "build-cluster-bins: module sigs.k8s.io/kueue@$kueue_version not found" >&2; exit 1; }
-  echo "kueue $kueue_version: building cmd/kueue in its own module (cold: about 8 minutes on two cores)..."
-  (cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin/kueue.tmp" ./cmd/kueue)
-  mv "$bin/kueue.tmp" "$bin/kueue"
-  record kueue "$(key_of kueue)"
-  echo "kueue $kueue_version: built in $(( $(date +%s) - start ))s"
-fi
+  dir=$(go mod download -json "$mod@$ver" | awk -F'"' '$2=="Dir"{print $4}')
+  [ -d "$dir" ] || { echo "build-cluster-bins: module $mod@$ver not found" >&2; exit 1; }
+  echo "$name $ver: building $pkg in its own module (cold: about $minutes minutes on two cores)..."
+  (cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin/$name.tmp" "$pkg")
+  mv "$bin/$name.tmp" "$bin/$name"
+  record "$name" "$(key_of "$name")"
+  echo "$name $ver: built in $(( $(date +%s) - start ))s"
+}
 
-# versitygw: Versity's S3 gateway, in its release's own module (its AWS SDK
-# and Fiber dependencies share nothing with the Kubernetes build), with its
-# posix backend: an S3 API over a directory, which the local cluster runs as
-# its artifact store and the uploader's tests run as a real server.
-if [ -n "$want_versitygw" ] && [ -n "$(missing_of versitygw 2>/dev/null)" ]; then
-  exec 9>&-
-  build_lock versitygw
-fi
-if [ -n "$want_versitygw" ] && [ -n "$(missing_of versitygw)" ]; then
-  start=$(date +%s)
-  dir=$(go mod download -json "github.com/versity/versitygw@$versitygw_version" | awk -F'"' '$2=="Dir"{print $4}')
-  [ -d "$dir" ] || { echo "build-cluster-bins: module github.com/versity/versitygw@$versitygw_version not found" >&2; exit 1; }
-  echo "versitygw $versitygw_version: building cmd/versitygw in its own module (cold: about 2 minutes on two cores)..."
-  (cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin/versitygw.tmp" ./cmd/versitygw)
-  mv "$bin/versitygw.tmp" "$bin/versitygw"
-  record versitygw "$(key_of versitygw)"
-  echo "versitygw $versitygw_version: built in $(( $(date +%s) - start ))s"
-fi
+# kueue: the real Kueue manager, for the admission tests.
+if [ -n "$want_kueue" ]; then own_module kueue sigs.k8s.io/kueue "$kueue_version" ./cmd/kueue 8; fi
+
+# versitygw: Versity's S3 gateway (its AWS SDK and Fiber dependencies share
+# nothing with the Kubernetes build), with its posix backend: an S3 API over
+# a directory, which the local cluster runs as its artifact store and the
+# uploader's tests run as a real server.
+if [ -n "$want_versitygw" ]; then own_module versitygw github.com/versity/versitygw "$versitygw_version" ./cmd/versitygw 2; fi
 
 # helm: in the project's module (go.mod's tool directive), after the others.
 if [ -n "$want_helm" ] && [ -n "$(missing_of helm 2>/dev/null)" ]; then

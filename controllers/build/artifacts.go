@@ -69,15 +69,18 @@ func artifactsEnv(s *repotv1.S3Store) []corev1.EnvVar {
 	if s == nil || s.CredentialsSecret == "" {
 		return nil
 	}
-	ref := func(key string) *corev1.EnvVarSource {
-		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: s.CredentialsSecret}, Key: key,
-		}}
-	}
 	return []corev1.EnvVar{
-		{Name: artifacts.EnvAccessKeyID, ValueFrom: ref(artifacts.EnvAccessKeyID)},
-		{Name: artifacts.EnvSecretAccessKey, ValueFrom: ref(artifacts.EnvSecretAccessKey)},
+		secretEnv(artifacts.EnvAccessKeyID, s.CredentialsSecret, artifacts.EnvAccessKeyID),
+		secretEnv(artifacts.EnvSecretAccessKey, s.CredentialsSecret, artifacts.EnvSecretAccessKey),
 	}
+}
+
+// secretEnv is the environment variable name set from key of Secret
+// secret: the only way a credential reaches a container.
+func secretEnv(name, secret, key string) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
+		SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key},
+	}}
 }
 
 // storeURL is s's endpoint as a URL, for its NetworkPolicy rule.

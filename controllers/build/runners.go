@@ -129,9 +129,7 @@ func runnerPod(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Options) core
 	env := []corev1.EnvVar{{Name: "HOME", Value: "/tmp"}}
 	if m.Endpoint != nil && m.Endpoint.APIKeySecret != nil {
 		s := m.Endpoint.APIKeySecret
-		env = append(env, corev1.EnvVar{Name: apiKeyEnv, ValueFrom: &corev1.EnvVarSource{
-			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: s.Name}, Key: s.KeyOrDefault()},
-		}})
+		env = append(env, secretEnv(apiKeyEnv, s.Name, s.KeyOrDefault()))
 	}
 	res := corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")},

@@ -127,9 +127,7 @@ func vllmPod(m *repotv1.ModelSpec, image string) corev1.PodSpec {
 
 	env := vllmEnv()
 	if s := v.HFTokenSecret; s != nil {
-		env = append(env, corev1.EnvVar{Name: "HF_TOKEN", ValueFrom: &corev1.EnvVarSource{
-			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: s.Name}, Key: s.KeyOrDefault()},
-		}})
+		env = append(env, secretEnv("HF_TOKEN", s.Name, s.KeyOrDefault()))
 	}
 
 	cache := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &cacheSize}}

@@ -75,6 +75,10 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 	budget, spend := decideBudget(e, w, res)
 	models := decideModels(e, w, res, ended, budget.Stop)
 	views := observeServers(e, w, o, ended, models)
+	// With an S3 store, nothing that costs starts before a probe with the
+	// runners' credentials passed.
+	store := build.S3Store(e, o)
+	probe := observeStoreProbe(e, w, store)
 	switch {
 	case w.Rejected != nil:
 		// Nothing of this pass was applied for sure: describe the world as
@@ -88,7 +92,7 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 		}
 		p.planKueue(e, w, o, models, true)
 	case hasStarted(e, w) || !e.Spec.IsSuspended():
-		p.planChildren(e, w, o, views, models, diagnoseModelsRunners(e, w, models))
+		p.planChildren(e, w, o, views, models, diagnoseModelsRunners(e, w, models), store, probe)
 		p.planKueue(e, w, o, models, false)
 		p.planBudgetCaps(e, w, spend, models)
 	}
@@ -104,8 +108,8 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 	p.Status.Artifacts = artifactsStatus(e, after, o, out.Phase == phaseComplete)
 	budgetConditions(&p.Status, e, w)
 	kueueStatus(&p.Status, e, w)
-	if store := build.S3Store(e, o); store != nil {
-		artifactsConditions(&p.Status, e, w, store, observeStoreProbe(e, w, store))
+	if store != nil {
+		artifactsConditions(&p.Status, e, w, store, probe)
 	}
 	if w.Rejected != nil {
 		p.planRejected(e, w, w.Rejected, w.Now)
@@ -147,8 +151,9 @@ func (p *Plan) requeueIn(d time.Duration) {
 // state says (decideModels): for an active model its server (scaled to zero
 // while suspended) and, once the server is ready, its runner Job and the
 // ledgers it writes; for a Done model the deletion of its server; for an
-// evicted model the deletion of its server and runners.
-func (p *Plan) planChildren(e *repotv1.RepotEvaluation, w *World, o build.Options, views []serverView, models []modelState, runners []runnerDiagnosis) {
+// evicted model the deletion of its server and runners; with an S3 store
+// (store, probe), only once the store's probe passed.
+func (p *Plan) planChildren(e *repotv1.RepotEvaluation, w *World, o build.Options, views []serverView, models []modelState, runners []runnerDiagnosis, store *repotv1.S3Store, probe storeProbe) {
 	suspend := e.Spec.IsSuspended()
 	access := build.RunnerAccessName(e.Name)
 	if !hasNamed(w.ServiceAccounts, access) {
@@ -175,10 +180,6 @@ func (p *Plan) planChildren(e *repotv1.RepotEvaluation, w *World, o build.Option
 	// its network policy in place.
 	accessReady := hasNamed(w.ServiceAccounts, access) && hasNamed(w.Roles, access) &&
 		hasNamed(w.RoleBindings, access) && hasNamed(w.NetworkPolicies, access)
-	// With an S3 store, nothing that costs (a server, a runner) starts
-	// before a probe with the runners' credentials passed.
-	store := build.S3Store(e, o)
-	probe := observeStoreProbe(e, w, store)
 	p.planArtifactsProbe(e, w, o, store, probe, accessReady)
 	if probe.Gated {
 		return
