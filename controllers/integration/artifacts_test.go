@@ -16,8 +16,10 @@ import (
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/artifacts"
 	"repot.dev/repot-operator/artifacts/s3test"
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/results"
+	"repot.dev/repot-operator/runner/judge"
 )
 
 var _ = Describe("an evaluation with an S3 artifact store", func() {
@@ -92,6 +94,29 @@ var _ = Describe("an evaluation with an S3 artifact store", func() {
 		// The same examples as the three traces give from a file
 		// (controllers/cli's TestResultsExportChaintree).
 		Expect(total).To(Equal(chaintree.Counts{Continue: 8, Answer: 2, Backtrack: 1}))
+
+		By("re-judging the stored traces (repot judge): the judge agrees with each trace, and no ledger holds their records")
+		j, err := judge.New(string(e.Spec.Suite), nil, judge.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		var verdicts []contract.TraceVerdict
+		Expect(stored.Each(ctx, func(line []byte) error {
+			verdicts = append(verdicts, j.Line(len(verdicts)+1, line))
+			return nil
+		})).To(Succeed())
+		res, err := results.ReadEvaluationResults(ctx, k8s, ns, "ev")
+		Expect(err).NotTo(HaveOccurred())
+		rep := results.CompareJudged(res.Evaluation, res.Records, verdicts)
+		// The status's rows of the evaluation's model m (nothing ran, nothing
+		// solved), then the traces' model: the fixture is another run's.
+		Expect(rep.Rows).To(HaveLen(5))
+		for _, r := range rep.Rows[:4] {
+			Expect(r).To(Equal(results.JudgeRow{Model: "m", Method: r.Method}))
+		}
+		Expect(rep.Rows[4]).To(Equal(results.JudgeRow{Model: "sim", Method: "repot", Runs: 3, StatusSolved: -1, TracesSolved: 2, JudgeSolved: 2, Disagreements: 3}))
+		Expect(rep.Disagreements).To(HaveLen(3))
+		for _, d := range rep.Disagreements {
+			Expect(d.What).To(HavePrefix("no ledger record;"), "the judge differs from a trace: %+v", d)
+		}
 
 		By("refusing an object replaced after it was listed")
 		_, err = st.PutBytes(ctx, stored.Manifest.Shards[0].Objects[0].Key, []byte(`{"problem_id":"forged"}`+"\n"))
