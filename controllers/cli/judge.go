@@ -124,8 +124,10 @@ func (o *judgeOptions) run(cmd *cobra.Command) error {
 	var verdicts []contract.TraceVerdict
 	n := 0
 	if err := st.Each(ctx, func(line []byte) error {
-		n++
-		verdicts = append(verdicts, judge(n, line))
+		// Positions count every line; a blank one is no trace (JSONL).
+		if n++; len(bytes.TrimSpace(line)) > 0 {
+			verdicts = append(verdicts, judge(n, line))
+		}
 		return nil
 	}); err != nil {
 		return err
@@ -199,13 +201,13 @@ func writeJudgeReport(w io.Writer, rep results.JudgeReport, lines int) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n%d trace lines; %d traces of runs ended by an infrastructure error (left out); %d later traces of a run already traced (the first counts)\n",
+	fmt.Fprintf(w, "\n%d lines read; %d traces of runs ended by an infrastructure error (left out); %d later traces of a run already traced (the first counts)\n",
 		lines, rep.InfraErrors, rep.DuplicateTraces)
 	for _, c := range rep.NotJudged {
 		fmt.Fprintf(w, "not re-judged (%d runs): %s\n", c.Runs, c.Reason)
 	}
 	if len(rep.Malformed) > 0 {
-		fmt.Fprintf(w, "\n%d lines are not traces:\n", len(rep.Malformed))
+		fmt.Fprintf(w, "\nlines that are not traces (%d):\n", len(rep.Malformed))
 		for _, m := range rep.Malformed {
 			fmt.Fprintf(w, "  %s\n", m)
 		}
@@ -214,7 +216,7 @@ func writeJudgeReport(w io.Writer, rep results.JudgeReport, lines int) error {
 		_, err := fmt.Fprintln(w, "\nno disagreements")
 		return err
 	}
-	fmt.Fprintf(w, "\n%d disagreements:\n", len(rep.Disagreements))
+	fmt.Fprintf(w, "\ndisagreements (%d):\n", len(rep.Disagreements))
 	for _, d := range rep.Disagreements {
 		problem := d.ProblemID
 		if problem == "" {
