@@ -189,14 +189,14 @@ func (o *judgeOptions) problemData(ctx context.Context, c client.Reader, e *repo
 // writeJudgeReport prints the table, the disagreements, the lines that
 // are not traces and what was not re-judged.
 func writeJudgeReport(w io.Writer, rep results.JudgeReport, lines int) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "MODEL\tMETHOD\tRUNS\tSTATUS SOLVED\tLEDGER SOLVED\tTRACES SOLVED\tJUDGE SOLVED\tNOT JUDGED\tDISAGREEMENTS\t")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODEL\tMETHOD\tRUNS\tSTATUS SOLVED\tLEDGER SOLVED\tTRACES SOLVED\tJUDGE SOLVED\tNOT JUDGED\tDISAGREEMENTS")
 	for _, r := range rep.Rows {
 		status := "-"
 		if r.StatusSolved >= 0 {
 			status = strconv.Itoa(r.StatusSolved)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t\n", r.Model, r.Method, r.Runs, status, r.LedgerSolved, r.TracesSolved, r.JudgeSolved, r.NotJudged, r.Disagreements)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\n", r.Model, r.Method, r.Runs, status, r.LedgerSolved, r.TracesSolved, r.JudgeSolved, r.NotJudged, r.Disagreements)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
