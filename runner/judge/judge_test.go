@@ -23,6 +23,7 @@ import (
 	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/methods"
 	"repot.dev/repot-operator/runner/model"
+	"repot.dev/repot-operator/runner/program"
 	"repot.dev/repot-operator/runner/sandbox"
 )
 
@@ -209,10 +210,59 @@ func TestJudgeAgreesWithTheRunner(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := judgeAll(t, j, lines, recs, map[string]bool{contract.MethodVEX: true})
-	t.Logf("%+v", n)
 	if n.solved == 0 || n.failed == 0 || n.repairs == 0 || n.freshRetries == 0 || n.notJudged != 24 {
 		t.Errorf("the run exercised too little: %+v", n)
 	}
+	tamperRealTraces(t, j, lines, ps[:24])
+}
+
+// tamperRealTraces tampers with the runner's own traces of solved runs:
+// a success flipped, and a first program's printed plan cut to its first
+// move (on a problem that needs more), must both be caught.
+func tamperRealTraces(t *testing.T, j *Judge, lines [][]byte, ps []envs.Problem) {
+	t.Helper()
+	minSteps := map[string]int{}
+	for _, p := range ps {
+		minSteps[p.ProblemID] = p.MinSteps
+	}
+	flipped, cut := 0, 0
+	for i, l := range lines {
+		var tr contract.Trace
+		if err := json.Unmarshal(l, &tr); err != nil {
+			t.Fatal(err)
+		}
+		if !tr.Success || tr.Method != contract.MethodPoT || tr.Metadata.InfraError != "" {
+			continue
+		}
+		flip := tr
+		flip.Success = false
+		if v := judgeTrace(t, j, i+1, flip); !v.Judged || !v.Success || v.TraceSuccess {
+			t.Errorf("line %d with its success flipped: %+v, want judged solved against a trace not solved", i+1, v)
+		}
+		flipped++
+		moves, err := program.ParseMoves(tr.Calls[0].Stdout, tr.Calls[0].Code)
+		if err != nil || len(moves) < 2 || minSteps[tr.ProblemID] < 2 {
+			continue
+		}
+		tr.Calls = append([]contract.CallTrace(nil), tr.Calls...)
+		tr.Calls[0].Stdout = "moves = [" + string(moves[0]) + "]\n"
+		if v := judgeTrace(t, j, i+1, tr); !v.Judged || v.Success || !v.TraceSuccess {
+			t.Errorf("line %d with its plan cut to one move: %+v, want judged not solved against a trace solved", i+1, v)
+		}
+		cut++
+	}
+	if flipped == 0 || cut == 0 {
+		t.Errorf("tampered with %d flipped and %d cut traces; want some of each", flipped, cut)
+	}
+}
+
+func judgeTrace(t *testing.T, j *Judge, line int, tr contract.Trace) contract.TraceVerdict {
+	t.Helper()
+	b, err := json.Marshal(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j.Line(line, b)
 }
 
 // TestJudgeAgreesOnDerail does the same for Derail-550 cases under every
@@ -252,7 +302,6 @@ func TestJudgeAgreesOnDerail(t *testing.T) {
 	n := judgeAll(t, j, lines, recs, map[string]bool{
 		contract.CondStateGuard: true, contract.CondVEXFull: true, contract.CondVEXNoPrefix: true, contract.CondVEXRestart: true,
 	})
-	t.Logf("%+v", n)
 	if n.solved == 0 || n.failed == 0 || n.notJudged != 4*len(tasks) {
 		t.Errorf("the run exercised too little: %+v", n)
 	}
