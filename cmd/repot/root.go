@@ -15,6 +15,7 @@ import (
 	opcli "repot.dev/repot-operator/controllers/cli"
 	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/cli"
+	"repot.dev/repot-operator/runner/judge"
 )
 
 // NewRoot returns the repot command with every subcommand. The engine reads
@@ -30,9 +31,21 @@ func NewRoot() *cobra.Command {
 	}
 	cli.SetClusterSources(opcli.ReportSources)
 	opcli.SetBuildVersion(runner.BuildVersion)
+	opcli.SetTraceJudges(traceJudges)
 	root.AddCommand(cli.Commands()...)
 	root.AddCommand(opcli.Commands()...)
 	return root
+}
+
+// traceJudges is runner/judge's re-judging, for repot judge (the
+// operator's command reads the cluster and the store; the verifier is the
+// engine's).
+func traceJudges(suite string, problems io.Reader, noisyVerifier bool) (opcli.LineJudge, error) {
+	j, err := judge.New(suite, problems, judge.Options{NoisyVerifier: noisyVerifier})
+	if err != nil {
+		return nil, err
+	}
+	return j.Line, nil
 }
 
 // ParseArgs checks that args (a container's args, without the binary) name

@@ -1,5 +1,5 @@
 // Package cli holds the operator's subcommands of the repot binary: manager
-// (the operator), ledger (the runner pod's ledger tools), results export, and
+// (the operator), ledger (the runner pod's ledger tools), results export, judge and
 // the cluster reader behind repot report's --evaluation and --schedule.
 // The engine's subcommands (suite, verify, run, report, sim-server, ...) are
 // in runner/cli, which imports nothing under controllers/; cmd/repot joins both
@@ -9,6 +9,8 @@
 //   - ledger.go, ledger_restore.go, ledger_sync.go, ledger_readings.go: repot
 //     ledger restore|sync, the init container and sidecar of a runner pod;
 //   - results.go: repot results export;
+//   - judge.go: repot judge, the audit of an evaluation's stored traces
+//     (the re-judging itself is the engine's runner/judge, set by cmd/repot);
 //   - report.go: ReportSources, what repot report reads from a cluster;
 //   - cluster.go: the kubeconfig flags and client of the commands above.
 package cli

@@ -3,6 +3,7 @@ package integration_test
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -12,15 +13,19 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"repot.dev/repot-operator/analysis/chaintree"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/artifacts"
 	"repot.dev/repot-operator/artifacts/s3test"
+	"repot.dev/repot-operator/cmd/repot"
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/cli"
 	"repot.dev/repot-operator/controllers/results"
+	"repot.dev/repot-operator/runner/judge"
 )
 
 var _ = Describe("an evaluation with an S3 artifact store", func() {
@@ -96,6 +101,57 @@ var _ = Describe("an evaluation with an S3 artifact store", func() {
 		// (controllers/cli's TestResultsExportChaintree).
 		Expect(total).To(Equal(chaintree.Counts{Continue: 8, Answer: 2, Backtrack: 1}))
 
+		By("re-judging the stored traces (repot judge): the judge agrees with each trace, and no ledger holds their records")
+		j, err := judge.New(string(e.Spec.Suite), nil, judge.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		var verdicts []contract.TraceVerdict
+		n := 0
+		Expect(stored.Each(ctx, func(line []byte) error {
+			if n++; len(bytes.TrimSpace(line)) > 0 {
+				verdicts = append(verdicts, j.Line(n, line))
+			}
+			return nil
+		})).To(Succeed())
+		res, err := results.ReadEvaluationResults(ctx, k8s, ns, "ev")
+		Expect(err).NotTo(HaveOccurred())
+		rep := results.CompareJudged(res.Evaluation, res.Records, verdicts)
+		// The status's rows of the evaluation's model m (nothing ran, nothing
+		// solved), then the traces' model: the fixture is another run's.
+		Expect(rep.Rows).To(HaveLen(5))
+		for _, r := range rep.Rows[:4] {
+			Expect(r).To(Equal(results.JudgeRow{Model: "m", Method: r.Method}))
+		}
+		Expect(rep.Rows[4]).To(Equal(results.JudgeRow{Model: "sim", Method: "repot", Runs: 3, StatusSolved: -1, TracesSolved: 2, JudgeSolved: 2, Disagreements: 3}))
+		Expect(rep.Disagreements).To(HaveLen(3))
+		Expect(rep.Malformed).To(BeEmpty())
+		for _, d := range rep.Disagreements {
+			Expect(d.What).To(HavePrefix("no ledger record;"), "the judge differs from a trace: %+v", d)
+		}
+
+		By("running repot judge itself, which exits non-zero on the disagreements and says what to set without a store")
+		user, err := testEnv.AddUser(envtest.User{Name: "judge-reader", Groups: []string{"system:masters"}})
+		Expect(err).NotTo(HaveOccurred())
+		kc, err := user.KubeConfig()
+		Expect(err).NotTo(HaveOccurred())
+		kubeconfig := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
+		Expect(os.WriteFile(kubeconfig, kc, 0o600)).To(Succeed())
+		GinkgoT().Setenv(artifacts.EnvAccessKeyID, srv.Creds.AccessKeyID)
+		GinkgoT().Setenv(artifacts.EnvSecretAccessKey, srv.Creds.SecretAccessKey)
+		judgeCmd := func(name string) (string, error) {
+			root := repot.NewRoot()
+			var out strings.Builder
+			root.SetOut(&out)
+			root.SetErr(&out)
+			root.SetArgs([]string{"judge", "--evaluation", name, "-n", ns, "--kubeconfig", kubeconfig})
+			err := root.ExecuteContext(ctx)
+			return out.String(), err
+		}
+		table, err := judgeCmd("ev")
+		Expect(err).To(MatchError(ContainSubstring("3 disagreements")))
+		Expect(table).To(MatchRegexp(`\n\s*sim\s+repot\s+3\s+-\s+0\s+2\s+2\s+0\s+3\n`))
+		Expect(table).NotTo(ContainSubstring("not traces"))
+		Expect(table).To(ContainSubstring("sim repot apple_checker_n02_seed0014_template00: no ledger record; judge: call 3 (repair from move 0)"))
+
 		By("refusing an object replaced after it was listed")
 		_, err = st.PutBytes(ctx, stored.Manifest.Shards[0].Objects[0].Key, []byte(`{"problem_id":"forged"}`+"\n"))
 		Expect(err).NotTo(HaveOccurred())
@@ -107,6 +163,8 @@ var _ = Describe("an evaluation with an S3 artifact store", func() {
 		Expect(k8s.Create(ctx, plain)).To(Succeed())
 		_, err = results.OpenStoredTraces(ctx, k8s, ns, "plain", srv.Creds, "")
 		Expect(err).To(MatchError(ContainSubstring("has no artifact store")))
+		_, err = judgeCmd("plain")
+		Expect(err).To(MatchError(ContainSubstring("set spec.artifacts.s3 (or the operator's default store, the chart's artifacts.s3.endpoint)")))
 	})
 })
 
