@@ -201,8 +201,8 @@ func writeJudgeReport(w io.Writer, rep results.JudgeReport, lines int) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n%d lines read; %d traces of runs ended by an infrastructure error (left out); %d later traces of a run already traced (the first counts)\n",
-		lines, rep.InfraErrors, rep.DuplicateTraces)
+	fmt.Fprintf(w, "\n%d lines read; %d traces of runs ended by an infrastructure error and %d of runs whose record the status leaves out (left out); %d more traces of a run traced more than once (the one that agrees with its record counts, else the first)\n",
+		lines, rep.InfraErrors, rep.LeftOut, rep.DuplicateTraces)
 	for _, c := range rep.NotJudged {
 		fmt.Fprintf(w, "not re-judged (%d runs): %s\n", c.Runs, c.Reason)
 	}

@@ -25,7 +25,7 @@ func TestWriteJudgeReport(t *testing.T) {
 			want: `MODEL  METHOD  RUNS  STATUS SOLVED  LEDGER SOLVED  TRACES SOLVED  JUDGE SOLVED  NOT JUDGED  DISAGREEMENTS
 m      pot     2     1              1              1              1             0           0
 
-2 lines read; 0 traces of runs ended by an infrastructure error (left out); 0 later traces of a run already traced (the first counts)
+2 lines read; 0 traces of runs ended by an infrastructure error and 0 of runs whose record the status leaves out (left out); 0 more traces of a run traced more than once (the one that agrees with its record counts, else the first)
 not re-judged (3 runs): why
 
 no disagreements
@@ -42,7 +42,7 @@ no disagreements
 			want: `MODEL  METHOD  RUNS  STATUS SOLVED  LEDGER SOLVED  TRACES SOLVED  JUDGE SOLVED  NOT JUDGED  DISAGREEMENTS
 m      pot     1     -              0              0              1             0           2
 
-2 lines read; 1 traces of runs ended by an infrastructure error (left out); 0 later traces of a run already traced (the first counts)
+2 lines read; 1 traces of runs ended by an infrastructure error and 0 of runs whose record the status leaves out (left out); 0 more traces of a run traced more than once (the one that agrees with its record counts, else the first)
 
 lines that are not traces (1):
   line 2: not a trace: EOF

@@ -46,9 +46,11 @@ type JudgeReport struct {
 	// NotJudged counts the runs not re-judged, by reason.
 	NotJudged []JudgeCount
 	// InfraErrors counts the traces of runs ended by an infrastructure
-	// error (left out); DuplicateTraces the later traces of a run already
-	// traced (the first finished one counts, as for records).
-	InfraErrors, DuplicateTraces int
+	// error (left out); LeftOut the traces of runs whose record the status
+	// leaves out (an infrastructure error or a budget stop recorded);
+	// DuplicateTraces the other traces of a run traced more than once (the
+	// one that agrees with its record counts, else the first).
+	InfraErrors, LeftOut, DuplicateTraces int
 }
 
 // JudgeCount is a reason and how many runs it applies to.
@@ -66,6 +68,25 @@ type judgeKey struct{ model, problem, method string }
 // methods, then any other model or method met, sorted.
 func CompareJudged(e *repotv1.RepotEvaluation, records []contract.Record, verdicts []contract.TraceVerdict) JudgeReport {
 	var rep JudgeReport
+	// The records the status counts; the runs it leaves out (an
+	// infrastructure error, a run aborted by a budget stop) are left out
+	// here too, traces and all.
+	ledger := map[judgeKey]contract.Record{}
+	leftOut := map[judgeKey]bool{}
+	for _, r := range records {
+		k := judgeKey{r.Model, r.ProblemID, r.Method}
+		if r.InfraError != "" || r.Aborted {
+			leftOut[k] = true
+			continue
+		}
+		if _, ok := ledger[k]; !ok {
+			ledger[k] = r
+		}
+	}
+	// Execution is at least once: a run cut off after its trace was stored
+	// and before its record was written runs again, and both traces are
+	// stored. The one that agrees with the record is the recorded run's;
+	// without one, the first.
 	traces := map[judgeKey]contract.TraceVerdict{}
 	for _, v := range verdicts {
 		switch {
@@ -77,21 +98,17 @@ func CompareJudged(e *repotv1.RepotEvaluation, records []contract.Record, verdic
 			continue
 		}
 		k := judgeKey{v.Model, v.ProblemID, v.Method}
-		if _, ok := traces[k]; ok {
-			rep.DuplicateTraces++
+		if _, recorded := ledger[k]; leftOut[k] && !recorded {
+			rep.LeftOut++
 			continue
+		}
+		if prev, ok := traces[k]; ok {
+			rep.DuplicateTraces++
+			if rec, recorded := ledger[k]; !recorded || prev.TraceSuccess == rec.Success || v.TraceSuccess != rec.Success {
+				continue
+			}
 		}
 		traces[k] = v
-	}
-	ledger := map[judgeKey]contract.Record{}
-	for _, r := range records {
-		if r.InfraError != "" || r.Aborted {
-			continue
-		}
-		k := judgeKey{r.Model, r.ProblemID, r.Method}
-		if _, ok := ledger[k]; !ok {
-			ledger[k] = r
-		}
 	}
 	keys := map[judgeKey]bool{}
 	for k := range traces {

@@ -62,7 +62,7 @@ func TestCompareJudged(t *testing.T) {
 				verdict(2, "p2", "pot", false, true, true),
 				{Line: 3, Model: "a", Method: "vex", ProblemID: "p1", TraceSuccess: true, NotJudged: "vex: why"},
 				{Line: 4, Malformed: "not a trace: unexpected end of JSON input"},
-				verdict(5, "p1", "pot", true, true, true),
+				verdict(5, "p1", "pot", false, true, true),
 			},
 			want: JudgeReport{
 				Rows: []JudgeRow{
@@ -77,6 +77,22 @@ func TestCompareJudged(t *testing.T) {
 				},
 				Malformed:       []string{"line 4: not a trace: unexpected end of JSON input"},
 				NotJudged:       []JudgeCount{{Reason: "vex: why", Runs: 1}},
+				DuplicateTraces: 1,
+			},
+		},
+		{
+			// A run cut off after its trace was stored and before its
+			// record was written ran again: the rerun's trace, which
+			// agrees with the record, counts wherever it is.
+			name: "a run traced twice", solved: map[string]int32{"pot": 1, "vex": 1}, records: records,
+			verdicts: append([]contract.TraceVerdict{verdict(0, "p2", "pot", true, true, true)}, agreeing...),
+			want: JudgeReport{
+				Rows: []JudgeRow{
+					{Model: "a", Method: "pot", Runs: 2, StatusSolved: 1, LedgerSolved: 1, TracesSolved: 1, JudgeSolved: 1},
+					{Model: "a", Method: "vex", Runs: 1, StatusSolved: 1, LedgerSolved: 1, TracesSolved: 1, NotJudged: 1},
+				},
+				NotJudged:       []JudgeCount{{Reason: "vex: why", Runs: 1}},
+				InfraErrors:     1,
 				DuplicateTraces: 1,
 			},
 		},

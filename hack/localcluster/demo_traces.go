@@ -68,22 +68,44 @@ func storedTraces(ctx context.Context, out io.Writer, dyn dynamic.Interface, sto
 		if err != nil {
 			return err
 		}
-		// The user's own command, from the host: the store's in-cluster
+		// The user's own commands, from the host: the store's in-cluster
 		// name does not resolve here, so --store-endpoint gives its pod.
-		cmd := exec.CommandContext(ctx, repot, "results", "export", "--format", "chaintree",
-			"--kubeconfig", kubeconfig, "-n", ns, "--evaluation", e.Name,
-			"--store-endpoint", store.HostEndpoint, "--out", path)
-		cmd.Env = append(os.Environ(),
-			artifacts.EnvAccessKeyID+"="+store.Creds.AccessKeyID,
-			artifacts.EnvSecretAccessKey+"="+store.Creds.SecretAccessKey)
-		b, err := cmd.CombinedOutput()
+		flags := []string{"--kubeconfig", kubeconfig, "-n", ns, "--evaluation", e.Name, "--store-endpoint", store.HostEndpoint}
+		b, err := runRepot(ctx, repot, store.Creds, append([]string{"results", "export", "--format", "chaintree", "--out", path}, flags...)...)
+		indent(out, b)
 		if err != nil {
-			return fmt.Errorf("repot results export --format chaintree --evaluation %s: %v: %s", e.Name, err, b)
-		}
-		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-			fmt.Fprintf(out, "  %s\n", l)
+			return err
 		}
 		fmt.Fprintf(out, "  examples: %s\n", path)
+		// The judge re-judges every stored trace with the exact verifier
+		// and compares with the ledgers and the status; a disagreement is
+		// a bug, and fails the demo.
+		b, err = runRepot(ctx, repot, store.Creds, append([]string{"judge"}, flags...)...)
+		indent(out, b)
+		if err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// runRepot runs the host's repot with the store's credentials in its
+// environment and returns what it printed (also when it failed).
+func runRepot(ctx context.Context, repot string, creds artifacts.Credentials, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, repot, args...)
+	cmd.Env = append(os.Environ(),
+		artifacts.EnvAccessKeyID+"="+creds.AccessKeyID,
+		artifacts.EnvSecretAccessKey+"="+creds.SecretAccessKey)
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		return b, fmt.Errorf("repot %s: %w", args[0], err)
+	}
+	return b, nil
+}
+
+// indent prints b's lines indented under the demo's step.
+func indent(out io.Writer, b []byte) {
+	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		fmt.Fprintf(out, "  %s\n", l)
+	}
 }
