@@ -146,6 +146,16 @@ spec:
 		_, err = fmt.Sscanf(line[strings.Index(line, "continue"):], "continue %d, answer %d, backtrack %d", &cont, &answer, &backtrack)
 		Expect(err).NotTo(HaveOccurred(), "export said %q", line)
 		Expect([]int{cont, answer, backtrack}).To(HaveEach(BeNumerically(">", 0)), "export said %q", line)
+
+		// The judge re-judges every stored trace, also those of the runs
+		// the killed pod ran twice, and agrees with the ledgers and the
+		// status.
+		cmd = exec.Command(filepath.Join(binDir, "repot"), "judge", "--evaluation", name, "-n", ns)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+tc.kubeconfig, artifacts.EnvAccessKeyID+"="+creds.AccessKeyID, artifacts.EnvSecretAccessKey+"="+creds.SecretAccessKey)
+		b, err = cmd.CombinedOutput()
+		GinkgoWriter.Printf("repot judge:\n%s\n", b)
+		Expect(err).NotTo(HaveOccurred(), "repot judge: %s", b)
+		Expect(string(b)).To(ContainSubstring("no disagreements"))
 	})
 
 	It("reads ArtifactStoreUnavailable, naming the credentials, before any server or runner starts with a wrong Secret", func() {
