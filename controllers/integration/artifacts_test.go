@@ -3,6 +3,7 @@ package integration_test
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -12,10 +13,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"repot.dev/repot-operator/analysis/chaintree"
+	"repot.dev/repot-operator/analysis/report"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/artifacts"
 	"repot.dev/repot-operator/artifacts/s3test"
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/results"
 )
@@ -93,17 +96,44 @@ var _ = Describe("an evaluation with an S3 artifact store", func() {
 		// (controllers/cli's TestResultsExportChaintree).
 		Expect(total).To(Equal(chaintree.Counts{Continue: 8, Answer: 2, Backtrack: 1}))
 
+		By("linking a report's failed run to its trace page, read from the store as repot report --evaluation does")
+		failed := contract.Record{Model: "sim", ProblemID: "apple_checker_n02_seed0014_template00", Environment: "checker_jumping", Complexity: 2, Method: "repot", StoppedReason: "program_error"}
+		src := report.FromRecords(ns+"/ev", report.OriginEvaluation, []contract.Record{failed})
+		src.Traces = results.ReportTraces(ctx, k8s, getEval(ns, "ev"), srv.Creds, "")
+		Expect(src.Traces.Problem).To(BeEmpty())
+		page := filepath.Join(GinkgoT().TempDir(), "ev.html")
+		r := report.Report{Sources: []report.Source{src}}
+		var warn bytes.Buffer
+		linked, err := report.WriteTracePages(ctx, page, &r, &warn)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(linked).To(Equal(1), warn.String())
+		Expect(warn.String()).To(BeEmpty())
+		tracePage, err := os.ReadFile(filepath.Join(filepath.Dir(page), filepath.FromSlash(r.Sources[0].Failures.Runs[0].Href)))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(tracePage)).To(ContainSubstring("apple_checker_n02_seed0014_template00"))
+		Expect(string(tracePage)).To(ContainSubstring("program_error"))
+
 		By("refusing an object replaced after it was listed")
 		_, err = st.PutBytes(ctx, stored.Manifest.Shards[0].Objects[0].Key, []byte(`{"problem_id":"forged"}`+"\n"))
 		Expect(err).NotTo(HaveOccurred())
 		err = stored.Each(ctx, func([]byte) error { return nil })
 		Expect(err).To(MatchError(ContainSubstring("the manifest says")))
 
+		By("writing the report without links, saying why, when the store's objects do not match")
+		r = report.Report{Sources: []report.Source{src}}
+		warn.Reset()
+		linked, err = report.WriteTracePages(ctx, page, &r, &warn)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(linked).To(BeZero())
+		Expect(warn.String()).To(ContainSubstring("the manifest says"))
+		Expect(r.Sources[0].Failures.Problem).To(ContainSubstring("the manifest says"))
+
 		By("saying what to set for an evaluation without a store")
 		plain := revtesting.MakeEvaluation("plain", ns).Simulated("m", "strong", 1).Obj()
 		Expect(k8s.Create(ctx, plain)).To(Succeed())
 		_, err = results.OpenStoredTraces(ctx, k8s, ns, "plain", srv.Creds, "")
 		Expect(err).To(MatchError(ContainSubstring("has no artifact store")))
+		Expect(results.ReportTraces(ctx, k8s, getEval(ns, "plain"), srv.Creds, "").Missing).To(ContainSubstring("set spec.artifacts.s3"))
 	})
 })
 
