@@ -213,7 +213,7 @@ func TestWriteTracePages(t *testing.T) {
 	html := render(t, r)
 	for _, want := range []string{`<details class="failures" id="s1-failures"><summary>Failed problems and their traces: 10 failed runs, 9 linked to their trace</summary>`,
 		`<details class="failure-group"><summary>m/../../etc, repot: 10 failed runs, 9 linked</summary>`,
-		`&lt;script&gt;alert(1)&lt;/script&gt;</a>`} {
+		`&lt;script&gt;alert(1)&lt;/script&gt;</a>`, `<th scope="row">../../x <span class="meta">(no trace)</span></th>`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("the report lacks %s", want)
 		}

@@ -197,7 +197,7 @@ table.failed th[scope=row] { font-family: ui-monospace, monospace; word-break: b
 {{end}}{{range .Failures.Notes}}<p class="note">{{.}}</p>
 {{end}}{{range .FailureGroups}}<details class="failure-group"><summary>{{.Summary}}</summary>
 <table class="failed"><thead><tr><th scope="col">problem</th><th scope="col">environment</th><th scope="col">complexity</th><th scope="col">stopped</th></tr></thead><tbody>
-{{range .Runs}}<tr><th scope="row">{{if .Href}}<a href="{{.Href}}">{{.ProblemID}}</a>{{else}}{{.ProblemID}}{{end}}</th><td>{{.Environment}}</td><td>{{.Complexity}}</td><td>{{.StoppedReason}}</td></tr>
+{{range .Runs}}<tr><th scope="row">{{if .Href}}<a href="{{.Href}}">{{.ProblemID}}</a>{{else}}{{.ProblemID}} <span class="meta">(no trace)</span>{{end}}</th><td>{{.Environment}}</td><td>{{.Complexity}}</td><td>{{.StoppedReason}}</td></tr>
 {{end}}</tbody></table></details>
 {{end}}</details>{{end}}
 </article>

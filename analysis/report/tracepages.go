@@ -398,7 +398,7 @@ pre { background: #f7f7f7; border: 1px solid #e3e3e3; padding: 0.4em 0.6em; whit
 </head>
 <body>
 <p class="meta"><a href="{{.ReportHref}}">Back to the report</a> · {{.Source}} · read from {{.From}}</p>
-<h1>{{.T.ProblemID}}</h1>
+<h1>Trace of {{.T.ProblemID}}</h1>
 {{if .Truncated}}<p class="truncated">This page is cut: a field shows at most {{.FieldCap}} and the page at most {{.PageBudget}} of the run's text{{if .Omitted}}; the last {{.Omitted}} call(s) are left out{{end}}. The whole trace is in {{.From}}.</p>{{end}}
 <table id="outcome"><tbody>
 <tr><th scope="row">outcome</th><td>{{if .T.Success}}solved{{else}}failed{{end}}</td></tr>
@@ -406,7 +406,7 @@ pre { background: #f7f7f7; border: 1px solid #e3e3e3; padding: 0.4em 0.6em; whit
 <tr><th scope="row">model, method</th><td>{{.T.Model}}, {{.T.Method}}</td></tr>
 <tr><th scope="row">environment, complexity</th><td>{{.T.Environment}}, {{.T.Complexity}}</td></tr>
 <tr><th scope="row">tokens</th><td>{{.T.TokensIn}} in, {{.T.TokensOut}} out ({{.T.Metadata.CachedTokens}} cached, {{.T.Metadata.ReasoningTokens}} reasoning)</td></tr>
-<tr><th scope="row">calls, route</th><td>{{len .T.Calls}}, {{.T.Metadata.Route}}{{if .T.Metadata.RepairUsed}} (repair used){{end}}</td></tr>
+<tr><th scope="row">calls, route</th><td>{{len .T.Calls}}{{with .T.Metadata.Route}}, {{.}}{{end}}{{if .T.Metadata.RepairUsed}} (repair used){{end}}</td></tr>
 <tr><th scope="row">first plan</th><td>{{.T.Metadata.InitialPlanLen}} moves, verified prefix {{.T.Metadata.InitialPrefixPermille}}‰; final verified prefix {{.T.Metadata.FinalPrefixLen}} moves</td></tr>
 <tr><th scope="row">wall time</th><td>{{.Wall}}</td></tr>
 {{if .T.Metadata.InfraRetries}}<tr><th scope="row">infrastructure retries</th><td>{{.T.Metadata.InfraRetries}}</td></tr>{{end}}
