@@ -339,3 +339,25 @@ func TestBrowserTraceLinks(t *testing.T) {
 		t.Errorf("network request: %s", r)
 	}
 }
+
+// TestTracesNotComplete: traces the store has not all of still link what
+// is there, and the section and a warning say what is missing.
+func TestTracesNotComplete(t *testing.T) {
+	src := hostileSource(t)
+	src.Traces.Warning = "the traces of ns/ev are not complete in the store (status.artifacts.state Uploading); linking what is there"
+	r := Report{Sources: []Source{src}}
+	var warn bytes.Buffer
+	linked, err := WriteTracePages(context.Background(), filepath.Join(t.TempDir(), "r.html"), &r, &warn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if linked != len(hostileIDs)-1 {
+		t.Errorf("linked %d runs, want %d", linked, len(hostileIDs)-1)
+	}
+	if want := "warning: " + src.Name + ": " + src.Traces.Warning + "\n"; warn.String() != want {
+		t.Errorf("warning %q, want %q", warn.String(), want)
+	}
+	if notes := r.Sources[0].Failures.Notes; len(notes) < 2 || notes[1] != src.Traces.Warning+"." {
+		t.Errorf("notes %q lack the warning", notes)
+	}
+}

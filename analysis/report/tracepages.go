@@ -43,7 +43,8 @@ func (e localError) Unwrap() error { return e.err }
 // pages. Failing to read a source's traces does not fail the report: the
 // source's section says what failed, its runs stay unlinked (a store's
 // objects are checked only once read to their end, so no page of a store
-// that failed is kept), and warn gets a line. It returns the number of runs
+// that failed is kept), and warn gets a line, as it does for traces that
+// are not complete (Traces.Warning). It returns the number of runs
 // linked; its error is the local file system's.
 func WriteTracePages(ctx context.Context, reportPath string, r *Report, warn io.Writer) (int, error) {
 	dir := TraceDir(reportPath)
@@ -112,6 +113,7 @@ func WriteTracePages(ctx context.Context, reportPath string, r *Report, warn io.
 		f.Notes = append(f.Notes, fmt.Sprintf("Traces from %s.", t.From))
 		if t.Warning != "" {
 			f.Notes = append(f.Notes, t.Warning+".")
+			fmt.Fprintf(warn, "warning: %s: %s\n", s.Name, t.Warning)
 		}
 		if n := len(f.Runs) - linked; n > 0 {
 			f.Notes = append(f.Notes, fmt.Sprintf("%s no trace there.", counted(n, "failed run")+map[bool]string{true: " has", false: " have"}[n == 1]))

@@ -118,5 +118,9 @@ func ReportTraces(ctx context.Context, c client.Reader, e *repotv1.RepotEvaluati
 	if endpoint != "" {
 		from += " (at " + endpoint + ")"
 	}
-	return report.Traces{From: from, Each: st.Each, Warning: st.Warning()}
+	warning := st.Warning()
+	if w, ok := strings.CutSuffix(warning, "; exporting what is there"); ok {
+		warning = w + "; linking what is there"
+	}
+	return report.Traces{From: from, Each: st.Each, Warning: warning}
 }
