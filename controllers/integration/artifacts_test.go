@@ -2,8 +2,10 @@ package integration_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -11,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"repot.dev/repot-operator/analysis/chaintree"
 	"repot.dev/repot-operator/analysis/report"
@@ -18,6 +21,7 @@ import (
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/artifacts"
 	"repot.dev/repot-operator/artifacts/s3test"
+	"repot.dev/repot-operator/cmd/repot"
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/results"
@@ -67,7 +71,9 @@ var _ = Describe("an evaluation with an S3 artifact store", func() {
 		By("uploading the traces of two shards as their ledger sidecars do")
 		fixture, err := os.ReadFile("../cli/testdata/traces.jsonl")
 		Expect(err).NotTo(HaveOccurred())
-		lines := strings.SplitAfter(strings.TrimSpace(string(fixture)), "\n")
+		// The fixture's runs were made with the model "sim"; here they are
+		// the evaluation's model's.
+		lines := strings.SplitAfter(strings.TrimSpace(strings.ReplaceAll(string(fixture), `"model":"sim"`, `"model":"m"`)), "\n")
 		Expect(lines).To(HaveLen(3))
 		layout := artifacts.Layout{Namespace: ns, Evaluation: "ev", UID: string(e.UID)}
 		st := srv.Open(GinkgoT(), "")
@@ -97,7 +103,7 @@ var _ = Describe("an evaluation with an S3 artifact store", func() {
 		Expect(total).To(Equal(chaintree.Counts{Continue: 8, Answer: 2, Backtrack: 1}))
 
 		By("linking a report's failed run to its trace page, read from the store as repot report --evaluation does")
-		failed := contract.Record{Model: "sim", ProblemID: "apple_checker_n02_seed0014_template00", Environment: "checker_jumping", Complexity: 2, Method: "repot", StoppedReason: "program_error"}
+		failed := contract.Record{Model: "m", ProblemID: "apple_checker_n02_seed0014_template00", Environment: "checker_jumping", Complexity: 2, Method: "repot", StoppedReason: "program_error"}
 		src := report.FromRecords(ns+"/ev", report.OriginEvaluation, []contract.Record{failed})
 		src.Traces = results.ReportTraces(ctx, k8s, getEval(ns, "ev"), srv.Creds, "")
 		Expect(src.Traces.Problem).To(BeEmpty())
@@ -111,6 +117,38 @@ var _ = Describe("an evaluation with an S3 artifact store", func() {
 		tracePage, err := os.ReadFile(filepath.Join(filepath.Dir(page), filepath.FromSlash(r.Sources[0].Failures.Runs[0].Href)))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(tracePage)).To(ContainSubstring("apple_checker_n02_seed0014_template00"))
+		Expect(string(tracePage)).To(ContainSubstring("program_error"))
+
+		By("running repot report --evaluation --store-endpoint as a user does, with the store's credentials in the environment")
+		ledger := build.LedgerConfigMaps(e, &e.Spec.Models[0])[0]
+		line, err := json.Marshal(failed)
+		Expect(err).NotTo(HaveOccurred())
+		ledger.Data = map[string]string{contract.LedgerRecordsKey: string(line) + "\n"}
+		Expect(k8s.Create(ctx, ledger)).To(Succeed())
+		user, err := testEnv.AddUser(envtest.User{Name: "report-reader", Groups: []string{"system:masters"}})
+		Expect(err).NotTo(HaveOccurred())
+		kc, err := user.KubeConfig()
+		Expect(err).NotTo(HaveOccurred())
+		dir := GinkgoT().TempDir()
+		Expect(os.WriteFile(filepath.Join(dir, "kubeconfig"), kc, 0o600)).To(Succeed())
+		for k, v := range map[string]string{artifacts.EnvAccessKeyID: srv.Creds.AccessKeyID, artifacts.EnvSecretAccessKey: srv.Creds.SecretAccessKey} {
+			Expect(os.Setenv(k, v)).To(Succeed())
+			DeferCleanup(os.Unsetenv, k)
+		}
+		root := repot.NewRoot()
+		var stdout, stderr bytes.Buffer
+		root.SetOut(&stdout)
+		root.SetErr(&stderr)
+		userPage := filepath.Join(dir, "ev.html")
+		root.SetArgs([]string{"report", "--kubeconfig", filepath.Join(dir, "kubeconfig"), "-n", ns, "--evaluation", "ev", "--store-endpoint", srv.Endpoint, "-o", userPage})
+		Expect(root.ExecuteContext(ctx)).To(Succeed(), stderr.String())
+		Expect(stdout.String()).To(ContainSubstring("1 of 1 failed runs linked to their traces"), stderr.String())
+		html, err := os.ReadFile(userPage)
+		Expect(err).NotTo(HaveOccurred())
+		m := regexp.MustCompile(`<a href="(\./ev-traces/[^"]+)">apple_checker_n02_seed0014_template00</a>`).FindSubmatch(html)
+		Expect(m).NotTo(BeNil(), string(html))
+		tracePage, err = os.ReadFile(filepath.Join(dir, filepath.FromSlash(string(m[1]))))
+		Expect(err).NotTo(HaveOccurred())
 		Expect(string(tracePage)).To(ContainSubstring("program_error"))
 
 		By("refusing an object replaced after it was listed")
