@@ -33,6 +33,10 @@ type pageSource struct {
 	// ModelsSummary and ProvenanceSummary label the folded models and
 	// provenance tables, saying what is inside without opening them.
 	ModelsSummary, ProvenanceSummary string
+	// Failures are the source's failed runs, nil without a section.
+	Failures                    *Failures
+	FailuresID, FailuresSummary string
+	FailureGroups               []failureGroup
 }
 
 // counted is "n noun" with noun in the plural unless n is 1.
@@ -55,10 +59,14 @@ func Render(w io.Writer, r Report) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Name, err)
 		}
-		pg.Sources = append(pg.Sources, pageSource{ID: prefix + "top", Name: s.Name, Origin: string(s.Origin),
+		ps := pageSource{ID: prefix + "top", Name: s.Name, Origin: string(s.Origin),
 			Records: s.Summary.Records, Models: s.Models, Notes: s.Notes, Provenance: s.Provenance, Sections: secs,
 			ModelsSummary:     "Models: " + counted(len(s.Models), "model") + ", how each was served",
-			ProvenanceSummary: "Provenance: " + counted(len(s.Provenance), "field") + ", what produced these numbers (images, server arguments, sampling, builds)"})
+			ProvenanceSummary: "Provenance: " + counted(len(s.Provenance), "field") + ", what produced these numbers (images, server arguments, sampling, builds)"}
+		if f := s.Failures; f != nil && len(f.Runs) > 0 {
+			ps.Failures, ps.FailuresID, ps.FailuresSummary, ps.FailureGroups = f, prefix+"failures", failuresSummary(f), groupFailures(f.Runs)
+		}
+		pg.Sources = append(pg.Sources, ps)
 	}
 	sched, err := scheduleSections(r.Schedule)
 	if err != nil {
@@ -150,6 +158,10 @@ details { margin: 0.5em 0; }
 summary { cursor: pointer; font-weight: 600; }
 table.provenance td { text-align: left; }
 table.provenance td.value { font-family: ui-monospace, monospace; word-break: break-all; }
+details details { margin-left: 1.2em; }
+details.failures p.problem { border-left: 6px solid #d55e00; background: #fff4ec; padding: 0.3em 1em; }
+table.failed th, table.failed td { text-align: left; }
+table.failed th[scope=row] { font-family: ui-monospace, monospace; word-break: break-all; }
 </style>
 </head>
 <body>
@@ -180,6 +192,14 @@ table.provenance td.value { font-family: ui-monospace, monospace; word-break: br
 <table class="provenance"><caption>Provenance: what produced these numbers</caption><thead><tr><th scope="col">model</th><th scope="col">item</th><th scope="col">value</th></tr></thead><tbody>
 {{range .Provenance}}<tr><th scope="row">{{.Model}}</th><td>{{.Item}}</td><td class="value">{{.Value}}</td></tr>
 {{end}}</tbody></table></details>{{end}}
+{{if .Failures}}<details class="failures" id="{{.FailuresID}}"><summary>{{.FailuresSummary}}</summary>
+{{with .Failures.Problem}}<p class="problem">{{.}}</p>
+{{end}}{{range .Failures.Notes}}<p class="note">{{.}}</p>
+{{end}}{{range .FailureGroups}}<details class="failure-group"><summary>{{.Summary}}</summary>
+<table class="failed"><thead><tr><th scope="col">problem</th><th scope="col">environment</th><th scope="col">complexity</th><th scope="col">stopped</th></tr></thead><tbody>
+{{range .Runs}}<tr><th scope="row">{{if .Href}}<a href="{{.Href}}">{{.ProblemID}}</a>{{else}}{{.ProblemID}} <span class="meta">(no trace)</span>{{end}}</th><td>{{.Environment}}</td><td>{{.Complexity}}</td><td>{{.StoppedReason}}</td></tr>
+{{end}}</tbody></table></details>
+{{end}}</details>{{end}}
 </article>
 {{end}}
 {{if .Schedule}}<article id="schedule"><h2>Schedule history</h2>

@@ -190,6 +190,7 @@ func loadRunDir(dir, name string, simulated map[string]bool) (Source, error) {
 		s.Notes = append(s.Notes, fmt.Sprintf("The last line of %s was cut off mid-write (%d bytes) and is left out.", contract.RecordsFile, partial))
 	}
 	s.Models = mergeModels(s.Summary, meta.Models, simulated)
+	s.Traces = dirTraces(dir)
 	if len(s.Provenance) == 0 {
 		p, err := runProvenance(dir, s.Summary)
 		if err != nil {
@@ -294,5 +295,15 @@ func Combine(name string, sources []Source) Source {
 		}
 	}
 	out.Notes = notes
+	out.combined = true
 	return out
+}
+
+// dirTraces are the traces of a run directory: its traces.jsonl.
+func dirTraces(dir string) Traces {
+	path := filepath.Join(dir, contract.TracesFile)
+	if _, err := os.Stat(path); err != nil {
+		return Traces{Missing: fmt.Sprintf("%s holds no %s, so the failed runs are not linked to their traces (repot run writes it; an export of records holds none: report an evaluation with --evaluation NAME to read its traces from its store).", dir, contract.TracesFile)}
+	}
+	return FileTraces(path)
 }

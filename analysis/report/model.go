@@ -66,7 +66,16 @@ type Source struct {
 	// Provenance says what produced the numbers (images, server
 	// arguments, sampling, builds); empty leaves the table out.
 	Provenance []ProvenanceEntry
+	// Traces says where the source's traces are, for the links of its
+	// failed runs.
+	Traces Traces
+	// Failures are the failed runs with links to their trace pages, set
+	// by WriteTracePages; nil leaves the section out.
+	Failures *Failures
 
+	// combined marks a Combine of other sources, whose failed runs are
+	// listed with those sources.
+	combined bool
 	// records are the records the summary was computed from (for Combine).
 	records []contract.Record
 }

@@ -4,26 +4,36 @@ import (
 	"context"
 
 	"repot.dev/repot-operator/analysis/report"
+	"repot.dev/repot-operator/artifacts"
 	"repot.dev/repot-operator/controllers/results"
 )
 
 // ReportSources reads what repot report's --evaluation and --schedule name
 // from the cluster of kubeconfig (runner/cli.ClusterSources): each
-// evaluation's results as one source, in order, then the schedule's history
-// and its runs.
-func ReportSources(ctx context.Context, kubeconfig, namespace string, evaluations []string, schedule string) (*report.Schedule, []report.Source, error) {
+// evaluation's results as one source, in order, with where its traces are
+// (its artifact store, reached at storeEndpoint when set, with the caller's
+// credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, else the ambient
+// identity), then the schedule's history and its runs.
+func ReportSources(ctx context.Context, kubeconfig, namespace string, evaluations []string, schedule, storeEndpoint string) (*report.Schedule, []report.Source, error) {
 	cf := clusterFlags{kubeconfig: kubeconfig, namespace: namespace}
 	c, ns, err := cf.client()
 	if err != nil {
 		return nil, nil, err
 	}
+	creds, credsErr := artifacts.CredentialsFromEnv()
 	var srcs []report.Source
 	for _, name := range evaluations {
 		res, err := results.ReadEvaluationResults(ctx, c, ns, name)
 		if err != nil {
 			return nil, nil, err
 		}
-		srcs = append(srcs, res.Source(report.OriginEvaluation))
+		s := res.Source(report.OriginEvaluation)
+		if credsErr != nil && res.Evaluation.Status.Artifacts != nil {
+			s.Traces = report.Traces{Problem: "the store's credentials: " + credsErr.Error()}
+		} else {
+			s.Traces = results.ReportTraces(ctx, c, res.Evaluation, creds, storeEndpoint)
+		}
+		srcs = append(srcs, s)
 	}
 	if schedule == "" {
 		return nil, srcs, nil
@@ -31,6 +41,9 @@ func ReportSources(ctx context.Context, kubeconfig, namespace string, evaluation
 	sched, more, err := results.ReadScheduleReport(ctx, c, ns, schedule)
 	if err != nil {
 		return nil, nil, err
+	}
+	for i := range more {
+		more[i].Traces = report.Traces{Missing: "The traces of a schedule's runs are not read: report the run with --evaluation NAME to link its failed runs to their traces."}
 	}
 	return sched, append(srcs, more...), nil
 }

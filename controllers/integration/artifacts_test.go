@@ -2,8 +2,10 @@ package integration_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -16,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"repot.dev/repot-operator/analysis/chaintree"
+	"repot.dev/repot-operator/analysis/report"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/artifacts"
@@ -72,7 +75,9 @@ var _ = Describe("an evaluation with an S3 artifact store", func() {
 		By("uploading the traces of two shards as their ledger sidecars do")
 		fixture, err := os.ReadFile("../cli/testdata/traces.jsonl")
 		Expect(err).NotTo(HaveOccurred())
-		lines := strings.SplitAfter(strings.TrimSpace(string(fixture)), "\n")
+		// The fixture's runs were made with the model "sim"; here they are
+		// the evaluation's model's.
+		lines := strings.SplitAfter(strings.TrimSpace(strings.ReplaceAll(string(fixture), `"model":"sim"`, `"model":"m"`)), "\n")
 		Expect(lines).To(HaveLen(3))
 		layout := artifacts.Layout{Namespace: ns, Evaluation: "ev", UID: string(e.UID)}
 		st := srv.Open(GinkgoT(), "")
@@ -115,13 +120,17 @@ var _ = Describe("an evaluation with an S3 artifact store", func() {
 		res, err := results.ReadEvaluationResults(ctx, k8s, ns, "ev")
 		Expect(err).NotTo(HaveOccurred())
 		rep := results.CompareJudged(res.Evaluation, res.Records, verdicts)
-		// The status's rows of the evaluation's model m (nothing ran, nothing
-		// solved), then the traces' model: the fixture is another run's.
-		Expect(rep.Rows).To(HaveLen(5))
-		for _, r := range rep.Rows[:4] {
+		// The status's rows of the evaluation's model m (nothing recorded,
+		// nothing solved); the fixture's three repot traces, uploaded as
+		// m's, have no ledger record.
+		Expect(rep.Rows).To(HaveLen(4))
+		for _, r := range rep.Rows {
+			if r.Method == "repot" {
+				Expect(r).To(Equal(results.JudgeRow{Model: "m", Method: "repot", Runs: 3, TracesSolved: 2, JudgeSolved: 2, Disagreements: 3}))
+				continue
+			}
 			Expect(r).To(Equal(results.JudgeRow{Model: "m", Method: r.Method}))
 		}
-		Expect(rep.Rows[4]).To(Equal(results.JudgeRow{Model: "sim", Method: "repot", Runs: 3, StatusSolved: -1, TracesSolved: 2, JudgeSolved: 2, Disagreements: 3}))
 		Expect(rep.Disagreements).To(HaveLen(3))
 		Expect(rep.Malformed).To(BeEmpty())
 		for _, d := range rep.Disagreements {
@@ -148,15 +157,64 @@ var _ = Describe("an evaluation with an S3 artifact store", func() {
 		}
 		table, err := judgeCmd("ev")
 		Expect(err).To(MatchError(ContainSubstring("3 disagreements")))
-		Expect(table).To(MatchRegexp(`\n\s*sim\s+repot\s+3\s+-\s+0\s+2\s+2\s+0\s+3\n`))
+		Expect(table).To(MatchRegexp(`\n\s*m\s+repot\s+3\s+0\s+0\s+2\s+2\s+0\s+3\n`))
 		Expect(table).NotTo(ContainSubstring("not traces"))
-		Expect(table).To(ContainSubstring("sim repot apple_checker_n02_seed0014_template00: no ledger record; judge: call 3 (repair from move 0)"))
+		Expect(table).To(ContainSubstring("m repot apple_checker_n02_seed0014_template00: no ledger record; judge: call 3 (repair from move 0)"))
+		By("linking a report's failed run to its trace page, read from the store as repot report --evaluation does")
+		failed := contract.Record{Model: "m", ProblemID: "apple_checker_n02_seed0014_template00", Environment: "checker_jumping", Complexity: 2, Method: "repot", StoppedReason: "program_error"}
+		src := report.FromRecords(ns+"/ev", report.OriginEvaluation, []contract.Record{failed})
+		src.Traces = results.ReportTraces(ctx, k8s, getEval(ns, "ev"), srv.Creds, "")
+		Expect(src.Traces.Problem).To(BeEmpty())
+		page := filepath.Join(GinkgoT().TempDir(), "ev.html")
+		r := report.Report{Sources: []report.Source{src}}
+		var warn bytes.Buffer
+		linked, err := report.WriteTracePages(ctx, page, &r, &warn)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(linked).To(Equal(1), warn.String())
+		Expect(warn.String()).To(BeEmpty())
+		tracePage, err := os.ReadFile(filepath.Join(filepath.Dir(page), filepath.FromSlash(r.Sources[0].Failures.Runs[0].Href)))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(tracePage)).To(ContainSubstring("apple_checker_n02_seed0014_template00"))
+		Expect(string(tracePage)).To(ContainSubstring("program_error"))
+
+		By("running repot report --evaluation --store-endpoint as a user does, with the store's credentials in the environment")
+		ledger := build.LedgerConfigMaps(e, &e.Spec.Models[0])[0]
+		line, err := json.Marshal(failed)
+		Expect(err).NotTo(HaveOccurred())
+		ledger.Data = map[string]string{contract.LedgerRecordsKey: string(line) + "\n"}
+		Expect(k8s.Create(ctx, ledger)).To(Succeed())
+		// The judge's user, kubeconfig and credentials above.
+		dir := GinkgoT().TempDir()
+		root := repot.NewRoot()
+		var stdout, stderr bytes.Buffer
+		root.SetOut(&stdout)
+		root.SetErr(&stderr)
+		userPage := filepath.Join(dir, "ev.html")
+		root.SetArgs([]string{"report", "--kubeconfig", kubeconfig, "-n", ns, "--evaluation", "ev", "--store-endpoint", srv.Endpoint, "-o", userPage})
+		Expect(root.ExecuteContext(ctx)).To(Succeed(), stderr.String())
+		Expect(stdout.String()).To(ContainSubstring("1 of 1 failed runs linked to their traces"), stderr.String())
+		html, err := os.ReadFile(userPage)
+		Expect(err).NotTo(HaveOccurred())
+		m := regexp.MustCompile(`<a href="(\./ev-traces/[^"]+)">apple_checker_n02_seed0014_template00</a>`).FindSubmatch(html)
+		Expect(m).NotTo(BeNil(), string(html))
+		tracePage, err = os.ReadFile(filepath.Join(dir, filepath.FromSlash(string(m[1]))))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(tracePage)).To(ContainSubstring("program_error"))
 
 		By("refusing an object replaced after it was listed")
 		_, err = st.PutBytes(ctx, stored.Manifest.Shards[0].Objects[0].Key, []byte(`{"problem_id":"forged"}`+"\n"))
 		Expect(err).NotTo(HaveOccurred())
 		err = stored.Each(ctx, func([]byte) error { return nil })
 		Expect(err).To(MatchError(ContainSubstring("the manifest says")))
+
+		By("writing the report without links, saying why, when the store's objects do not match")
+		r = report.Report{Sources: []report.Source{src}}
+		warn.Reset()
+		linked, err = report.WriteTracePages(ctx, page, &r, &warn)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(linked).To(BeZero())
+		Expect(warn.String()).To(ContainSubstring("the manifest says"))
+		Expect(r.Sources[0].Failures.Problem).To(ContainSubstring("the manifest says"))
 
 		By("saying what to set for an evaluation without a store")
 		plain := revtesting.MakeEvaluation("plain", ns).Simulated("m", "strong", 1).Obj()
@@ -165,6 +223,7 @@ var _ = Describe("an evaluation with an S3 artifact store", func() {
 		Expect(err).To(MatchError(ContainSubstring("has no artifact store")))
 		_, err = judgeCmd("plain")
 		Expect(err).To(MatchError(ContainSubstring("set spec.artifacts.s3 (or the operator's default store, the chart's artifacts.s3.endpoint)")))
+		Expect(results.ReportTraces(ctx, k8s, getEval(ns, "plain"), srv.Creds, "").Missing).To(ContainSubstring("set spec.artifacts.s3"))
 	})
 })
 

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"repot.dev/repot-operator/analysis/report"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/artifacts"
 )
@@ -96,4 +97,30 @@ func (s *StoredTraces) Warning() string {
 		msg += fmt.Sprintf("; %d bytes of traces were lost", s.Manifest.LostBytes)
 	}
 	return msg + "; exporting what is there"
+}
+
+// ReportTraces says where repot report finds the traces of evaluation e
+// (report.Source.Traces): its artifact store, opened now (the manifests are
+// read; the traces stream later), with creds and endpoint as for
+// OpenStoredTraces. No store, or one that fails to open, is said in the
+// result, never returned as an error: the report is written without the
+// links.
+func ReportTraces(ctx context.Context, c client.Reader, e *repotv1.RepotEvaluation, creds artifacts.Credentials, endpoint string) report.Traces {
+	if e.Status.Artifacts == nil {
+		return report.Traces{Missing: fmt.Sprintf("The evaluation %s/%s has no artifact store, so its traces stayed in its runner pods and its failed runs are not linked. "+
+			"For the next evaluation, set spec.artifacts.s3, or give the operator a default store (its --artifacts-s3-endpoint, the chart's artifacts.s3.endpoint); docs/artifacts.md says how.", e.Namespace, e.Name)}
+	}
+	st, err := OpenStoredTraces(ctx, c, e.Namespace, e.Name, creds, endpoint)
+	if err != nil {
+		return report.Traces{Problem: err.Error()}
+	}
+	from := "the artifact store " + e.Status.Artifacts.URL
+	if endpoint != "" {
+		from += " (at " + endpoint + ")"
+	}
+	warning := st.Warning()
+	if w, ok := strings.CutSuffix(warning, "; exporting what is there"); ok {
+		warning = w + "; linking what is there"
+	}
+	return report.Traces{From: from, Each: st.Each, Warning: warning}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -25,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/artifacts"
 	"repot.dev/repot-operator/hack/localcluster/cluster"
 )
 
@@ -278,7 +278,7 @@ func runDemo(parent context.Context, o demoOptions, out io.Writer) error {
 	}
 	fmt.Fprintln(out)
 	if o.report != "-" {
-		path, err := writeDemoReport(ctx, o, kubeconfig, names)
+		path, err := writeDemoReport(ctx, out, o, kubeconfig, store, names)
 		if err != nil {
 			return err
 		}
@@ -403,9 +403,12 @@ func (p shownProgress) next(e *repotv1.RepotEvaluation, now time.Time) (shownPro
 	return n, true
 }
 
-// writeDemoReport runs `repot report` over the demo's evaluations and
-// returns the absolute path of the page.
-func writeDemoReport(ctx context.Context, o demoOptions, kubeconfig string, names []string) (string, error) {
+// writeDemoReport runs `repot report` over the demo's evaluations, as a
+// user would, prints what it says (how many failed runs it links to their
+// traces) and returns the absolute path of the page. With the local
+// cluster's store, the report reads the traces from it as `repot results
+// export` does in storedTraces: at its pod's address, with its credentials.
+func writeDemoReport(ctx context.Context, out io.Writer, o demoOptions, kubeconfig string, store *cluster.ArtifactStore, names []string) (string, error) {
 	path := o.report
 	if path == "" {
 		path = filepath.Join(o.up.dir, "demo-report.html")
@@ -422,9 +425,19 @@ func writeDemoReport(ctx context.Context, o demoOptions, kubeconfig string, name
 	for _, n := range names {
 		args = append(args, "--evaluation", n)
 	}
-	cmd := exec.CommandContext(ctx, repot, args...)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("repot report: %v: %s", err, b)
+	var creds artifacts.Credentials
+	if store != nil {
+		args = append(args, "--store-endpoint", store.HostEndpoint)
+		creds = store.Creds
+	}
+	b, err := runRepot(ctx, repot, creds, args...)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s", err, b)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if !strings.HasPrefix(l, "report written to ") {
+			fmt.Fprintf(out, "  %s\n", l)
+		}
 	}
 	return path, nil
 }

@@ -89,13 +89,15 @@ func storedTraces(ctx context.Context, out io.Writer, dyn dynamic.Interface, sto
 	return nil
 }
 
-// runRepot runs the host's repot with the store's credentials in its
-// environment and returns what it printed (also when it failed).
+// runRepot runs the host's repot, with the store's credentials (when set)
+// in its environment, and returns what it printed (also when it failed).
 func runRepot(ctx context.Context, repot string, creds artifacts.Credentials, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, repot, args...)
-	cmd.Env = append(os.Environ(),
-		artifacts.EnvAccessKeyID+"="+creds.AccessKeyID,
-		artifacts.EnvSecretAccessKey+"="+creds.SecretAccessKey)
+	if creds != (artifacts.Credentials{}) {
+		cmd.Env = append(os.Environ(),
+			artifacts.EnvAccessKeyID+"="+creds.AccessKeyID,
+			artifacts.EnvSecretAccessKey+"="+creds.SecretAccessKey)
+	}
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		return b, fmt.Errorf("repot %s: %w", args[0], err)

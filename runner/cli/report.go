@@ -20,8 +20,11 @@ func init() { register(newReportCommand) }
 // kubeconfig's): the evaluations' results in order, then the schedule's runs,
 // and the schedule's history (nil without a schedule). The engine reads no
 // cluster itself: the operator's commands (controllers/cli.ReportSources)
-// provide it, and cmd/repot passes it in with SetClusterSources.
-type ClusterSources func(ctx context.Context, kubeconfig, namespace string, evaluations []string, schedule string) (*report.Schedule, []report.Source, error)
+// provide it, and cmd/repot passes it in with SetClusterSources. Each
+// evaluation's source says where its traces are (report.Source.Traces):
+// storeEndpoint, when set, replaces the endpoint of the artifact store its
+// status names (--store-endpoint).
+type ClusterSources func(ctx context.Context, kubeconfig, namespace string, evaluations []string, schedule, storeEndpoint string) (*report.Schedule, []report.Source, error)
 
 var clusterSources ClusterSources
 
@@ -42,6 +45,8 @@ type reportOptions struct {
 	title       string
 	simulated   []string
 	combine     bool
+	// storeEndpoint is the artifact store as reached from here.
+	storeEndpoint string
 }
 
 func newReportCommand() *cobra.Command {
@@ -57,9 +62,23 @@ problem where the status has it. The page loads nothing from the network.
 
 Each DIR is a repot run output directory, a directory of such directories (one
 source each), or a directory written by repot results export. --evaluation and
---schedule read from the cluster of the kubeconfig.`,
+--schedule read from the cluster of the kubeconfig.
+
+Below each source's results, a folded section lists its failed runs (finished,
+unsuccessful, not ended by an infrastructure error) per model and method, each
+problem linked to a page of its trace: the outcome, stop reason and tokens, and
+each call's prompt, completion, program, output, plan and replay verdict. The
+pages are written beside the report, in a directory named after it
+(demo.html: demo-traces/SOURCE/MODEL/METHOD/PROBLEM.html), replacing those of
+an earlier report there. A run directory's traces are its traces.jsonl; an
+evaluation's are read from its S3 artifact store (status.artifacts names it;
+credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, else the ambient
+identity; --store-endpoint reaches it from outside the cluster). Without
+traces, or when reading them fails, the section says why and the report is
+still written.`,
 		Example: `  repot report out/ --simulated sim-strong -o report.html
   repot report --evaluation demo -n default -o demo.html
+  repot report --evaluation demo --store-endpoint localhost:9000 -o demo.html
   repot report runs/ exported/ --evaluation demo`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 && len(o.evaluations) == 0 && o.schedule == "" {
@@ -69,11 +88,30 @@ source each), or a directory written by repot results export. --evaluation and
 			if err != nil {
 				return err
 			}
+			if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
+				return err
+			}
+			linked, err := report.WriteTracePages(cmd.Context(), o.out, &r, cmd.ErrOrStderr())
+			if err != nil {
+				return fmt.Errorf("writing the trace pages: %w", err)
+			}
 			if err := writeReport(o.out, r); err != nil {
 				return err
 			}
 			abs, _ := filepath.Abs(o.out)
 			fmt.Fprintf(cmd.OutOrStdout(), "report written to %s\n", abs)
+			failed := 0
+			for _, s := range r.Sources {
+				if s.Failures != nil {
+					failed += len(s.Failures.Runs)
+				}
+			}
+			where := ""
+			if linked > 0 {
+				d, _ := filepath.Abs(report.TraceDir(o.out))
+				where = " (trace pages in " + d + ")"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%d of %d failed runs linked to their traces%s\n", linked, failed, where)
 			return nil
 		},
 	}
@@ -85,6 +123,7 @@ source each), or a directory written by repot results export. --evaluation and
 	f.StringVarP(&o.out, "out", "o", "report.html", "HTML file to write")
 	f.StringVar(&o.title, "title", "", "page title (default: RePoT evaluation report)")
 	f.StringSliceVar(&o.simulated, "simulated", nil, "models of run directories that a simulated server answered (repeatable)")
+	f.StringVar(&o.storeEndpoint, "store-endpoint", "", "the artifact store's host:port as reached from here, for the traces of --evaluation, instead of the in-cluster endpoint status.artifacts names (e.g. localhost:9000 through kubectl port-forward); the bucket, keys and TLS setting stay the status's")
 	f.BoolVar(&o.combine, "combine", false, "also show the records of all directories as one source (models side by side, one capability-scaling sweep)")
 	return cmd
 }
@@ -117,7 +156,7 @@ func buildReport(cmd *cobra.Command, o reportOptions, dirs []string) (report.Rep
 	if clusterSources == nil {
 		return r, errors.New("--evaluation and --schedule: this binary cannot read a cluster")
 	}
-	sched, srcs, err := clusterSources(cmd.Context(), o.cluster.kubeconfig, o.cluster.namespace, o.evaluations, o.schedule)
+	sched, srcs, err := clusterSources(cmd.Context(), o.cluster.kubeconfig, o.cluster.namespace, o.evaluations, o.schedule, o.storeEndpoint)
 	if err != nil {
 		return r, err
 	}

@@ -6,6 +6,7 @@ package reporttest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -247,4 +248,112 @@ func SectionShot(t TB, page, selector, png string) {
 	if err := os.WriteFile(png, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Followed is what the browser saw after following a link.
+type Followed struct {
+	// WasFolded reports whether the link lay in a closed <details> before
+	// its summaries were clicked.
+	WasFolded bool
+	// URL is the page the link led to; Text is its body's text as shown.
+	URL, Text string
+	// Requests are the URLs requested besides the two pages;
+	// ConsoleErrors as in Result.
+	Requests, ConsoleErrors []string
+}
+
+// FollowLink opens page, finds the first element matching the CSS selector
+// link, unfolds the <details> around it by clicking their summaries as a
+// reader does (outermost first), clicks the link, waits for an element
+// matching ready on the page it leads to, and reports what that page shows.
+func FollowLink(t TB, page, link, ready string) Followed {
+	t.Helper()
+	exe := Browser(t)
+	abs, err := filepath.Abs(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pageURL := (&url.URL{Scheme: "file", Path: abs}).String()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.WindowSize(WindowWidth, WindowHeight), chromedp.UserDataDir(t.TempDir()))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelA()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancelT := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancelT()
+
+	var mu sync.Mutex
+	var res Followed
+	var requests []string
+	if err := chromedp.Listen(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			res.ConsoleErrors = append(res.ConsoleErrors, "exception: "+(&chromedp.ExceptionError{ExceptionDetails: e.ExceptionDetails}).Error())
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError {
+				res.ConsoleErrors = append(res.ConsoleErrors, "console.error: "+argsText(e.Args))
+			}
+		case *network.EventRequestWillBeSent:
+			requests = append(requests, e.Request.URL)
+		}
+	}); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(pageURL), chromedp.WaitReady(chromedp.CSS("body"))); err != nil {
+		t.Fatalf("chromium on %s: %v", page, err)
+	}
+	// The summaries of the closed <details> around the link, outermost
+	// first, marked so that they can be clicked by selector.
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`(() => {
+  const a = document.querySelector(`+strconvQuote(link)+`);
+  if (!a) return -1;
+  const closed = [];
+  for (let d = a.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) {
+    if (!d.open) closed.unshift(d);
+  }
+  closed.forEach((d, i) => d.querySelector(":scope > summary").setAttribute("data-reporttest-fold", String(i)));
+  return closed.length;
+})()`))
+	if err != nil {
+		t.Fatalf("chromium finding %s in %s: %v", link, page, err)
+	}
+	if n < 0 {
+		t.Fatalf("%s: no element matches %s", page, link)
+	}
+	res.WasFolded = n > 0
+	for i := range n {
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(`summary[data-reporttest-fold="%d"]`, i)))); err != nil {
+			t.Fatalf("chromium unfolding the section around %s in %s: %v", link, page, err)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(link)), chromedp.WaitReady(chromedp.CSS(ready))); err != nil {
+		t.Fatalf("chromium following %s from %s to %s: %v", link, page, ready, err)
+	}
+	loc, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.location.href`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	res.URL, res.Text = loc, text
+	for _, r := range requests {
+		if r != pageURL && r != loc {
+			res.Requests = append(res.Requests, r)
+		}
+	}
+	return res
+}
+
+// strconvQuote quotes s as a JavaScript string literal (JSON's quoting is
+// JavaScript's).
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
