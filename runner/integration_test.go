@@ -24,34 +24,14 @@ import (
 	"repot.dev/repot-operator/programs/simserver"
 	"repot.dev/repot-operator/runner/methods"
 	"repot.dev/repot-operator/runner/model"
+	"repot.dev/repot-operator/runner/runnertest"
 	"repot.dev/repot-operator/runner/sandbox"
 )
 
-var (
-	sbOnce sync.Once
-	sb     *sandbox.Python
-	sbErr  error
-)
+// TestMain closes the shared python sandbox (runnertest.Python).
+func TestMain(m *testing.M) { runnertest.Main(m) }
 
-// TestMain closes the shared sandbox, so that its zygotes and the run
-// directories it made ahead do not outlive the tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if sb != nil {
-		sb.Close()
-	}
-	os.Exit(code)
-}
-
-// realSandbox returns the python sandbox, skipping when python3 is missing.
-func realSandbox(t testing.TB) sandbox.Sandbox {
-	t.Helper()
-	sbOnce.Do(func() { sb, sbErr = sandbox.NewPython(sandbox.Options{}) })
-	if sbErr != nil {
-		t.Skipf("no python sandbox on this machine: %v", sbErr)
-	}
-	return sb
-}
+func realSandbox(t testing.TB) sandbox.Sandbox { return runnertest.Python(t) }
 
 // simOptions are a strong simulated model answering at once.
 func simOptions(t testing.TB, seed int64, faults int) simserver.Options {

@@ -3,9 +3,7 @@ package report
 import (
 	"context"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,24 +13,11 @@ import (
 	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/methods"
 	"repot.dev/repot-operator/runner/model"
-	"repot.dev/repot-operator/runner/sandbox"
+	"repot.dev/repot-operator/runner/runnertest"
 )
 
-var (
-	sbOnce sync.Once
-	sb     *sandbox.Python
-	sbErr  error
-)
-
-// TestMain closes the shared sandbox, so that its zygotes and the run
-// directories it made ahead do not outlive the tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if sb != nil {
-		sb.Close()
-	}
-	os.Exit(code)
-}
+// TestMain closes the shared python sandbox (runnertest.Python).
+func TestMain(m *testing.M) { runnertest.Main(m) }
 
 // simRun runs the default methods of the real engine against a real
 // simulated server (over HTTP, through openai-go, programs in the python
@@ -48,10 +33,6 @@ func simRun(t *testing.T, dir, profile string, seed int64, n int) {
 // options (nil: none).
 func simRunWith(t *testing.T, dir, profile string, seed int64, n int, ms []string, change func(*methods.Options)) {
 	t.Helper()
-	sbOnce.Do(func() { sb, sbErr = sandbox.NewPython(sandbox.Options{}) })
-	if sbErr != nil {
-		t.Skipf("no python sandbox on this machine: %v", sbErr)
-	}
 	prof, err := simserver.LookupProfile(profile)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +69,7 @@ func simRunWith(t *testing.T, dir, profile string, seed int64, n int, ms []strin
 	}
 	cfg := runner.Config{
 		Problems: problems[:n], Methods: ms, Options: opts,
-		Deps: methods.Deps{Client: client, Sandbox: sb, Clock: model.SystemClock},
+		Deps: methods.Deps{Client: client, Sandbox: runnertest.Python(t), Clock: model.SystemClock},
 	}
 	if _, _, err := runner.Execute(context.Background(), cfg, out); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,33 +23,14 @@ import (
 	"repot.dev/repot-operator/runner/methods"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/program"
+	"repot.dev/repot-operator/runner/runnertest"
 	"repot.dev/repot-operator/runner/sandbox"
 )
 
-var (
-	sbOnce sync.Once
-	sb     *sandbox.Python
-	sbErr  error
-)
+// TestMain closes the shared python sandbox (runnertest.Python).
+func TestMain(m *testing.M) { runnertest.Main(m) }
 
-// TestMain closes the shared sandbox, so that its zygotes do not outlive
-// the tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if sb != nil {
-		sb.Close()
-	}
-	os.Exit(code)
-}
-
-func realSandbox(t testing.TB) sandbox.Sandbox {
-	t.Helper()
-	sbOnce.Do(func() { sb, sbErr = sandbox.NewPython(sandbox.Options{}) })
-	if sbErr != nil {
-		t.Skipf("no python sandbox on this machine: %v", sbErr)
-	}
-	return sb
-}
+func realSandbox(t testing.TB) sandbox.Sandbox { return runnertest.Python(t) }
 
 // simRun runs cfg's problems or cases against the simulated model of
 // profile through the real client and sandbox, as repot run does, and
