@@ -89,25 +89,8 @@ type Result struct {
 // to load, and reports what it saw; the screenshot goes to screenshot.
 func Open(t TB, page, screenshot string) Result {
 	t.Helper()
-	exe := Browser(t)
-	abs, err := filepath.Abs(page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pageURL := (&url.URL{Scheme: "file", Path: abs}).String()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe),
-		chromedp.NoSandbox, // tests run as root in CI containers
-		chromedp.DisableGPU,
-		chromedp.WindowSize(WindowWidth, WindowHeight),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	ctx, cancel := chromedp.NewContext(actx)
+	pageURL, ctx, cancel := openBrowser(t, page)
 	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancelT()
 
 	var mu sync.Mutex
 	var res Result
@@ -268,20 +251,8 @@ type Followed struct {
 // matching ready on the page it leads to, and reports what that page shows.
 func FollowLink(t TB, page, link, ready string) Followed {
 	t.Helper()
-	exe := Browser(t)
-	abs, err := filepath.Abs(page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pageURL := (&url.URL{Scheme: "file", Path: abs}).String()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.WindowSize(WindowWidth, WindowHeight), chromedp.UserDataDir(t.TempDir()))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	ctx, cancel := chromedp.NewContext(actx)
+	pageURL, ctx, cancel := openBrowser(t, page)
 	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancelT()
 
 	var mu sync.Mutex
 	var res Followed
@@ -356,4 +327,28 @@ func FollowLink(t TB, page, link, ready string) Followed {
 func strconvQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// openBrowser starts a fresh headless browser with the report's window
+// size and returns page's file URL and a context of the browser, bounded to
+// two minutes; cancel stops the browser.
+func openBrowser(t TB, page string) (pageURL string, ctx context.Context, cancel func()) {
+	t.Helper()
+	exe := Browser(t)
+	abs, err := filepath.Abs(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pageURL = (&url.URL{Scheme: "file", Path: abs}).String()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe),
+		chromedp.NoSandbox, // tests run as root in CI containers
+		chromedp.DisableGPU,
+		chromedp.WindowSize(WindowWidth, WindowHeight),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelB := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(bctx, 2*time.Minute)
+	return pageURL, ctx, func() { cancelT(); cancelB(); cancelA() }
 }
