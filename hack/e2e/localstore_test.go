@@ -136,7 +136,7 @@ spec:
 		GinkgoWriter.Printf("chaintree over %d stored traces: %+v\n", len(traced), counts)
 		Expect([]int{counts.Continue, counts.Answer, counts.Backtrack}).To(HaveEach(BeNumerically(">", 0)), "chaintree counts %+v", counts)
 	})
-	It("deletes an evaluation's stored traces with it when spec.artifacts.retainAfterDeletion is false, as the operator with its shipped RBAC runs the cleanup Job", func() {
+	It("deletes an evaluation's stored traces with it, deleted mid-run, when spec.artifacts.retainAfterDeletion is false: its runners stop and their last uploads land before the cleanup Job runs", func() {
 		const gone = "notretained"
 		tc.createEvaluation(fmt.Sprintf(`apiVersion: repot.dev/v1alpha1
 kind: RepotEvaluation
@@ -157,9 +157,16 @@ spec:
   runner:
     inFlightPerShard: 16
 %s`, gone, cluster.ArtifactStoreEndpoint, cluster.ArtifactStoreBucket, cluster.ArtifactStoreSecret, smallRunnerYAML))
-		e := tc.awaitComplete(gone, 15*time.Minute)
-		Expect(e.Finalizers).To(ContainElement(build.FinalizerArtifactsCleanup))
-		e = tc.awaitArtifactsComplete(gone)
+		// Mid-run: runs recorded, traces uploaded, runners still going.
+		var e *repotv1.RepotEvaluation
+		Eventually(func(g Gomega) {
+			e = tc.evaluation(g, gone)
+			g.Expect(e.Finalizers).To(ContainElement(build.FinalizerArtifactsCleanup))
+			g.Expect(e.Status.Progress).NotTo(BeNil())
+			g.Expect(e.Status.Progress.RunsDone).To(BeNumerically(">=", 10))
+			g.Expect(e.Status.Artifacts).NotTo(BeNil())
+			g.Expect(e.Status.Artifacts.Objects).To(BeNumerically(">", 0))
+		}).WithTimeout(10 * time.Minute).WithPolling(time.Second).Should(Succeed())
 		prefix := artifacts.Layout{Namespace: ns, Evaluation: gone, UID: string(e.UID)}.EvaluationPrefix()
 
 		ctx, cancel := ctxTimeout(5 * time.Minute)
@@ -175,7 +182,7 @@ spec:
 		kept, err := st.List(ctx, ns+"/"+name+"/")
 		Expect(err).NotTo(HaveOccurred())
 
-		By("deleting it: a runner Job deletes its keys, then it goes")
+		By("deleting it while it runs: the runners stop, a runner Job deletes its keys, then it goes")
 		Expect(tc.c.Delete(ctx, e)).To(Succeed())
 		Eventually(func(g Gomega) {
 			err := tc.c.Get(ctx, client.ObjectKeyFromObject(e), &repotv1.RepotEvaluation{})
