@@ -73,7 +73,7 @@ func (f *storeFlags) open(ctx context.Context, errw io.Writer, c client.Reader, 
 		return nil, err
 	}
 	if w := st.Warning(); w != "" {
-		fmt.Fprintf(errw, "warning: %s\n", w)
+		fmt.Fprintf(errw, "warning: %s; reading what is there\n", w)
 	}
 	return st, nil
 }

@@ -157,10 +157,7 @@ func (o *judgeOptions) problemData(ctx context.Context, c client.Reader, e *repo
 		if err := c.Get(ctx, types.NamespacedName{Namespace: e.Namespace, Name: src.ConfigMap.Name}, cm); err != nil {
 			return nil, fmt.Errorf("spec.problems: %w", err)
 		}
-		key := src.ConfigMap.Key
-		if key == "" {
-			key = "problems.jsonl"
-		}
+		key := src.ConfigMap.KeyOrDefault()
 		v, ok := cm.Data[key]
 		if !ok {
 			return nil, fmt.Errorf("spec.problems: ConfigMap %s has no key %s", src.ConfigMap.Name, key)

@@ -96,7 +96,7 @@ func (s *StoredTraces) Warning() string {
 	if s.Manifest.LostBytes > 0 {
 		msg += fmt.Sprintf("; %d bytes of traces were lost", s.Manifest.LostBytes)
 	}
-	return msg + "; exporting what is there"
+	return msg
 }
 
 // ReportTraces says where repot report finds the traces of evaluation e
@@ -119,8 +119,8 @@ func ReportTraces(ctx context.Context, c client.Reader, e *repotv1.RepotEvaluati
 		from += " (at " + endpoint + ")"
 	}
 	warning := st.Warning()
-	if w, ok := strings.CutSuffix(warning, "; exporting what is there"); ok {
-		warning = w + "; linking what is there"
+	if warning != "" {
+		warning += "; linking what is there"
 	}
 	return report.Traces{From: from, Each: st.Each, Warning: warning}
 }

@@ -181,6 +181,7 @@ spec:
 		// The default-store evaluation of the spec before keeps its traces.
 		kept, err := st.List(ctx, ns+"/"+name+"/")
 		Expect(err).NotTo(HaveOccurred())
+		Expect(kept).NotTo(BeEmpty(), "the spec before stored no traces")
 
 		By("deleting it while it runs: the runners stop, a runner Job deletes its keys, then it goes")
 		Expect(tc.c.Delete(ctx, e)).To(Succeed())
