@@ -26,7 +26,7 @@ ARG REVISION=""
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
     GOCACHE=${GOCACHE:-/root/.cache/go-build} GOMODCACHE=${GOMODCACHE:-/go/pkg/mod} \
     CGO_CFLAGS="-O2 -g -Wno-deprecated-declarations" \
-    go build -trimpath -ldflags "-s -w -X repot.dev/repot-operator/runner.linkedVersion=${VERSION} -X repot.dev/repot-operator/runner.linkedRevision=${REVISION}" -o /out/repot .
+    go build -trimpath -ldflags "-s -w -X repot.dev/repot-operator/contract/buildinfo.linkedVersion=${VERSION} -X repot.dev/repot-operator/contract/buildinfo.linkedRevision=${REVISION}" -o /out/repot .
 # The operator copies this binary into vLLM containers (Ubuntu 22.04 and 24.04
 # bases, glibc 2.35 and 2.39) to run `repot gpu-telemetry --exec`. cgo links it
 # against the build image's glibc, so fail the build if it needs a newer

@@ -13,7 +13,7 @@ const MaxProvenanceBytes = 8 << 10
 // Provenance is what a run ran with, as the engine saw it: its own build,
 // what the server said of itself and the request parameters it sends.
 type Provenance struct {
-	// RepotVersion and RepotCommit are the binary's build (BuildVersion).
+	// RepotVersion and RepotCommit are the binary's build (buildinfo.Version).
 	RepotVersion string `json:"repot_version,omitempty"`
 	RepotCommit  string `json:"repot_commit,omitempty"`
 	// ServedModels is the server's /v1/models; ServerError says why it

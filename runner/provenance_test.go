@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -13,24 +12,6 @@ import (
 
 	"repot.dev/repot-operator/contract"
 )
-
-func TestBuildVersion(t *testing.T) {
-	cases := []struct {
-		name              string
-		bi                debug.BuildInfo
-		version, revision string
-	}{
-		{"clean", debug.BuildInfo{Main: debug.Module{Version: "v0.3.0"}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc"}, {Key: "vcs.modified", Value: "false"}}}, "v0.3.0", "abc"},
-		{"dirty", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{{Key: "vcs.modified", Value: "true"}, {Key: "vcs.revision", Value: "abc"}}}, "(devel)", "abc-dirty"},
-		{"no vcs", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "(devel)", ""},
-	}
-	for _, tc := range cases {
-		v, r := buildVersion(&tc.bi)
-		if v != tc.version || r != tc.revision {
-			t.Errorf("%s: %q, %q; want %q, %q", tc.name, v, r, tc.version, tc.revision)
-		}
-	}
-}
 
 func TestProvenanceFileRoundTrip(t *testing.T) {
 	dir := t.TempDir()

@@ -13,15 +13,13 @@ import (
 	"github.com/spf13/cobra"
 
 	opcli "repot.dev/repot-operator/controllers/cli"
-	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/cli"
 	"repot.dev/repot-operator/runner/judge"
 )
 
 // NewRoot returns the repot command with every subcommand. The engine reads
 // a cluster (repot report --evaluation/--schedule) only through the
-// operator's reader, which it is given here; the operator learns the
-// binary's build (recorded in provenance) from the engine the same way.
+// operator's reader, which it is given here.
 func NewRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "repot",
@@ -30,7 +28,6 @@ func NewRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	cli.SetClusterSources(opcli.ReportSources)
-	opcli.SetBuildVersion(runner.BuildVersion)
 	opcli.SetTraceJudges(traceJudges)
 	root.AddCommand(cli.Commands()...)
 	root.AddCommand(opcli.Commands()...)

@@ -4,21 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-
-	opcli "repot.dev/repot-operator/controllers/cli"
-	"repot.dev/repot-operator/runner"
 )
-
-// TestOperatorBuild checks that the manager learns the binary's build from
-// the engine (controllers may not import it), so that the children it
-// creates record the operator's version.
-func TestOperatorBuild(t *testing.T) {
-	NewRoot()
-	wantV, wantC := runner.BuildVersion()
-	if v, c := opcli.OperatorBuild(); v != wantV || c != wantC {
-		t.Errorf("operator build %q %q, want the binary's %q %q", v, c, wantV, wantC)
-	}
-}
 
 func TestParseArgs(t *testing.T) {
 	for _, tc := range []struct {

@@ -15,31 +15,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"repot.dev/repot-operator/contract/buildinfo"
 	"repot.dev/repot-operator/controllers"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/schedule"
 )
 
 func init() { register(newManagerCommand) }
-
-// buildVersion is the repot binary's version and VCS revision, which the
-// manager writes on the children it creates (build.Options.OperatorVersion
-// and OperatorCommit). The operator does not import the engine, where the
-// binary's build is read, so cmd/repot passes it in with SetBuildVersion.
-var buildVersion func() (version, commit string)
-
-// SetBuildVersion sets how the manager learns the binary's build.
-func SetBuildVersion(f func() (version, commit string)) { buildVersion = f }
-
-// OperatorBuild is the build the manager records on the children it
-// creates: the binary's version and commit as SetBuildVersion says, empty
-// when nothing set it.
-func OperatorBuild() (version, commit string) {
-	if buildVersion == nil {
-		return "", ""
-	}
-	return buildVersion()
-}
 
 func newManagerCommand() *cobra.Command {
 	var (
@@ -87,7 +69,7 @@ func newManagerCommand() *cobra.Command {
 			}
 			ctx := ctrl.SetupSignalHandler()
 			opts := build.Options{Image: image, MaxConcurrentReconciles: concurrency}
-			opts.OperatorVersion, opts.OperatorCommit = OperatorBuild()
+			opts.OperatorVersion, opts.OperatorCommit = buildinfo.Version()
 			if opts.APIServerCIDRs, err = parseCIDRs(apiCIDRs); err != nil {
 				return fmt.Errorf("--apiserver-cidrs: %w", err)
 			}

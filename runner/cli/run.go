@@ -21,6 +21,7 @@ import (
 	"repot.dev/repot-operator/analysis/summary"
 	"repot.dev/repot-operator/analysis/vrr"
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/buildinfo"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/concurrency"
@@ -441,7 +442,7 @@ const maxServerError = 512
 // the request parameters every call sends.
 func runProvenance(ctx context.Context, client *model.OpenAI, opts methods.Options) contract.Provenance {
 	var p contract.Provenance
-	p.RepotVersion, p.RepotCommit = runner.BuildVersion()
+	p.RepotVersion, p.RepotCommit = buildinfo.Version()
 	served, err := client.ServedModels(ctx)
 	if err != nil {
 		p.ServerError = strings.ToValidUTF8(err.Error(), "?")

@@ -1,4 +1,8 @@
-package runner
+// Package buildinfo is the repot binary's version and VCS revision: a leaf
+// of the standard library only, so that the operator (which records its
+// build on the children it creates) and the engine (which records it in a
+// run's provenance) read it from one place without importing each other.
+package buildinfo
 
 import (
 	"runtime/debug"
@@ -6,24 +10,24 @@ import (
 
 // linkedVersion and linkedRevision are set at link time, e.g. by the
 // Dockerfile from its VERSION and REVISION build arguments (-ldflags "-X
-// repot.dev/repot-operator/runner.linkedVersion=..."): an image build has no
-// .git to stamp VCS information from.
+// repot.dev/repot-operator/contract/buildinfo.linkedVersion=..."): an image
+// build has no .git to stamp VCS information from.
 var (
 	linkedVersion  string
 	linkedRevision string
 )
 
-// BuildVersion is the repot binary's version and the VCS revision it was
-// built from: the values set at link time when there are, else
+// Version is the repot binary's version and the VCS revision it was built
+// from: the values set at link time when there are, else
 // runtime/debug.ReadBuildInfo's module version ("(devel)" for a source
 // build) and vcs.revision (with "-dirty" when the tree had changes; "" when
 // the build recorded none).
-func BuildVersion() (version, commit string) {
+func Version() (version, commit string) {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		bi = &debug.BuildInfo{}
 	}
-	version, commit = buildVersion(bi)
+	version, commit = fromBuildInfo(bi)
 	if linkedVersion != "" {
 		version = linkedVersion
 	}
@@ -32,8 +36,7 @@ func BuildVersion() (version, commit string) {
 	}
 	return version, commit
 }
-
-func buildVersion(bi *debug.BuildInfo) (version, commit string) {
+func fromBuildInfo(bi *debug.BuildInfo) (version, commit string) {
 	version = bi.Main.Version
 	dirty := false
 	for _, s := range bi.Settings {
