@@ -1,6 +1,8 @@
 package integration_test
 
 import (
+	"time"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -113,11 +115,17 @@ var _ = Describe("the identity of children", func() {
 		By("once their Deployment is gone, the evaluation creates its own and goes on")
 		Expect(k8s.Delete(ctx, theirs)).To(Succeed())
 		e := getEval(ns, "ev")
+		// Their Deployment bears none of the operator's labels, so its
+		// deletion brings no watch event: the evaluation sees the name free
+		// on its next recheck, 10s (nameTakenRecheck) after its last pass.
+		// The default 20s left too little margin for a pass on a loaded CI
+		// machine (it failed once there); an evaluation that never creates
+		// its own still fails the test, a minute on.
 		Eventually(func(g Gomega) {
 			var d appsv1.Deployment
 			g.Expect(k8s.Get(ctx, key(ns, server), &d)).To(Succeed())
 			g.Expect(controlledBy(&d, e.UID)).To(BeTrue())
-		}).Should(Succeed())
+		}).WithTimeout(time.Minute).Should(Succeed())
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(e.Status.Summary.State).To(Equal(repotv1.StatePending))
 			g.Expect(condition(e, repotv1.ConditionReconciling).Status).To(Equal(metav1.ConditionTrue))
