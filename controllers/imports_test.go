@@ -31,16 +31,16 @@ var importRules = []struct {
 }{
 	{"contract", []string{module + "/..."}, "the contract is the leaf that the engine, the analysis and the operator all import"},
 	{"artifacts/...", []string{
-		module + "/runner/...", module + "/programs/...", module + "/controllers/...", module + "/analysis/...", module + "/envs/...",
+		module + "/runner/...", module + "/modelserver/...", module + "/controllers/...", module + "/analysis/...", module + "/envs/...",
 	}, "the artifact store is a leaf beside the contract: the ledger sidecar, the operator and the readers all use it"},
-	{"controllers/...", []string{module + "/runner/...", module + "/programs/..."},
-		"the operator reads the contract and the analysis, never the engine or the programs"},
+	{"controllers/...", []string{module + "/runner/...", module + "/modelserver/..."},
+		"the operator reads the contract and the analysis, never the engine or the model servers"},
 	{"analysis/...", []string{
 		module + "/runner", module + "/runner/methods", module + "/runner/concurrency", module + "/runner/cli",
-		module + "/runner/sandbox", module + "/programs/...", module + "/controllers/...",
+		module + "/runner/sandbox", module + "/modelserver/...", module + "/controllers/...",
 	}, "the analysis reads the contract (records, traces), never the engine"},
-	{"programs/...", []string{module + "/runner", module + "/runner/methods", module + "/runner/cli", module + "/controllers/..."},
-		"the simulated server and the GPU telemetry are programs of their own beside the engine"},
+	{"modelserver/...", []string{module + "/runner", module + "/runner/methods", module + "/runner/cli", module + "/controllers/..."},
+		"the simulated model server and the GPU telemetry (the server pod's processes) stand beside the engine, not above it"},
 	{"envs/...", []string{module + "/controllers/..."}, "the engine knows nothing of the operator"},
 	{"runner/...", []string{module + "/controllers/..."}, "the engine knows nothing of the operator; main.go joins runner/cli and controllers/cli"},
 	{"controllers/build", []string{

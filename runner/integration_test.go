@@ -21,7 +21,7 @@ import (
 	"repot.dev/repot-operator/analysis/summary"
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/programs/simserver"
+	"repot.dev/repot-operator/modelserver/simserver"
 	"repot.dev/repot-operator/runner/methods"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/runnertest"

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	v1alpha1 "repot.dev/repot-operator/api/v1alpha1"
-	"repot.dev/repot-operator/programs/simserver"
+	"repot.dev/repot-operator/modelserver/simserver"
 )
 
 func TestModelKind(t *testing.T) {
@@ -83,6 +83,6 @@ func TestSimulatedProfilesMatchServer(t *testing.T) {
 	sort.Strings(server)
 	sort.Strings(api)
 	if diff := cmp.Diff(server, api); diff != "" {
-		t.Errorf("simulated.profile enum vs programs/simserver.Profiles (-server +api); update SimulatedProfiles and the +kubebuilder:validation:Enum marker:\n%s", diff)
+		t.Errorf("simulated.profile enum vs modelserver/simserver.Profiles (-server +api); update SimulatedProfiles and the +kubebuilder:validation:Enum marker:\n%s", diff)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
 
 	"repot.dev/repot-operator/contract"
-	"repot.dev/repot-operator/programs/gputelemetry"
+	"repot.dev/repot-operator/modelserver/gputelemetry"
 )
 
 func TestRecordGPUReading(t *testing.T) {

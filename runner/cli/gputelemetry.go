@@ -15,7 +15,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/spf13/cobra"
 
-	"repot.dev/repot-operator/programs/gputelemetry"
+	"repot.dev/repot-operator/modelserver/gputelemetry"
 )
 
 func init() { register(newGPUTelemetryCommand) }

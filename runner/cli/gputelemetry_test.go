@@ -16,7 +16,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
 
 	"repot.dev/repot-operator/contract"
-	"repot.dev/repot-operator/programs/gputelemetry"
+	"repot.dev/repot-operator/modelserver/gputelemetry"
 )
 
 // fakeGPUs is a gputelemetry.Reader with fixed samples or a fixed error.

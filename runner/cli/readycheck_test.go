@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"repot.dev/repot-operator/programs/simserver"
+	"repot.dev/repot-operator/modelserver/simserver"
 	"repot.dev/repot-operator/runner/model"
 )
 

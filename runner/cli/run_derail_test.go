@@ -10,7 +10,7 @@ import (
 
 	"repot.dev/repot-operator/analysis/summary"
 	"repot.dev/repot-operator/envs/shareddata"
-	"repot.dev/repot-operator/programs/simserver"
+	"repot.dev/repot-operator/modelserver/simserver"
 	"repot.dev/repot-operator/runner/sandbox"
 )
 

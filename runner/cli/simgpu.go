@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"time"
 
-	"repot.dev/repot-operator/programs/gputelemetry"
-	"repot.dev/repot-operator/programs/simserver"
+	"repot.dev/repot-operator/modelserver/gputelemetry"
+	"repot.dev/repot-operator/modelserver/simserver"
 )
 
 // serveSimulatedGPU starts the SIMULATED GPU of `sim-server --fake-gpu`: a

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"repot.dev/repot-operator/programs/simserver"
+	"repot.dev/repot-operator/modelserver/simserver"
 )
 
 func init() { register(newSimServerCommand) }

@@ -18,7 +18,7 @@ import (
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/envs/envstest"
 	"repot.dev/repot-operator/envs/shareddata"
-	"repot.dev/repot-operator/programs/simserver"
+	"repot.dev/repot-operator/modelserver/simserver"
 	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/methods"
 	"repot.dev/repot-operator/runner/model"

@@ -15,7 +15,7 @@ import (
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/envs/envstest"
 	"repot.dev/repot-operator/envs/shareddata"
-	"repot.dev/repot-operator/programs/simserver"
+	"repot.dev/repot-operator/modelserver/simserver"
 	"repot.dev/repot-operator/runner/model"
 	"repot.dev/repot-operator/runner/prompt"
 	"repot.dev/repot-operator/runner/runnertest"
