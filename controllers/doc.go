@@ -15,8 +15,6 @@
 //   - controllers (this package): the shell, below;
 //   - controllers/results: the readers behind `repot results export` and
 //     `repot report --evaluation/--schedule`;
-//   - controllers/cli: the operator's commands (`repot manager`, `repot
-//     ledger`, `repot results`), joined with runner/cli's in cmd/repot;
 //   - controllers/ledger: the ledger ConfigMap store of a runner shard (used
 //     by the runner pod's ledger containers and by the readers);
 //   - controllers/schedule: the RepotSchedule controller

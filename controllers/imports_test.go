@@ -20,7 +20,7 @@ const module = "repot.dev/repot-operator"
 // sit below the I/O shell (package controllers) and import no client
 // (planning and the Kueue adapter no controller-runtime at all; the builders'
 // Options name controller-runtime's reconcile.Reconciler); the readers and
-// the commands sit above the shell. Only direct imports are checked. A path
+// the commands (cmd/repot) sit above everything. Only direct imports are checked. A path
 // ending in
 // "/..." is that package and everything under it; any other is one package.
 // Only non-test files count (tests may reach across, e.g. to a fake client).
@@ -32,39 +32,40 @@ var importRules = []struct {
 	{"contract", []string{module + "/..."}, "the contract is the leaf that the engine, the analysis and the operator all import"},
 	{"artifacts/...", []string{
 		module + "/runner/...", module + "/modelserver/...", module + "/controllers/...", module + "/analysis/...", module + "/envs/...",
+		module + "/cmd/...",
 	}, "the artifact store is a leaf beside the contract: the ledger sidecar, the operator and the readers all use it"},
-	{"controllers/...", []string{module + "/runner/...", module + "/modelserver/..."},
+	{"controllers/...", []string{module + "/runner/...", module + "/modelserver/...", module + "/cmd/..."},
 		"the operator reads the contract and the analysis, never the engine or the model servers"},
 	{"analysis/...", []string{
-		module + "/runner", module + "/runner/methods", module + "/runner/concurrency", module + "/runner/cli",
+		module + "/runner", module + "/runner/methods", module + "/runner/concurrency", module + "/cmd/...",
 		module + "/runner/sandbox", module + "/modelserver/...", module + "/controllers/...",
 	}, "the analysis reads the contract (records, traces), never the engine"},
-	{"modelserver/...", []string{module + "/runner", module + "/runner/methods", module + "/runner/cli", module + "/controllers/..."},
+	{"modelserver/...", []string{module + "/runner", module + "/runner/methods", module + "/cmd/...", module + "/controllers/..."},
 		"the simulated model server and the GPU telemetry (the server pod's processes) stand beside the engine, not above it"},
-	{"envs/...", []string{module + "/controllers/..."}, "the engine knows nothing of the operator"},
-	{"runner/...", []string{module + "/controllers/..."}, "the engine knows nothing of the operator; main.go joins runner/cli and controllers/cli"},
+	{"envs/...", []string{module + "/controllers/...", module + "/cmd/..."}, "the engine knows nothing of the operator"},
+	{"runner/...", []string{module + "/controllers/...", module + "/cmd/..."}, "the engine knows nothing of the operator; cmd/repot joins them"},
 	{"controllers/build", []string{
 		module + "/controllers", module + "/controllers/kueueadapter", module + "/controllers/planning", module + "/controllers/results",
-		module + "/controllers/cli", module + "/controllers/schedule",
+		module + "/cmd/...", module + "/controllers/schedule",
 		"sigs.k8s.io/controller-runtime/pkg/client", "k8s.io/client-go/...",
 	}, "the object builders are pure functions of the spec: no client, nothing above them"},
 	{"controllers/kueueadapter", []string{
 		module + "/controllers", module + "/controllers/planning", module + "/controllers/results",
-		module + "/controllers/cli", module + "/controllers/schedule",
+		module + "/cmd/...", module + "/controllers/schedule",
 		"sigs.k8s.io/controller-runtime/...", "k8s.io/client-go/...",
 	}, "the Kueue adapter is pure (Workloads and their admission); the shell holds its client"},
 	{"controllers/planning", []string{
-		module + "/controllers", module + "/controllers/results", module + "/controllers/cli", module + "/controllers/schedule",
+		module + "/controllers", module + "/controllers/results", module + "/cmd/...", module + "/controllers/schedule",
 		"sigs.k8s.io/controller-runtime/...", "k8s.io/client-go/...",
 	}, "planning is pure: no client, no controller-runtime, nothing of the shell above it"},
-	{"controllers", []string{module + "/controllers/results", module + "/controllers/cli", module + "/controllers/schedule"},
+	{"controllers", []string{module + "/controllers/results", module + "/cmd/...", module + "/controllers/schedule"},
 		"the controller does not depend on its readers or commands"},
-	{"controllers/results", []string{module + "/controllers/cli"}, "the results readers sit below the commands"},
+	{"controllers/results", []string{module + "/cmd/..."}, "the results readers sit below the commands (cmd/repot)"},
 	{"controllers/schedule/cronspec", []string{module + "/...", "k8s.io/...", "sigs.k8s.io/..."},
 		"cron parsing knows nothing of Kubernetes, so that `make fuzz` instruments only it and robfig/cron"},
 	{"controllers/ledger", []string{
 		module + "/controllers", module + "/controllers/build", module + "/controllers/kueueadapter",
-		module + "/controllers/planning", module + "/controllers/results", module + "/controllers/cli", module + "/controllers/schedule",
+		module + "/controllers/planning", module + "/controllers/results", module + "/cmd/...", module + "/controllers/schedule",
 	}, "the ledger store runs in the runner pod and needs none of the controller"},
 }
 
@@ -138,11 +139,11 @@ func TestImportDirection(t *testing.T) {
 
 func TestImportRulesCatchAViolation(t *testing.T) {
 	root := t.TempDir()
-	dir := filepath.Join(root, "runner", "cli")
+	dir := filepath.Join(root, "runner", "methods")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	src := "package cli\n\nimport _ \"" + module + "/controllers/ledger\"\n"
+	src := "package methods\n\nimport _ \"" + module + "/controllers/ledger\"\n"
 	if err := os.WriteFile(filepath.Join(dir, "x.go"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -150,8 +151,8 @@ func TestImportRulesCatchAViolation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(bad) != 1 || !strings.HasPrefix(bad[0], "runner/cli/x.go imports "+module+"/controllers/ledger") {
-		t.Errorf("violations = %q; want the one of runner/cli/x.go", bad)
+	if len(bad) != 1 || !strings.HasPrefix(bad[0], "runner/methods/x.go imports "+module+"/controllers/ledger") {
+		t.Errorf("violations = %q; want the one of runner/methods/x.go", bad)
 	}
 }
 

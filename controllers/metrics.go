@@ -5,6 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 )
@@ -67,4 +69,18 @@ func (*evaluationMetrics) forget(namespace, name string) {
 	for _, g := range []*prometheus.GaugeVec{runsDoneGauge, runsTotalGauge, tokensGauge, infraErrorsGauge} {
 		g.DeletePartialMatch(l)
 	}
+}
+
+// MetricsServerOptions is how the manager serves its metrics: with secure,
+// over HTTPS with controller-runtime's self-signed certificate, and only to
+// a caller whose bearer token the API server authenticates and who may GET
+// the non-resource URL /metrics (the metrics-reader ClusterRole the
+// installs ship), as Kueue and JobSet serve theirs. The manager then needs
+// to create TokenReviews and SubjectAccessReviews (the metrics-auth
+// ClusterRole).
+func MetricsServerOptions(addr string, secure bool) metricsserver.Options {
+	if !secure {
+		return metricsserver.Options{BindAddress: addr}
+	}
+	return metricsserver.Options{BindAddress: addr, SecureServing: true, FilterProvider: filters.WithAuthenticationAndAuthorization}
 }

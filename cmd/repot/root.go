@@ -1,7 +1,3 @@
-// Package repot is the command tree of the one repot binary: the engine's
-// commands (runner/cli) and the operator's (controllers/cli) under one root.
-// main.go runs it; the chart and manifest tests check the container args
-// they ship against it.
 package repot
 
 import (
@@ -11,15 +7,9 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-
-	opcli "repot.dev/repot-operator/controllers/cli"
-	"repot.dev/repot-operator/runner/cli"
-	"repot.dev/repot-operator/runner/judge"
 )
 
-// NewRoot returns the repot command with every subcommand. The engine reads
-// a cluster (repot report --evaluation/--schedule) only through the
-// operator's reader, which it is given here.
+// NewRoot returns the repot command with every subcommand.
 func NewRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "repot",
@@ -27,22 +17,8 @@ func NewRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	cli.SetClusterSources(opcli.ReportSources)
-	opcli.SetTraceJudges(traceJudges)
-	root.AddCommand(cli.Commands()...)
-	root.AddCommand(opcli.Commands()...)
+	root.AddCommand(commands()...)
 	return root
-}
-
-// traceJudges is runner/judge's re-judging, for repot judge (the
-// operator's command reads the cluster and the store; the verifier is the
-// engine's).
-func traceJudges(suite string, problems io.Reader, noisyVerifier bool) (opcli.LineJudge, error) {
-	j, err := judge.New(suite, problems, judge.Options{NoisyVerifier: noisyVerifier})
-	if err != nil {
-		return nil, err
-	}
-	return j.Line, nil
 }
 
 // ParseArgs checks that args (a container's args, without the binary) name
@@ -62,13 +38,13 @@ func ParseArgs(args []string) error {
 }
 
 // Run executes the root with args and returns the process's exit code:
-// that of a wrapped process (cli.ExitError) passed on, 1 for any other
+// that of a wrapped process (ExitError) passed on, 1 for any other
 // error, which it prints to stderr.
 func Run(args []string, stderr io.Writer) int {
 	root := NewRoot()
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
-		var exit cli.ExitError
+		var exit ExitError
 		if errors.As(err, &exit) {
 			return exit.Code
 		}

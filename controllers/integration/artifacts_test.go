@@ -10,7 +10,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -26,7 +25,6 @@ import (
 	"repot.dev/repot-operator/cmd/repot"
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/controllers/cli"
 	"repot.dev/repot-operator/controllers/results"
 	"repot.dev/repot-operator/runner/judge"
 )
@@ -73,7 +71,7 @@ var _ = Describe("an evaluation with an S3 artifact store", func() {
 		e = getEval(ns, "ev")
 
 		By("uploading the traces of two shards as their ledger sidecars do")
-		fixture, err := os.ReadFile("../cli/testdata/traces.jsonl")
+		fixture, err := os.ReadFile("../../cmd/repot/testdata/traces.jsonl")
 		Expect(err).NotTo(HaveOccurred())
 		// The fixture's runs were made with the model "sim"; here they are
 		// the evaluation's model's.
@@ -103,7 +101,7 @@ var _ = Describe("an evaluation with an S3 artifact store", func() {
 			return err
 		})).To(Succeed())
 		// The same examples as the three traces give from a file
-		// (controllers/cli's TestResultsExportChaintree).
+		// (cmd/repot's TestResultsExportChaintree).
 		Expect(total).To(Equal(chaintree.Counts{Continue: 8, Answer: 2, Backtrack: 1}))
 
 		By("re-judging the stored traces (repot judge): the judge agrees with each trace, and no ledger holds their records")
@@ -304,8 +302,7 @@ func runContainer(c corev1.Container, ns string, creds artifacts.Credentials) {
 	GinkgoT().Setenv(artifacts.EnvAccessKeyID, creds.AccessKeyID)
 	GinkgoT().Setenv(artifacts.EnvSecretAccessKey, creds.SecretAccessKey)
 	Expect(c.Command).To(Equal([]string{"repot"}))
-	root := &cobra.Command{Use: "repot"}
-	root.AddCommand(cli.Commands()...)
+	root := repot.NewRoot()
 	var args []string
 	for _, a := range c.Args {
 		args = append(args, strings.ReplaceAll(a, "$(POD_NAMESPACE)", ns))

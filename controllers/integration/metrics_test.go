@@ -22,7 +22,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/yaml"
 
-	"repot.dev/repot-operator/controllers/cli"
+	"repot.dev/repot-operator/controllers"
 	"repot.dev/repot-operator/controllers/integration/framework"
 )
 
@@ -74,7 +74,7 @@ var _ = Describe("the manager's metrics", func() {
 		Expect(err).NotTo(HaveOccurred())
 		addr := l.Addr().String()
 		Expect(l.Close()).To(Succeed())
-		m, err := framework.StartManager(managerCfg, ctrl.Options{Metrics: cli.MetricsServerOptions(addr, true)},
+		m, err := framework.StartManager(managerCfg, ctrl.Options{Metrics: controllers.MetricsServerOptions(addr, true)},
 			func(context.Context, ctrl.Manager) error { return nil })
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(m.Stop)

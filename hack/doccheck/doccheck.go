@@ -55,7 +55,7 @@ func Names(src []byte) ([]string, error) {
 // Find walks root (the module root) and returns, sorted, every file named
 // in a doc.go that is missing. A name is looked up relative to the doc.go's
 // directory ("apply.go", "planning/provenance.go", "../reconciler.go"),
-// then relative to root ("main.go", "runner/cli/cli.go").
+// then relative to root ("main.go", "cmd/repot/root.go").
 // Hidden directories, testdata, bin and node_modules are skipped.
 func Find(root string) ([]Missing, error) {
 	var out []Missing

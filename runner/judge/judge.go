@@ -8,8 +8,8 @@
 // (methods.Replay, methods.JudgeReply, methods.CheckpointProblem), but not
 // the methods' loops: each method's final plan is rebuilt from the calls'
 // purposes. It lives in the engine because only the engine may import its
-// verifier; the operator's command (controllers/cli) gets it from cmd/repot
-// and compares its verdicts (contract.TraceVerdict) with the ledger and the
+// verifier; `repot judge` (cmd/repot/judge.go) reads the cluster and the
+// store and compares its verdicts (contract.TraceVerdict) with the ledger and the
 // status.
 //
 // Re-judged: pot, pot-retry, repot, repot-no-prefix, repot-restart,
