@@ -46,9 +46,9 @@ var importRules = []struct {
 	{"runner/...", []string{module + "/controllers/...", module + "/cmd/..."}, "the engine knows nothing of the operator; cmd/repot joins them"},
 	{"controllers/build", []string{
 		module + "/controllers", module + "/controllers/kueueadapter", module + "/controllers/planning", module + "/controllers/results",
-		module + "/cmd/...", module + "/controllers/schedule",
+		module + "/cmd/...", module + "/controllers/schedule", module + "/controllers/ledger",
 		"sigs.k8s.io/controller-runtime/pkg/client", "k8s.io/client-go/...",
-	}, "the object builders are pure functions of the spec: no client, nothing above them"},
+	}, "the object builders are pure functions of the spec: no client, nothing above them (the ledger's layout is the contract's)"},
 	{"controllers/kueueadapter", []string{
 		module + "/controllers", module + "/controllers/planning", module + "/controllers/results",
 		module + "/cmd/...", module + "/controllers/schedule",
@@ -56,8 +56,9 @@ var importRules = []struct {
 	}, "the Kueue adapter is pure (Workloads and their admission); the shell holds its client"},
 	{"controllers/planning", []string{
 		module + "/controllers", module + "/controllers/results", module + "/cmd/...", module + "/controllers/schedule",
+		module + "/controllers/ledger",
 		"sigs.k8s.io/controller-runtime/...", "k8s.io/client-go/...",
-	}, "planning is pure: no client, no controller-runtime, nothing of the shell above it"},
+	}, "planning is pure: no client, no controller-runtime, nothing of the shell above it, nor the ledger store (its layout is the contract's)"},
 	{"controllers", []string{module + "/controllers/results", module + "/cmd/...", module + "/controllers/schedule"},
 		"the controller does not depend on its readers or commands"},
 	{"controllers/results", []string{module + "/cmd/..."}, "the results readers sit below the commands (cmd/repot)"},

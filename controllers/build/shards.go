@@ -8,11 +8,10 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/contract"
-	"repot.dev/repot-operator/controllers/ledger"
 )
 
 // LedgerConfigMaps are the empty ledgers of a model: per shard its ledger
-// and the ledger's LedgerSpills spill ConfigMaps (ledger.SpillName), which
+// and the ledger's LedgerSpills spill ConfigMaps (contract.LedgerSpillName), which
 // take the shard's records once the ledger is full. The operator creates
 // them before the runner Job and never writes their data: the runner's
 // ledger sidecar does. They outlive the servers and Jobs and go only with
@@ -40,7 +39,7 @@ func LedgerConfigMaps(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec) []*corev
 
 // ledgerChain names a shard's ledger and its spills, in order.
 func ledgerChain(eval, model string, shard, spills int) []string {
-	return (&ledger.Store{Name: LedgerName(eval, model, shard), Spills: spills}).Names()
+	return contract.LedgerNames(LedgerName(eval, model, shard), spills)
 }
 
 // SuiteSizes are the problem counts of the named suites.
@@ -84,14 +83,14 @@ func RunsPerShard(e *repotv1.RepotEvaluation) int {
 }
 
 // LedgerSpills is the number of spill ConfigMaps each shard's ledger gets:
-// enough for RunsPerShard records of the planned size (ledger.RecordBytes,
-// and ledger.RoundBytes per recorded round), so that a shard whose every
+// enough for RunsPerShard records of the planned size (contract.LedgerRecordBytes,
+// and contract.LedgerRoundBytes per recorded round), so that a shard whose every
 // infrastructure error is at its cap still stores every record. 0 for the
 // usual evaluation (120 problems x 4 methods / 4 shards need 245 KB).
 func LedgerSpills(e *repotv1.RepotEvaluation) int {
-	per := ledger.RecordBytes
+	per := contract.LedgerRecordBytes
 	if RecordsRounds(e) {
-		per += maxRecordedRoundsEach * ledger.RoundBytes
+		per += maxRecordedRoundsEach * contract.LedgerRoundBytes
 	}
-	return ledger.SpillsFor(RunsPerShard(e), per)
+	return contract.LedgerSpillsFor(RunsPerShard(e), per)
 }

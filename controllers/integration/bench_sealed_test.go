@@ -26,13 +26,12 @@ import (
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/controllers/ledger"
 )
 
 // Scale of the sealed-evaluations benchmark: evaluations of one simulated
 // model in one shard, whose ledger holds every run of the default suite
 // and methods (120 problems x 4 methods) at sealedRecordBytes a record:
-// 960 KB, a full ledger (ledger.MaxLedgerBytes).
+// 960 KB, a full ledger (contract.MaxLedgerBytes).
 var (
 	sealedEvaluations = envInt("REPOT_BENCH_SEALED_EVALUATIONS", 40)
 	sealedRuns        = 120 * len(repotv1.DefaultMethods())
@@ -369,8 +368,8 @@ func fullLedger(eval, model string) string {
 		sb.Write(line)
 		sb.WriteByte('\n')
 	}
-	if sb.Len() > ledger.MaxLedgerBytes {
-		panic("the benchmark's ledger is over ledger.MaxLedgerBytes: " + strconv.Itoa(sb.Len()))
+	if sb.Len() > contract.MaxLedgerBytes {
+		panic("the benchmark's ledger is over contract.MaxLedgerBytes: " + strconv.Itoa(sb.Len()))
 	}
 	return sb.String()
 }

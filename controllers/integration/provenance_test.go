@@ -13,7 +13,6 @@ import (
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/controllers/ledger"
 )
 
 var _ = Describe("provenance in status", func() {
@@ -41,7 +40,7 @@ var _ = Describe("provenance in status", func() {
 		if cm.Annotations == nil {
 			cm.Annotations = map[string]string{}
 		}
-		cm.Annotations[ledger.ProvenanceAnnotation] = `{"repot_version":"v9.9.9","repot_commit":"c0ffee",` +
+		cm.Annotations[contract.LedgerProvenanceAnnotation] = `{"repot_version":"v9.9.9","repot_commit":"c0ffee",` +
 			`"served_models":[{"id":"sim-strong","root":"repot-simulation/strong","max_model_len":131072}],` +
 			`"request":{"temperature":0,"max_tokens":16384,"chat_template_kwargs":{"enable_thinking":false}},"system_prefix":"/no_think"}`
 		Expect(k8s.Patch(ctx, &cm, patch)).To(Succeed())

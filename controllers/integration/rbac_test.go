@@ -19,7 +19,6 @@ import (
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/integration/framework"
-	"repot.dev/repot-operator/controllers/ledger"
 )
 
 // Every spec of this suite runs the manager as the operator's
@@ -191,10 +190,10 @@ var _ = Describe("the runner ServiceAccount", func() {
 			l := build.LedgerName("ev", "m", s)
 			own = append(own, l)
 			for n := 1; n <= spills; n++ {
-				own = append(own, ledger.SpillName(l, n))
+				own = append(own, contract.LedgerSpillName(l, n))
 			}
 		}
-		Expect(allowed("get", ledger.SpillName(build.LedgerName("ev", "m", 0), spills+1))).To(BeFalse(), "a spill past the last one")
+		Expect(allowed("get", contract.LedgerSpillName(build.LedgerName("ev", "m", 0), spills+1))).To(BeFalse(), "a spill past the last one")
 		for _, name := range own {
 			Expect(allowed("get", name)).To(BeTrue(), "get %s", name)
 			Expect(allowed("patch", name)).To(BeTrue(), "patch %s", name)

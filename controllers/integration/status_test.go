@@ -11,7 +11,6 @@ import (
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/controllers/ledger"
 )
 
 // rec is a finished run as `repot run` records it.
@@ -142,7 +141,7 @@ var _ = Describe("status from spilled ledgers", func() {
 		Expect(spills).To(BeNumerically(">", 0))
 		Expect(k8s.Create(ctx, ev)).To(Succeed())
 		setServerReady(ns, "ev", "m", true)
-		spill := ledger.SpillName(build.LedgerName("ev", "m", 1), spills)
+		spill := contract.LedgerSpillName(build.LedgerName("ev", "m", 1), spills)
 		Eventually(exists(&corev1.ConfigMap{}, ns, spill)).Should(BeTrue())
 		Eventually(exists(&batchv1.Job{}, ns, build.RunnerJobName("ev", "m"))).Should(BeTrue())
 
@@ -154,7 +153,7 @@ var _ = Describe("status from spilled ledgers", func() {
 		// again (written twice) and the finished run that supersedes the
 		// infra error.
 		writeLedger(ns, build.LedgerName("ev", "m", 1), a, infra)
-		writeLedger(ns, ledger.SpillName(build.LedgerName("ev", "m", 1), 1), b, a)
+		writeLedger(ns, contract.LedgerSpillName(build.LedgerName("ev", "m", 1), 1), b, a)
 		writeLedger(ns, spill, fixed)
 		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
 			g.Expect(e.Status.Progress).NotTo(BeNil())

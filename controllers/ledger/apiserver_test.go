@@ -120,10 +120,10 @@ func TestLedgerAgainstAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cm.Annotations[SandboxModeAnnotation]; got != "none, seccomp, landlock off" {
+	if got := cm.Annotations[contract.LedgerSandboxModeAnnotation]; got != "none, seccomp, landlock off" {
 		t.Errorf("sandbox mode annotation = %q, want the runner's mode", got)
 	}
-	if got := cm.Annotations[ProvenanceAnnotation]; got != prov {
+	if got := cm.Annotations[contract.LedgerProvenanceAnnotation]; got != prov {
 		t.Errorf("provenance annotation = %q, want the runner's file %q", got, prov)
 	}
 	cm, err = admin.CoreV1().ConfigMaps(ns).Get(ctx, "led-0", metav1.GetOptions{})

@@ -7,13 +7,6 @@ import (
 	"repot.dev/repot-operator/contract"
 )
 
-// ProvenanceAnnotation on a ledger ConfigMap is the provenance its runner
-// reported (contract.Provenance as JSON: the runner's repot build, the
-// server's /v1/models, the request parameters). The runner writes it to
-// ProvenanceFile; the ledger-sync sidecar copies it here; the operator shows
-// it in status.models[].provenance.
-const ProvenanceAnnotation = "repot.dev/provenance"
-
 // readProvenance returns the provenance file's content when it is there and
 // parses, "" when it is not there yet.
 func readProvenance(path string) (string, error) {
@@ -50,7 +43,7 @@ func (s *Syncer) syncProvenance(ctx context.Context) {
 	if p == "" {
 		return
 	}
-	if err := a.Annotate(ctx, ProvenanceAnnotation, p); err != nil {
+	if err := a.Annotate(ctx, contract.LedgerProvenanceAnnotation, p); err != nil {
 		s.Logf("ledger: %v (will retry)", err)
 		return
 	}

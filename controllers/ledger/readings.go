@@ -51,7 +51,7 @@ func MergeLines(existing string, add []string) (string, int) {
 // MergeReadings adds reading lines to the ledger's data key
 // contract.LedgerReadingsKey, with the
 // same optimistic concurrency as Merge; the records and the readings
-// together must fit MaxLedgerBytes.
+// together must fit contract.MaxLedgerBytes.
 func (s *Store) MergeReadings(ctx context.Context, lines []string) (int, error) {
 	return s.mergeKey(ctx, s.Name, contract.LedgerReadingsKey, func(old string, _ int) (string, int, error) {
 		merged, n := MergeLines(old, lines)

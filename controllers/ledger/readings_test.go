@@ -67,7 +67,7 @@ func TestMergeReadingsKeepsRecords(t *testing.T) {
 	if fake.patches != 2 {
 		t.Errorf("%d patches, want 2 (the third merge changes nothing)", fake.patches)
 	}
-	big := []string{strings.Repeat("x", MaxLedgerBytes)}
+	big := []string{strings.Repeat("x", contract.MaxLedgerBytes)}
 	if _, err := s.MergeReadings(context.Background(), big); err == nil || !strings.Contains(err.Error(), "ledger full") {
 		t.Errorf("oversized merge: %v", err)
 	}
@@ -148,12 +148,12 @@ func TestLineTail(t *testing.T) {
 }
 
 // Records and readings share one ConfigMap: a records merge counts the
-// readings already there against MaxLedgerBytes, as a readings merge counts
+// readings already there against contract.MaxLedgerBytes, as a readings merge counts
 // the records.
 func TestRecordsMergeCountsReadings(t *testing.T) {
 	fake := newFake("led-0", "")
 	s := &Store{Client: fake, Name: "led-0"}
-	filler := []string{strings.Repeat("r", MaxLedgerBytes-100)}
+	filler := []string{strings.Repeat("r", contract.MaxLedgerBytes-100)}
 	if _, err := s.MergeReadings(context.Background(), filler); err != nil {
 		t.Fatal(err)
 	}

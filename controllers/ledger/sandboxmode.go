@@ -9,13 +9,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-)
 
-// SandboxModeAnnotation on a ledger ConfigMap is the sandbox confinement
-// its runner reported (the runner writes it to contract.SandboxModeFile in its output
-// directory; the ledger-sync sidecar copies it here; the operator shows it
-// in status.sandboxMode).
-const SandboxModeAnnotation = "repot.dev/sandbox-mode"
+	"repot.dev/repot-operator/contract"
+)
 
 // maxModeBytes bounds what is copied from the file.
 const maxModeBytes = 512
@@ -71,7 +67,7 @@ func (s *Syncer) syncMode(ctx context.Context) {
 	if mode == "" {
 		return
 	}
-	if err := a.Annotate(ctx, SandboxModeAnnotation, mode); err != nil {
+	if err := a.Annotate(ctx, contract.LedgerSandboxModeAnnotation, mode); err != nil {
 		s.Logf("ledger: %v (will retry)", err)
 		return
 	}

@@ -72,12 +72,12 @@ func TestRecordBytes(t *testing.T) {
 		r.Derail = &contract.DerailRecord{Schema: contract.DerailSchema, CheckpointStatement: contract.StatementPaper, InjectionType: "legal_wrong_action"}
 		return r
 	}
-	if n := line(derail(maxRecord(model, problem, contract.MethodAdaptive, 0))); n > ledger.RecordBytes {
-		t.Errorf("a record without rounds takes %d bytes, more than ledger.RecordBytes %d", n, ledger.RecordBytes)
+	if n := line(derail(maxRecord(model, problem, contract.MethodAdaptive, 0))); n > contract.LedgerRecordBytes {
+		t.Errorf("a record without rounds takes %d bytes, more than contract.LedgerRecordBytes %d", n, contract.LedgerRecordBytes)
 	}
 	for rounds := 1; rounds <= 9; rounds++ {
-		if n := line(derail(maxRecord(model, problem, contract.MethodVRR, rounds))); n > ledger.RecordBytes+rounds*ledger.RoundBytes {
-			t.Errorf("a record with %d rounds takes %d bytes, more than %d", rounds, n, ledger.RecordBytes+rounds*ledger.RoundBytes)
+		if n := line(derail(maxRecord(model, problem, contract.MethodVRR, rounds))); n > contract.LedgerRecordBytes+rounds*contract.LedgerRoundBytes {
+			t.Errorf("a record with %d rounds takes %d bytes, more than %d", rounds, n, contract.LedgerRecordBytes+rounds*contract.LedgerRoundBytes)
 		}
 	}
 }

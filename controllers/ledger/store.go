@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,11 +14,6 @@ import (
 
 	"repot.dev/repot-operator/contract"
 )
-
-// MaxLedgerBytes bounds the records text of one ledger. A ConfigMap holds at
-// most 1 MiB in all; the rest is left for metadata. A shard whose records do
-// not fit needs more shards (spec.runner.shardsPerModel).
-const MaxLedgerBytes = 1000 * 1000
 
 // ErrLedgerFull is the cause of a Merge whose records do not all fit in
 // the ledger and its spill ConfigMaps (FullError says which are left).
@@ -37,16 +31,10 @@ type FullError struct {
 
 func (e *FullError) Error() string {
 	return fmt.Sprintf("%v: %d records do not fit in ledger ConfigMap %s and its %d spill ConfigMaps (%d bytes each at most): give the evaluation more shards (spec.runner.shardsPerModel)",
-		ErrLedgerFull, len(e.Left), e.Ledger, e.Spills, MaxLedgerBytes)
+		ErrLedgerFull, len(e.Left), e.Ledger, e.Spills, contract.MaxLedgerBytes)
 }
 
 func (e *FullError) Unwrap() error { return ErrLedgerFull }
-
-// SpillName names the n-th spill ConfigMap (n = 1, 2, ...) of a ledger: a
-// ledger that is full spills into "<ledger>-1", then "<ledger>-2", and so
-// on. The operator creates the spill ConfigMaps with the ledger (as many as
-// the shard can need), so a runner needs no right to create ConfigMaps.
-func SpillName(ledger string, n int) string { return ledger + "-" + strconv.Itoa(n) }
 
 // ConfigMapClient is the part of the typed ConfigMap client the ledger uses;
 // client-go's CoreV1().ConfigMaps(ns) satisfies it.
@@ -56,7 +44,7 @@ type ConfigMapClient interface {
 }
 
 // Store is one ledger: the ConfigMap Name and its Spills spill ConfigMaps
-// (SpillName). It only reads and patches them: the operator creates them,
+// (contract.LedgerSpillName). It only reads and patches them: the operator creates them,
 // and the runner's Role allows get and patch on them by name only.
 type Store struct {
 	Client ConfigMapClient
@@ -68,13 +56,7 @@ type Store struct {
 }
 
 // Names are the ConfigMaps of the ledger in order: Name, then its spills.
-func (s *Store) Names() []string {
-	names := []string{s.Name}
-	for n := 1; n <= s.Spills; n++ {
-		names = append(names, SpillName(s.Name, n))
-	}
-	return names
-}
+func (s *Store) Names() []string { return contract.LedgerNames(s.Name, s.Spills) }
 
 // Load returns the records text of the ledger and its spills, one after
 // the other.
@@ -133,11 +115,11 @@ func (s *Store) Merge(ctx context.Context, recs []contract.Record) (int, error) 
 
 // mergeKey is the one read-merge-patch loop of the ledger's data keys:
 // merge gives the key's new text (and how many entries it added) from its
-// current text and the room the key may take (MaxLedgerBytes less the
+// current text and the room the key may take (contract.MaxLedgerBytes less the
 // ConfigMap's other keys). The patch carries the resourceVersion read, so
 // a concurrent writer is never overwritten; a conflict reads again, up to
 // MaxConflicts times. The whole ConfigMap's data (every key) must stay
-// within MaxLedgerBytes.
+// within contract.MaxLedgerBytes.
 func (s *Store) mergeKey(ctx context.Context, name, key string, merge func(old string, room int) (string, int, error)) (int, error) {
 	limit := s.MaxConflicts
 	if limit <= 0 {
@@ -149,7 +131,7 @@ func (s *Store) mergeKey(ctx context.Context, name, key string, merge func(old s
 			return 0, fmt.Errorf("reading ledger ConfigMap %s: %w", name, err)
 		}
 		old := cm.Data[key]
-		room := MaxLedgerBytes
+		room := contract.MaxLedgerBytes
 		for k, v := range cm.Data {
 			if k != key {
 				room -= len(v)
@@ -163,7 +145,7 @@ func (s *Store) mergeKey(ctx context.Context, name, key string, merge func(old s
 			return 0, nil
 		}
 		if len(merged) > room {
-			return 0, fmt.Errorf("%w: ledger ConfigMap %s would hold %d bytes of records and GPU readings, more than %d: give the evaluation more shards (spec.runner.shardsPerModel)", ErrLedgerFull, name, len(merged)+MaxLedgerBytes-room, MaxLedgerBytes)
+			return 0, fmt.Errorf("%w: ledger ConfigMap %s would hold %d bytes of records and GPU readings, more than %d: give the evaluation more shards (spec.runner.shardsPerModel)", ErrLedgerFull, name, len(merged)+contract.MaxLedgerBytes-room, contract.MaxLedgerBytes)
 		}
 		patch, err := json.Marshal(map[string]any{
 			"metadata": map[string]any{"resourceVersion": cm.ResourceVersion},
@@ -180,21 +162,4 @@ func (s *Store) mergeKey(ctx context.Context, name, key string, merge func(old s
 			return 0, fmt.Errorf("writing ledger ConfigMap %s: %w", name, err)
 		}
 	}
-}
-
-// Planned sizes of a record's ledger line, from which the operator sizes a
-// shard's spill ConfigMaps (SpillsFor). RecordBytes is a record of any
-// method whose infrastructure error is at contract.MaxTextBytes (its other
-// outside texts short); RoundBytes is each recorded repair round on top.
-// TestRecordBytes checks them against the largest such records.
-const (
-	RecordBytes = 2048
-	RoundBytes  = 64
-)
-
-// SpillsFor is how many spill ConfigMaps a shard of runs records of at most
-// recordBytes each needs after its ledger.
-func SpillsFor(runs, recordBytes int) int {
-	total := runs * recordBytes
-	return max((total+MaxLedgerBytes-1)/MaxLedgerBytes-1, 0)
 }

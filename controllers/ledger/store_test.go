@@ -79,7 +79,7 @@ func fillRecords(prefix string, n int) []contract.Record {
 // withSpills adds empty spill ConfigMaps led-0-1 .. led-0-n to the fake.
 func withSpills(f *fakeConfigMaps, n int) *fakeConfigMaps {
 	for i := 1; i <= n; i++ {
-		name := SpillName("led-0", i)
+		name := contract.LedgerSpillName("led-0", i)
 		f.objs[name] = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: "1"}, Data: map[string]string{}}
 	}
 	return f
@@ -88,7 +88,7 @@ func withSpills(f *fakeConfigMaps, n int) *fakeConfigMaps {
 func TestStoreMergeRefusesOversizedLedger(t *testing.T) {
 	f := newFake("led-0", "")
 	s := &Store{Client: f, Name: "led-0"}
-	recs := fillRecords("p", MaxLedgerBytes/1000)
+	recs := fillRecords("p", contract.MaxLedgerBytes/1000)
 	_, err := s.Merge(context.Background(), recs)
 	var full *FullError
 	if !errors.As(err, &full) || !strings.Contains(err.Error(), "shardsPerModel") {
@@ -113,15 +113,15 @@ func TestStoreMergeSpills(t *testing.T) {
 	ctx := context.Background()
 	f := withSpills(newFake("led-0", ""), 2)
 	s := &Store{Client: f, Name: "led-0", Spills: 2}
-	recs := fillRecords("p", MaxLedgerBytes/1000) // about 1.25 ledgers
-	for i := 0; i < len(recs); i += 25 {          // the sidecar's batches
+	recs := fillRecords("p", contract.MaxLedgerBytes/1000) // about 1.25 ledgers
+	for i := 0; i < len(recs); i += 25 {                   // the sidecar's batches
 		if _, err := s.Merge(ctx, recs[i:min(i+25, len(recs))]); err != nil {
 			t.Fatalf("Merge batch %d: %v", i/25, err)
 		}
 	}
 	for _, name := range s.Names() {
-		if n := len(f.objs[name].Data[contract.LedgerRecordsKey]); n > MaxLedgerBytes {
-			t.Errorf("%s holds %d bytes, more than %d", name, n, MaxLedgerBytes)
+		if n := len(f.objs[name].Data[contract.LedgerRecordsKey]); n > contract.MaxLedgerBytes {
+			t.Errorf("%s holds %d bytes, more than %d", name, n, contract.MaxLedgerBytes)
 		}
 	}
 	if f.objs["led-0-1"].Data[contract.LedgerRecordsKey] == "" || f.objs["led-0-2"].Data[contract.LedgerRecordsKey] != "" {
@@ -148,14 +148,14 @@ func TestStoreMergeBigRecordSpillsSmallOneFits(t *testing.T) {
 	// for the big one.
 	var base []contract.Record
 	size := 0
-	for MaxLedgerBytes-size > 2500 {
+	for contract.MaxLedgerBytes-size > 2500 {
 		r := fillRecords("f"+strconv.Itoa(len(base))+"-", 1)[0]
 		base = append(base, r)
 		size += len(jsonl(t, r))
 	}
 	last := rec("last", "pot", false, "e")
 	lineOf := func(r contract.Record) int { return len(jsonl(t, r)) }
-	want := MaxLedgerBytes - size - lineOf(small) - 10
+	want := contract.MaxLedgerBytes - size - lineOf(small) - 10
 	last.InfraError = strings.Repeat("e", 1+want-lineOf(last))
 	base = append(base, last)
 	f.objs["led-0"].Data[contract.LedgerRecordsKey] = jsonl(t, base...)

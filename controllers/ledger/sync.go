@@ -38,12 +38,12 @@ type Syncer struct {
 	polled func()
 
 	// ModeFile, when set, is the runner's sandbox mode file; its content
-	// is copied once onto the ledger (SandboxModeAnnotation).
+	// is copied once onto the ledger (contract.LedgerSandboxModeAnnotation).
 	ModeFile string
 	modeDone bool
 
 	// ProvenanceFile, when set, is the runner's provenance file; it is
-	// copied once onto the ledger (ProvenanceAnnotation).
+	// copied once onto the ledger (contract.LedgerProvenanceAnnotation).
 	ProvenanceFile string
 	provenanceDone bool
 

@@ -6,12 +6,8 @@ import (
 	"time"
 
 	"repot.dev/repot-operator/artifacts"
+	"repot.dev/repot-operator/contract"
 )
-
-// ArtifactsAnnotation on a ledger ConfigMap is the shard's trace upload
-// progress (artifacts.Progress as JSON), which the ledger sidecar writes as
-// it changes and the operator folds into status.artifacts.
-const ArtifactsAnnotation = "repot.dev/artifacts"
 
 // maxTraceSync bounds one upload before a ledger write.
 const maxTraceSync = time.Minute
@@ -84,7 +80,7 @@ func (s *Syncer) annotateTraces(ctx context.Context) {
 	if !p.Final && !s.tracesAnnotatedAt.IsZero() && s.Clock.Since(s.tracesAnnotatedAt) < 5*time.Second {
 		return
 	}
-	if err := a.Annotate(ctx, ArtifactsAnnotation, string(b)); err != nil {
+	if err := a.Annotate(ctx, contract.LedgerArtifactsAnnotation, string(b)); err != nil {
 		s.Logf("ledger: %v (will retry)", err)
 		return
 	}

@@ -77,8 +77,8 @@ func TestSyncUploadsTracesBeforeTheRecords(t *testing.T) {
 		t.Errorf("the final write did not finish the traces")
 	}
 	var p artifacts.Progress
-	if err := json.Unmarshal([]byte(h.fake.objs["led-0"].Annotations[ArtifactsAnnotation]), &p); err != nil {
-		t.Fatalf("annotation %s: %v", ArtifactsAnnotation, err)
+	if err := json.Unmarshal([]byte(h.fake.objs["led-0"].Annotations[contract.LedgerArtifactsAnnotation]), &p); err != nil {
+		t.Fatalf("annotation %s: %v", contract.LedgerArtifactsAnnotation, err)
 	}
 	if !p.Final {
 		t.Errorf("annotated progress %+v, want final", p)

@@ -6,12 +6,12 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/artifacts"
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/controllers/ledger"
 )
 
 // artifactsStatus folds the shards' upload progress, which each ledger
-// sidecar writes on its ledger (ledger.ArtifactsAnnotation), into
+// sidecar writes on its ledger (contract.LedgerArtifactsAnnotation), into
 // status.artifacts; nil without an S3 store. It is Partial as soon as a
 // shard gave traces up, Complete once the evaluation completed with every
 // reporting shard final, else Uploading.
@@ -28,7 +28,7 @@ func artifactsStatus(e *repotv1.RepotEvaluation, w *World, o build.Options, comp
 	allFinal := true
 	var errs []string
 	for i := range w.Ledgers {
-		raw, ok := w.Ledgers[i].Annotations[ledger.ArtifactsAnnotation]
+		raw, ok := w.Ledgers[i].Annotations[contract.LedgerArtifactsAnnotation]
 		if !ok {
 			continue
 		}

@@ -9,8 +9,8 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/controllers/ledger"
 )
 
 func TestArtifactsStatus(t *testing.T) {
@@ -21,7 +21,7 @@ func TestArtifactsStatus(t *testing.T) {
 	led := func(progress string) corev1.ConfigMap {
 		cm := corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "l"}}
 		if progress != "" {
-			cm.Annotations = map[string]string{ledger.ArtifactsAnnotation: progress}
+			cm.Annotations = map[string]string{contract.LedgerArtifactsAnnotation: progress}
 		}
 		return cm
 	}

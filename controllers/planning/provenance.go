@@ -12,7 +12,6 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/controllers/ledger"
 )
 
 // Bounds of status.models[].provenance (the CRD's maxItems and maxLength).
@@ -154,7 +153,7 @@ func podImages(prev []repotv1.ContainerImage, server, runners []corev1.Pod) []re
 }
 
 // runnerProvenance is the provenance a runner of model reported on its
-// ledger (annotation ledger.ProvenanceAnnotation): the first by ledger name
+// ledger (annotation contract.LedgerProvenanceAnnotation): the first by ledger name
 // (shard 0 when it reported) of the reports that read the server's
 // /v1/models, since the shards of one model run the same image against the
 // same server; when none did, the first report by name, with its
@@ -162,14 +161,14 @@ func podImages(prev []repotv1.ContainerImage, server, runners []corev1.Pod) []re
 func runnerProvenance(ledgers []corev1.ConfigMap, model string) (contract.Provenance, bool) {
 	idx := make([]int, 0, len(ledgers))
 	for i := range ledgers {
-		if ledgers[i].Labels[build.LabelModel] == model && ledgers[i].Annotations[ledger.ProvenanceAnnotation] != "" {
+		if ledgers[i].Labels[build.LabelModel] == model && ledgers[i].Annotations[contract.LedgerProvenanceAnnotation] != "" {
 			idx = append(idx, i)
 		}
 	}
 	sort.Slice(idx, func(a, b int) bool { return ledgers[idx[a]].Name < ledgers[idx[b]].Name })
 	var first *contract.Provenance
 	for _, i := range idx {
-		p, err := contract.ParseProvenance([]byte(ledgers[i].Annotations[ledger.ProvenanceAnnotation]))
+		p, err := contract.ParseProvenance([]byte(ledgers[i].Annotations[contract.LedgerProvenanceAnnotation]))
 		if err != nil {
 			continue
 		}

@@ -13,8 +13,8 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/controllers/ledger"
 )
 
 func provPod(name, component string, created time.Time, statuses ...corev1.ContainerStatus) corev1.Pod {
@@ -28,7 +28,7 @@ func provPod(name, component string, created time.Time, statuses ...corev1.Conta
 func provLedger(name, model, annotation string) corev1.ConfigMap {
 	cm := corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: build.ChildLabels("ev", model, build.ComponentLedger)}}
 	if annotation != "" {
-		cm.Annotations = map[string]string{ledger.ProvenanceAnnotation: annotation}
+		cm.Annotations = map[string]string{contract.LedgerProvenanceAnnotation: annotation}
 	}
 	return cm
 }

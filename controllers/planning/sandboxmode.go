@@ -6,17 +6,17 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"repot.dev/repot-operator/controllers/ledger"
+	"repot.dev/repot-operator/contract"
 )
 
 // sandboxModes joins the distinct sandbox modes the runners reported on
-// their ledgers (annotation ledger.SandboxModeAnnotation), sorted, with
+// their ledgers (annotation contract.LedgerSandboxModeAnnotation), sorted, with
 // "; ", cut to the status field's 1024 bytes.
 func sandboxModes(ledgers []corev1.ConfigMap) string {
 	seen := map[string]bool{}
 	var modes []string
 	for i := range ledgers {
-		m := ledgers[i].Annotations[ledger.SandboxModeAnnotation]
+		m := ledgers[i].Annotations[contract.LedgerSandboxModeAnnotation]
 		if m != "" && !seen[m] {
 			seen[m] = true
 			modes = append(modes, m)

@@ -7,14 +7,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"repot.dev/repot-operator/controllers/ledger"
+	"repot.dev/repot-operator/contract"
 )
 
 func TestSandboxModes(t *testing.T) {
 	cm := func(mode string) corev1.ConfigMap {
 		c := corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "l"}}
 		if mode != "" {
-			c.Annotations = map[string]string{ledger.SandboxModeAnnotation: mode}
+			c.Annotations = map[string]string{contract.LedgerSandboxModeAnnotation: mode}
 		}
 		return c
 	}
