@@ -4,7 +4,7 @@ import "strconv"
 
 // The layout of a shard's ledger, the ConfigMaps a runner pod records its
 // runs in: their names, their planned sizes and the annotations the pod's
-// ledger sidecar writes on them. The ledger store (controllers/ledger)
+// ledger sidecar writes on them. The ledger store (runner/ledger)
 // writes them; the operator's builders create the ConfigMaps and its
 // planner reads the annotations.
 

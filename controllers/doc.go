@@ -15,8 +15,6 @@
 //   - controllers (this package): the shell, below;
 //   - controllers/results: the readers behind `repot results export` and
 //     `repot report --evaluation/--schedule`;
-//   - controllers/ledger: the ledger ConfigMap store of a runner shard (used
-//     by the runner pod's ledger containers and by the readers);
 //   - controllers/schedule: the RepotSchedule controller
 //     (schedule/provenance.go: in what, other than time, a run differed from
 //     the one it is compared with); controllers/schedule/cronspec: spec.schedule and spec.timeZone

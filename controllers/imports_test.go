@@ -46,7 +46,7 @@ var importRules = []struct {
 	{"runner/...", []string{module + "/controllers/...", module + "/cmd/..."}, "the engine knows nothing of the operator; cmd/repot joins them"},
 	{"controllers/build", []string{
 		module + "/controllers", module + "/controllers/kueueadapter", module + "/controllers/planning", module + "/controllers/results",
-		module + "/cmd/...", module + "/controllers/schedule", module + "/controllers/ledger",
+		module + "/cmd/...", module + "/controllers/schedule",
 		"sigs.k8s.io/controller-runtime/pkg/client", "k8s.io/client-go/...",
 	}, "the object builders are pure functions of the spec: no client, nothing above them (the ledger's layout is the contract's)"},
 	{"controllers/kueueadapter", []string{
@@ -56,18 +56,19 @@ var importRules = []struct {
 	}, "the Kueue adapter is pure (Workloads and their admission); the shell holds its client"},
 	{"controllers/planning", []string{
 		module + "/controllers", module + "/controllers/results", module + "/cmd/...", module + "/controllers/schedule",
-		module + "/controllers/ledger",
 		"sigs.k8s.io/controller-runtime/...", "k8s.io/client-go/...",
-	}, "planning is pure: no client, no controller-runtime, nothing of the shell above it, nor the ledger store (its layout is the contract's)"},
+	}, "planning is pure: no client, no controller-runtime, nothing of the shell above it (the ledger's layout is the contract's)"},
 	{"controllers", []string{module + "/controllers/results", module + "/cmd/...", module + "/controllers/schedule"},
 		"the controller does not depend on its readers or commands"},
 	{"controllers/results", []string{module + "/cmd/..."}, "the results readers sit below the commands (cmd/repot)"},
 	{"controllers/schedule/cronspec", []string{module + "/...", "k8s.io/...", "sigs.k8s.io/..."},
 		"cron parsing knows nothing of Kubernetes, so that `make fuzz` instruments only it and robfig/cron"},
-	{"controllers/ledger", []string{
-		module + "/controllers", module + "/controllers/build", module + "/controllers/kueueadapter",
-		module + "/controllers/planning", module + "/controllers/results", module + "/cmd/...", module + "/controllers/schedule",
-	}, "the ledger store runs in the runner pod and needs none of the controller"},
+	{"runner/ledger", []string{module + "/controllers/...", module + "/cmd/...", module + "/runner", module + "/runner/methods"},
+		"the ledger store runs in the runner pod beside the engine and needs none of the operator"},
+	{"runner", []string{module + "/runner/ledger", "k8s.io/client-go/...", "sigs.k8s.io/controller-runtime/..."},
+		"the engine runs on a laptop as in a pod: it knows nothing of Kubernetes (the runner pod's ledger store is beside it)"},
+	{"runner/methods", []string{module + "/runner/ledger", "k8s.io/client-go/...", "sigs.k8s.io/controller-runtime/..."},
+		"the methods know nothing of Kubernetes"},
 }
 
 func matches(pattern, path string) bool {
@@ -144,7 +145,7 @@ func TestImportRulesCatchAViolation(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	src := "package methods\n\nimport _ \"" + module + "/controllers/ledger\"\n"
+	src := "package methods\n\nimport _ \"" + module + "/controllers/planning\"\n"
 	if err := os.WriteFile(filepath.Join(dir, "x.go"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestImportRulesCatchAViolation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(bad) != 1 || !strings.HasPrefix(bad[0], "runner/methods/x.go imports "+module+"/controllers/ledger") {
+	if len(bad) != 1 || !strings.HasPrefix(bad[0], "runner/methods/x.go imports "+module+"/controllers/planning") {
 		t.Errorf("violations = %q; want the one of runner/methods/x.go", bad)
 	}
 }
@@ -164,7 +165,7 @@ func TestPlanningLinksNoNVML(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skipf("no go command to list dependencies with: %v", err)
 	}
-	for _, pkg := range []string{"./planning", "./ledger", "./build", "./results", "./schedule", "../contract", "../analysis/..."} {
+	for _, pkg := range []string{"./planning", "../runner/ledger", "./build", "./results", "./schedule", "../contract", "../analysis/..."} {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)

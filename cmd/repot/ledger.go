@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 
-	"repot.dev/repot-operator/controllers/ledger"
+	"repot.dev/repot-operator/runner/ledger"
 )
 
 func init() { register(newLedgerCommand) }

@@ -3,7 +3,7 @@ package repot
 import (
 	"context"
 
-	"repot.dev/repot-operator/controllers/ledger"
+	"repot.dev/repot-operator/runner/ledger"
 )
 
 // startReadingsSync copies the GPU readings file into the ledger alongside

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"repot.dev/repot-operator/controllers/ledger"
+	"repot.dev/repot-operator/runner/ledger"
 )
 
 func newLedgerRestoreCommand() *cobra.Command {

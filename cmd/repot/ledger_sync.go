@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"repot.dev/repot-operator/contract"
-	"repot.dev/repot-operator/controllers/ledger"
+	"repot.dev/repot-operator/runner/ledger"
 )
 
 func newLedgerSyncCommand() *cobra.Command {

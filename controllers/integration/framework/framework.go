@@ -7,7 +7,7 @@
 // manager can run with only the RBAC the project ships.
 //
 // Its users: controllers/integration (the controller suite and its
-// benchmark), controllers/schedule, controllers/ledger and api/v1alpha1.
+// benchmark), controllers/schedule, runner/ledger and api/v1alpha1.
 package framework
 
 import (

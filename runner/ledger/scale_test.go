@@ -23,8 +23,8 @@ import (
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/integration/framework"
-	"repot.dev/repot-operator/controllers/ledger"
 	"repot.dev/repot-operator/controllers/planning"
+	"repot.dev/repot-operator/runner/ledger"
 )
 
 // maxRecord is a run record whose every outside text is at its cap (a long
