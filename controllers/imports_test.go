@@ -18,9 +18,8 @@ const module = "repot.dev/repot-operator"
 // that packages import downward only: the engine (envs, runner) knows nothing
 // of the operator; the object builders, the Kueue adapter and the planning
 // sit below the I/O shell (package controllers) and import no client
-// (planning and the Kueue adapter no controller-runtime at all; the builders'
-// Options name controller-runtime's reconcile.Reconciler); the readers and
-// the commands (cmd/repot) sit above everything. Only direct imports are checked. A path
+// (planning and the Kueue adapter no controller-runtime at all); the readers
+// and the commands (cmd/repot) sit above everything. Only direct imports are checked. A path
 // ending in
 // "/..." is that package and everything under it; any other is one package.
 // Only non-test files count (tests may reach across, e.g. to a fake client).

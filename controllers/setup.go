@@ -92,9 +92,14 @@ func cachesData(cm *corev1.ConfigMap) bool {
 	return build.EvaluationController(cm) != nil && cm.Labels[build.LabelComponent] == build.ComponentLedger && !planning.IsSealed(cm)
 }
 
-// SetupWithManager registers the owner index and the evaluation controller.
-// The manager's cache should use CacheOptions.
-func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts build.Options) error {
+// ReconcilerWrapper wraps the evaluation reconciler (instrumentation, the
+// integration benchmark's timing).
+type ReconcilerWrapper func(reconcile.Reconciler) reconcile.Reconciler
+
+// SetupWithManager registers the owner index and the evaluation controller,
+// its reconciler wrapped by each of wrap in turn. The manager's cache
+// should use CacheOptions.
+func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts build.Options, wrap ...ReconcilerWrapper) error {
 	opts = opts.WithDefaults()
 	for _, k := range planning.ChildObjects() {
 		if err := mgr.GetFieldIndexer().IndexField(ctx, k, build.OwnerKey, func(o client.Object) []string {
@@ -117,8 +122,8 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts build.Options)
 		apiServer: &endpointSliceAddresses{reader: mgr.GetAPIReader(), clock: opts.Clock},
 	}
 	var rec reconcile.Reconciler = r
-	if opts.Wrap != nil {
-		rec = opts.Wrap(r)
+	for _, w := range wrap {
+		rec = w(rec)
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("repotevaluation").

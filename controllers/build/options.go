@@ -5,7 +5,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 )
@@ -47,8 +46,6 @@ type Options struct {
 	// of many models, shares the workers and the API server fairly instead
 	// of holding a worker for dozens of sequential creations. Default 8.
 	CreatesPerPass int
-	// Wrap, when set, wraps the reconciler (instrumentation, benchmarks).
-	Wrap func(reconcile.Reconciler) reconcile.Reconciler
 	// SimulatedReadyBudget is how long a running simulated server may stay
 	// unready before it counts as a probe timeout. Default 2 minutes.
 	SimulatedReadyBudget time.Duration

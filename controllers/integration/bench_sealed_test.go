@@ -113,8 +113,7 @@ func sealedOnce(b *testing.B, cfg, asManager *rest.Config, iter int) {
 	}
 	base, _ := heapInUse()
 	p := &passes{}
-	withPasses := func(o build.Options) build.Options { o.Wrap = p.wrap; return o }
-	m, err := startManager(asManager, nil, withPasses)
+	m, err := startManagerWrapped("", asManager, nil, nil, nil, p.wrap)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -175,7 +174,7 @@ func sealedOnce(b *testing.B, cfg, asManager *rest.Config, iter int) {
 	var pw sync.WaitGroup
 	pw.Add(1)
 	go func() { defer pw.Done(); samplePeakHeap(peakCtx, &peak) }()
-	m, err = startManager(asManager, nil, func(o build.Options) build.Options { o.Wrap = p2.wrap; return o })
+	m, err = startManagerWrapped("", asManager, nil, nil, nil, p2.wrap)
 	if err != nil {
 		b.Fatal(err)
 	}

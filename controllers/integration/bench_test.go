@@ -147,10 +147,7 @@ func benchOnce(b *testing.B, cfg, asManager *rest.Config, iter int) {
 	runtime.GC()
 	var base runtime.MemStats
 	runtime.ReadMemStats(&base)
-	m, err := startManager(requests.wrap(asManager), nil, func(o build.Options) build.Options {
-		o.Wrap = times.wrap
-		return o
-	})
+	m, err := startManagerWrapped("", requests.wrap(asManager), nil, nil, nil, times.wrap)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -61,6 +61,12 @@ func startManagerWithClient(cfg *rest.Config, clk *clocktesting.FakeClock, wrap 
 // namespace alone (all namespaces when it is ""), as `repot manager
 // --namespace` runs.
 func startManagerIn(namespace string, cfg *rest.Config, clk *clocktesting.FakeClock, wrap func(build.Options) build.Options, wrapClient func(client.Client) client.Client) (*framework.Manager, error) {
+	return startManagerWrapped(namespace, cfg, clk, wrap, wrapClient, nil)
+}
+
+// startManagerWrapped is startManagerIn whose reconciler wrapReconciler
+// wraps (the benchmark's timing), as controllers.SetupWithManager allows.
+func startManagerWrapped(namespace string, cfg *rest.Config, clk *clocktesting.FakeClock, wrap func(build.Options) build.Options, wrapClient func(client.Client) client.Client, wrapReconciler controllers.ReconcilerWrapper) (*framework.Manager, error) {
 	scheme, err := controllers.NewScheme()
 	if err != nil {
 		return nil, err
@@ -74,7 +80,12 @@ func startManagerIn(namespace string, cfg *rest.Config, clk *clocktesting.FakeCl
 	}
 	mo := ctrl.Options{Scheme: scheme, Cache: controllers.CacheOptions(namespace, true), NewClient: framework.WrappedClient(wrapClient)}
 	return framework.StartManager(cfg, mo,
-		func(ctx context.Context, mgr ctrl.Manager) error { return controllers.SetupWithManager(ctx, mgr, opts) })
+		func(ctx context.Context, mgr ctrl.Manager) error {
+			if wrapReconciler != nil {
+				return controllers.SetupWithManager(ctx, mgr, opts, wrapReconciler)
+			}
+			return controllers.SetupWithManager(ctx, mgr, opts)
+		})
 }
 
 func newClient(cfg *rest.Config) (client.Client, error) {
