@@ -1,12 +1,14 @@
 package controllers
 
 import (
+	"fmt"
 	"go/parser"
 	"go/token"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,6 +62,8 @@ var importRules = []struct {
 	{"controllers", []string{module + "/controllers/results", module + "/cmd/...", module + "/controllers/schedule"},
 		"the controller does not depend on its readers or commands"},
 	{"controllers/results", []string{module + "/cmd/..."}, "the results readers sit below the commands (cmd/repot)"},
+	{"artifacts", []string{module + "/artifacts/s3/...", "github.com/minio/..."},
+		"where the traces are kept is separate from the client that keeps them (artifacts/s3): the planner reads the first"},
 	{"controllers/schedule/cronspec", []string{module + "/...", "k8s.io/...", "sigs.k8s.io/..."},
 		"cron parsing knows nothing of Kubernetes, so that `make fuzz` instruments only it and robfig/cron"},
 	{"runner/ledger", []string{module + "/controllers/...", module + "/cmd/...", module + "/runner", module + "/runner/methods"},
@@ -173,6 +177,70 @@ func TestPlanningLinksNoNVML(t *testing.T) {
 			if strings.HasPrefix(dep, "github.com/NVIDIA/go-nvml") {
 				t.Errorf("%s links %s", pkg, dep)
 			}
+		}
+	}
+}
+
+// clients are the dependencies that talk to something: the API server
+// (client-go, controller-runtime's client) and the object store (minio-go).
+var clients = []string{"k8s.io/client-go/...", "sigs.k8s.io/controller-runtime/pkg/client/...", "github.com/minio/..."}
+
+// pureDeps are the packages whose whole dependency set, not only their own
+// imports, must hold none of denied: importRules checks one import deep,
+// and a pure package that imports a leaf which imports a client links that
+// client all the same.
+var pureDeps = []struct {
+	pkg    string
+	denied []string
+	why    string
+}{
+	{"./planning", clients, "planning is a pure function of the evaluation and the world observed"},
+	{"./build", clients, "the object builders are pure functions of the spec"},
+	{"./kueueadapter", clients, "the Kueue adapter is pure (Workloads and their admission)"},
+	{"../artifacts", clients, "the artifact store's names are read by the planner and the builders; its client is artifacts/s3"},
+	{"../contract/...", clients, "the contract is the standard library's only"},
+}
+
+// depViolations lists the dependencies of pkg (go list -deps, run in this
+// directory) that match one of denied.
+func depViolations(pkg string, denied []string) ([]string, error) {
+	out, err := exec.Command("go", "list", "-deps", pkg).Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list -deps %s: %w", pkg, err)
+	}
+	var bad []string
+	for _, dep := range strings.Fields(string(out)) {
+		for _, d := range denied {
+			if matches(d, dep) {
+				bad = append(bad, dep)
+			}
+		}
+	}
+	return bad, nil
+}
+
+func TestPurityHoldsTransitively(t *testing.T) {
+	for _, r := range pureDeps {
+		bad, err := depViolations(r.pkg, r.denied)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dep := range bad {
+			t.Errorf("%s depends on %s: %s", r.pkg, dep, r.why)
+		}
+	}
+}
+
+// TestPurityCheckCatchesAClient: the shell itself links every client, so
+// the check must find them there.
+func TestPurityCheckCatchesAClient(t *testing.T) {
+	bad, err := depViolations(".", clients)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"k8s.io/client-go/rest", "sigs.k8s.io/controller-runtime/pkg/client"} {
+		if !slices.Contains(bad, want) {
+			t.Errorf("the check of the controller package does not report %s; it reported %q", want, bad)
 		}
 	}
 }

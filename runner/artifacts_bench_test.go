@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"repot.dev/repot-operator/artifacts"
+	"repot.dev/repot-operator/artifacts/s3"
 	"repot.dev/repot-operator/artifacts/s3test"
 	"repot.dev/repot-operator/contract"
 )
@@ -39,7 +40,7 @@ func BenchmarkTraceUpload(b *testing.B) {
 				dir := b.TempDir()
 				var stop func()
 				if store {
-					u := &artifacts.ShardUploader{
+					u := &s3.ShardUploader{
 						Store: st, Path: filepath.Join(dir, contract.TracesFile),
 						Layout: artifacts.Layout{Namespace: "ns", Evaluation: fmt.Sprintf("bench-%d", i), UID: "3f1c2a9e-52b1-4c3e-9d8f-0a1b2c3d4e5f"},
 						Shard:  artifacts.Shard{Model: "m", Index: 0},
@@ -60,7 +61,7 @@ func BenchmarkTraceUpload(b *testing.B) {
 
 // syncEvery runs u.Sync every d until the returned stop, which finishes
 // the upload.
-func syncEvery(b *testing.B, u *artifacts.ShardUploader, d time.Duration) func() {
+func syncEvery(b *testing.B, u *s3.ShardUploader, d time.Duration) func() {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {

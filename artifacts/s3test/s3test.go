@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"repot.dev/repot-operator/artifacts"
+	"repot.dev/repot-operator/artifacts/s3"
 )
 
 // TB is the part of testing.TB the helpers use, so that Ginkgo's GinkgoT()
@@ -56,13 +57,13 @@ func (s *Server) Location() artifacts.Location {
 
 // Open returns a client of the server (at endpoint, when not "", for a
 // proxy in front of it).
-func (s *Server) Open(t TB, endpoint string) *artifacts.Store {
+func (s *Server) Open(t TB, endpoint string) *s3.Store {
 	t.Helper()
 	loc := s.Location()
 	if endpoint != "" {
 		loc.Endpoint = endpoint
 	}
-	st, err := artifacts.Open(loc, s.Creds, artifacts.Options{})
+	st, err := s3.Open(loc, s.Creds, s3.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"repot.dev/repot-operator/artifacts"
+	"repot.dev/repot-operator/artifacts/s3"
 )
 
 func init() { register(newArtifactsCommand) }
@@ -84,7 +85,7 @@ func probeStore(ctx context.Context, a artifactsFlags, namespace string, timeout
 	if err := l.Validate(); err != nil {
 		return err
 	}
-	st, err := artifacts.Open(a.loc, creds, artifacts.Options{MaxRetries: 3})
+	st, err := s3.Open(a.loc, creds, s3.Options{MaxRetries: 3})
 	if err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func removeStored(ctx context.Context, a artifactsFlags, namespace string, timeo
 	if err := l.Validate(); err != nil {
 		return 0, err
 	}
-	st, err := artifacts.Open(a.loc, creds, artifacts.Options{MaxRetries: 3})
+	st, err := s3.Open(a.loc, creds, s3.Options{MaxRetries: 3})
 	if err != nil {
 		return 0, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"repot.dev/repot-operator/artifacts"
+	"repot.dev/repot-operator/artifacts/s3"
 	"repot.dev/repot-operator/contract"
 )
 
@@ -46,7 +47,7 @@ func (a *artifactsFlags) enabled() bool { return a.loc.Endpoint != "" }
 
 // uploader builds the shard's uploader; dir is the runner's output
 // directory, where the upload state is kept.
-func (a *artifactsFlags) uploader(namespace, dir string) (*artifacts.ShardUploader, error) {
+func (a *artifactsFlags) uploader(namespace, dir string) (*s3.ShardUploader, error) {
 	creds, err := artifacts.CredentialsFromEnv()
 	if err != nil {
 		return nil, err
@@ -55,7 +56,7 @@ func (a *artifactsFlags) uploader(namespace, dir string) (*artifacts.ShardUpload
 	if err := errors.Join(l.Validate(), a.shard.Validate()); err != nil {
 		return nil, fmt.Errorf("ledger sync: artifacts: %w", err)
 	}
-	st, err := artifacts.Open(a.loc, creds, artifacts.Options{})
+	st, err := s3.Open(a.loc, creds, s3.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +64,7 @@ func (a *artifactsFlags) uploader(namespace, dir string) (*artifacts.ShardUpload
 	if path == "" {
 		path = filepath.Join(dir, contract.TracesFile)
 	}
-	return &artifacts.ShardUploader{
+	return &s3.ShardUploader{
 		Store: st, Layout: l, Shard: a.shard, Path: path,
 		StatePath: filepath.Join(dir, "artifacts.state"),
 	}, nil

@@ -21,6 +21,7 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/artifacts"
+	"repot.dev/repot-operator/artifacts/s3"
 	"repot.dev/repot-operator/artifacts/s3test"
 	"repot.dev/repot-operator/cmd/repot"
 	"repot.dev/repot-operator/contract"
@@ -83,7 +84,7 @@ var _ = Describe("an evaluation with an S3 artifact store", func() {
 			dir := GinkgoT().TempDir()
 			path := dir + "/traces.jsonl"
 			Expect(os.WriteFile(path, []byte(strings.Join(part, "")+"\n"), 0o644)).To(Succeed())
-			u := &artifacts.ShardUploader{Store: st, Layout: layout, Shard: artifacts.Shard{Model: "m", Index: shard}, Path: path}
+			u := &s3.ShardUploader{Store: st, Layout: layout, Shard: artifacts.Shard{Model: "m", Index: shard}, Path: path}
 			_, err := u.Finish(ctx)
 			Expect(err).NotTo(HaveOccurred())
 		}

@@ -11,13 +11,14 @@ import (
 	"repot.dev/repot-operator/analysis/report"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/artifacts"
+	"repot.dev/repot-operator/artifacts/s3"
 )
 
 // StoredTraces is where an evaluation's traces are and what its manifests
 // say of them.
 type StoredTraces struct {
 	Evaluation *repotv1.RepotEvaluation
-	Store      *artifacts.Store
+	Store      *s3.Store
 	Layout     artifacts.Layout
 	Manifest   artifacts.Manifest
 }
@@ -51,7 +52,7 @@ func OpenStoredTraces(ctx context.Context, c client.Reader, namespace, name stri
 		endpoint = a.Endpoint
 	}
 	loc := artifacts.Location{Endpoint: endpoint, Bucket: bucket, Prefix: layout.Prefix, Region: a.Region, Insecure: a.Insecure}
-	st, err := artifacts.Open(loc, creds, artifacts.Options{})
+	st, err := s3.Open(loc, creds, s3.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("the artifact store of %s/%s: %w", namespace, name, err)
 	}
@@ -61,7 +62,7 @@ func OpenStoredTraces(ctx context.Context, c client.Reader, namespace, name stri
 			shards = append(shards, artifacts.Shard{Model: m.Name, Index: i})
 		}
 	}
-	m, err := artifacts.Collect(ctx, st, layout, shards)
+	m, err := s3.Collect(ctx, st, layout, shards)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +72,7 @@ func OpenStoredTraces(ctx context.Context, c client.Reader, namespace, name stri
 // Each streams every stored trace line to fn, in model, shard and segment
 // order, each object checked against its manifest's size and sha256.
 func (s *StoredTraces) Each(ctx context.Context, fn func(line []byte) error) error {
-	return artifacts.Traces(ctx, s.Store, s.Manifest, fn)
+	return s3.Traces(ctx, s.Store, s.Manifest, fn)
 }
 
 // Warning says what is missing from the store ("" when the upload is

@@ -24,6 +24,7 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/artifacts"
+	"repot.dev/repot-operator/artifacts/s3"
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/results"
@@ -70,7 +71,7 @@ var _ = Describe("traces in an S3 store from a cluster evaluation", Ordered, Lab
 		Expect(vgw.Start()).To(Succeed())
 		DeferCleanup(func() { _ = vgw.Process.Kill(); _ = vgw.Wait(); logf.Close() })
 		store = artifacts.Location{Endpoint: endpoint, Bucket: "repot-traces", Insecure: true}
-		st, err := artifacts.Open(store, creds, artifacts.Options{})
+		st, err := s3.Open(store, creds, s3.Options{})
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() error { return st.Probe(context.Background(), "", "e2e") }).WithTimeout(30 * time.Second).Should(Succeed())
 

@@ -20,6 +20,7 @@ import (
 	"repot.dev/repot-operator/analysis/chaintree"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/artifacts"
+	"repot.dev/repot-operator/artifacts/s3"
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/results"
@@ -110,7 +111,7 @@ spec:
 
 		traced := map[string]bool{}
 		var stored bytes.Buffer
-		Expect(artifacts.Traces(ctx, st, m, func(line []byte) error {
+		Expect(s3.Traces(ctx, st, m, func(line []byte) error {
 			var tr contract.Trace
 			if err := json.Unmarshal(line, &tr); err != nil {
 				return err

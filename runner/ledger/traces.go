@@ -13,7 +13,7 @@ import (
 const maxTraceSync = time.Minute
 
 // TraceUploader puts the runner's traces in the artifact store;
-// *artifacts.ShardUploader is the real one.
+// *s3.ShardUploader is the real one.
 type TraceUploader interface {
 	// Sync uploads the traces written so far (after a failure it waits out
 	// a backoff and returns the last error).

@@ -14,6 +14,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"repot.dev/repot-operator/artifacts"
+	"repot.dev/repot-operator/artifacts/s3"
 	"repot.dev/repot-operator/artifacts/s3test"
 	"repot.dev/repot-operator/contract"
 )
@@ -111,7 +112,7 @@ func TestSyncRecordedRunsHaveStoredTraces(t *testing.T) {
 	layout := artifacts.Layout{Namespace: "ns", Evaluation: "ev", UID: "3f1c2a9e-52b1-4c3e-9d8f-0a1b2c3d4e5f"}
 	shard := artifacts.Shard{Model: "m", Index: 0}
 	st := srv.Open(t, "")
-	up := &artifacts.ShardUploader{Store: st, Layout: layout, Shard: shard, Path: filepath.Join(dir, "traces.jsonl"), StatePath: filepath.Join(dir, "artifacts.state")}
+	up := &s3.ShardUploader{Store: st, Layout: layout, Shard: shard, Path: filepath.Join(dir, "traces.jsonl"), StatePath: filepath.Join(dir, "artifacts.state")}
 	s := &Syncer{
 		Store: &Store{Client: h.fake, Name: "led-0"}, Tail: &Tail{Path: h.path},
 		Poll: time.Second, MaxDelay: 5 * time.Second, Batch: 2, Traces: up,
@@ -129,11 +130,11 @@ func TestSyncRecordedRunsHaveStoredTraces(t *testing.T) {
 		h.poll()
 		// Every record in the ledger has its trace in the store.
 		stored := map[string]bool{}
-		m, err := artifacts.Collect(context.Background(), st, layout, []artifacts.Shard{shard})
+		m, err := s3.Collect(context.Background(), st, layout, []artifacts.Shard{shard})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := artifacts.Traces(context.Background(), st, m, func(b []byte) error {
+		if err := s3.Traces(context.Background(), st, m, func(b []byte) error {
 			var tr contract.Trace
 			if err := json.Unmarshal(b, &tr); err != nil {
 				return err
@@ -156,7 +157,7 @@ func TestSyncRecordedRunsHaveStoredTraces(t *testing.T) {
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}
-	m, err := artifacts.Collect(context.Background(), st, layout, []artifacts.Shard{shard})
+	m, err := s3.Collect(context.Background(), st, layout, []artifacts.Shard{shard})
 	if err != nil {
 		t.Fatal(err)
 	}

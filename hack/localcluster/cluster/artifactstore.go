@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"repot.dev/repot-operator/artifacts"
+	"repot.dev/repot-operator/artifacts/s3"
 )
 
 // The local cluster's artifact store: Versity's S3 gateway (bin/versitygw,
@@ -156,7 +157,7 @@ func StartArtifactStore(ctx context.Context, cs kubernetes.Interface, dataDir st
 		// an object, with the credentials the runners get.
 		s, err := LocalArtifactStore(ctx, cs)
 		if err == nil {
-			var st *artifacts.Store
+			var st *s3.Store
 			if st, err = s.HostStore(); err != nil {
 				return nil, err
 			}
@@ -272,10 +273,10 @@ func LocalArtifactStore(ctx context.Context, cs kubernetes.Interface) (*Artifact
 
 // HostStore is a client of the store for the host's processes (the demo,
 // the e2e specs): the same bucket at HostEndpoint.
-func (s *ArtifactStore) HostStore() (*artifacts.Store, error) {
+func (s *ArtifactStore) HostStore() (*s3.Store, error) {
 	loc := s.Location
 	loc.Endpoint = s.HostEndpoint
-	return artifacts.Open(loc, s.Creds, artifacts.Options{})
+	return s3.Open(loc, s.Creds, s3.Options{})
 }
 
 // ChartValues are the operator chart's values (helm --set) that make the
@@ -319,7 +320,7 @@ func (s *ArtifactStore) ShareCredentials(ctx context.Context, cs kubernetes.Inte
 // the store: layout is the evaluation's (no prefix: the chart values above
 // set none), url its status.artifacts.url, which must be this store's
 // bucket and the evaluation's own keys, and shards its models' shards.
-func (s *ArtifactStore) Collect(ctx context.Context, layout artifacts.Layout, url string, shards []artifacts.Shard) (*artifacts.Store, artifacts.Manifest, error) {
+func (s *ArtifactStore) Collect(ctx context.Context, layout artifacts.Layout, url string, shards []artifacts.Shard) (*s3.Store, artifacts.Manifest, error) {
 	if want := "s3://" + s.Location.Bucket + "/" + layout.EvaluationPrefix(); url != want {
 		return nil, artifacts.Manifest{}, fmt.Errorf("status.artifacts.url of %s/%s is %q, not the local store's %q", layout.Namespace, layout.Evaluation, url, want)
 	}
@@ -327,6 +328,6 @@ func (s *ArtifactStore) Collect(ctx context.Context, layout artifacts.Layout, ur
 	if err != nil {
 		return nil, artifacts.Manifest{}, err
 	}
-	m, err := artifacts.Collect(ctx, st, layout, shards)
+	m, err := s3.Collect(ctx, st, layout, shards)
 	return st, m, err
 }

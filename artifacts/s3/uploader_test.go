@@ -1,4 +1,4 @@
-package artifacts_test
+package s3_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"repot.dev/repot-operator/artifacts/s3"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -66,8 +68,8 @@ func (f *shardFile) addPartial(s string) {
 	}
 }
 
-func uploader(st *artifacts.Store, shard int, path string) *artifacts.ShardUploader {
-	return &artifacts.ShardUploader{
+func uploader(st *s3.Store, shard int, path string) *s3.ShardUploader {
+	return &s3.ShardUploader{
 		Store: st, Layout: layout, Shard: artifacts.Shard{Model: "m", Index: shard}, Path: path,
 		StatePath:  filepath.Join(filepath.Dir(path), "artifacts.state"),
 		MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
@@ -85,14 +87,14 @@ func shardsUpTo(n int) []artifacts.Shard {
 
 // stored reads every trace line of the evaluation back through its
 // manifests, checking sizes and sha256.
-func stored(t *testing.T, st *artifacts.Store, shards int) (artifacts.Manifest, []string) {
+func stored(t *testing.T, st *s3.Store, shards int) (artifacts.Manifest, []string) {
 	t.Helper()
-	m, err := artifacts.Collect(context.Background(), st, layout, shardsUpTo(shards))
+	m, err := s3.Collect(context.Background(), st, layout, shardsUpTo(shards))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var lines []string
-	if err := artifacts.Traces(context.Background(), st, m, func(b []byte) error {
+	if err := s3.Traces(context.Background(), st, m, func(b []byte) error {
 		lines = append(lines, string(b))
 		return nil
 	}); err != nil {
@@ -372,7 +374,7 @@ func TestUploaderCountsWhatIsLost(t *testing.T) {
 	if !p.Final || p.LostBytes != lost {
 		t.Errorf("Finish progress = %+v, want final with %d bytes lost", p, lost)
 	}
-	m, err := artifacts.Collect(context.Background(), srv.Open(t, ""), layout, shardsUpTo(1))
+	m, err := s3.Collect(context.Background(), srv.Open(t, ""), layout, shardsUpTo(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +392,7 @@ func TestTracesRefusesAChangedObject(t *testing.T) {
 	if _, err := uploader(st, 0, f.path).Finish(ctx); err != nil {
 		t.Fatal(err)
 	}
-	m, err := artifacts.Collect(ctx, st, layout, shardsUpTo(1))
+	m, err := s3.Collect(ctx, st, layout, shardsUpTo(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +401,7 @@ func TestTracesRefusesAChangedObject(t *testing.T) {
 	if _, err := st.PutBytes(ctx, m.Shards[0].Objects[0].Key, forged); err != nil {
 		t.Fatal(err)
 	}
-	err = artifacts.Traces(ctx, st, m, func([]byte) error { return nil })
+	err = s3.Traces(ctx, st, m, func([]byte) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "the manifest says") {
 		t.Errorf("Traces over a replaced object = %v, want a size or sha256 mismatch", err)
 	}
@@ -426,7 +428,7 @@ func TestProbeSaysWhatFailed(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st, err := artifacts.Open(tc.loc(), tc.cred, artifacts.Options{MaxRetries: 1})
+			st, err := s3.Open(tc.loc(), tc.cred, s3.Options{MaxRetries: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

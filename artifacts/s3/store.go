@@ -1,6 +1,8 @@
-package artifacts
+package s3
 
 import (
+	"repot.dev/repot-operator/artifacts"
+
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -24,7 +26,7 @@ const DefaultPartSize = 8 << 20
 // Store is an S3-compatible store at a Location: the one client every
 // reader and writer of artifacts uses.
 type Store struct {
-	Location Location
+	Location artifacts.Location
 	client   *minio.Client
 	// PartSize is the multipart part size (DefaultPartSize when 0).
 	PartSize uint64
@@ -44,7 +46,7 @@ type Options struct {
 
 // Open validates loc and returns a client for it. It does not contact the
 // store: Probe does.
-func Open(loc Location, creds Credentials, o Options) (*Store, error) {
+func Open(loc artifacts.Location, creds artifacts.Credentials, o Options) (*Store, error) {
 	if err := loc.Validate(); err != nil {
 		return nil, fmt.Errorf("artifact store: %w", err)
 	}
@@ -73,25 +75,16 @@ func Open(loc Location, creds Credentials, o Options) (*Store, error) {
 	return &Store{Location: loc, client: client}, nil
 }
 
-// Object is one stored object as a manifest lists it.
-type Object struct {
-	Key    string `json:"key"`
-	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256"`
-	// Lines is the number of JSONL lines (traces) the object holds.
-	Lines int `json:"lines,omitempty"`
-}
-
 // metaSHA256 is the user metadata key holding an object's sha256 (hex), so
 // that a reader can check an object without its manifest.
 const metaSHA256 = "Sha256"
 
 // Put stores size bytes of r (an io.ReaderAt, read twice: once for the
 // sha256, once to send) as key. Large objects go up in parts.
-func (s *Store) Put(ctx context.Context, key string, r io.ReaderAt, size int64) (Object, error) {
+func (s *Store) Put(ctx context.Context, key string, r io.ReaderAt, size int64) (artifacts.Object, error) {
 	h := sha256.New()
 	if _, err := io.Copy(h, io.NewSectionReader(r, 0, size)); err != nil {
-		return Object{}, fmt.Errorf("reading %s: %w", key, err)
+		return artifacts.Object{}, fmt.Errorf("reading %s: %w", key, err)
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	part := s.PartSize
@@ -107,13 +100,13 @@ func (s *Store) Put(ctx context.Context, key string, r io.ReaderAt, size int64) 
 		NumThreads: 1,
 	})
 	if err != nil {
-		return Object{}, s.explain("writing "+key, err)
+		return artifacts.Object{}, s.explain("writing "+key, err)
 	}
-	return Object{Key: key, Size: size, SHA256: sum}, nil
+	return artifacts.Object{Key: key, Size: size, SHA256: sum}, nil
 }
 
 // PutBytes stores b as key (manifests).
-func (s *Store) PutBytes(ctx context.Context, key string, b []byte) (Object, error) {
+func (s *Store) PutBytes(ctx context.Context, key string, b []byte) (artifacts.Object, error) {
 	return s.Put(ctx, key, bytes.NewReader(b), int64(len(b)))
 }
 
@@ -150,13 +143,13 @@ func (s *Store) GetBytes(ctx context.Context, key string, limit int64) ([]byte, 
 }
 
 // List returns the keys and sizes under prefix, in key order.
-func (s *Store) List(ctx context.Context, prefix string) ([]Object, error) {
-	var out []Object
+func (s *Store) List(ctx context.Context, prefix string) ([]artifacts.Object, error) {
+	var out []artifacts.Object
 	for o := range s.client.ListObjects(ctx, s.Location.Bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
 		if o.Err != nil {
 			return nil, s.explain("listing "+prefix, o.Err)
 		}
-		out = append(out, Object{Key: o.Key, Size: o.Size})
+		out = append(out, artifacts.Object{Key: o.Key, Size: o.Size})
 	}
 	return out, nil
 }

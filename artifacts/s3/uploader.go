@@ -1,6 +1,8 @@
-package artifacts
+package s3
 
 import (
+	"repot.dev/repot-operator/artifacts"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -31,8 +33,8 @@ import (
 // kept in StatePath, so a restarted sidecar does not upload a trace twice.
 type ShardUploader struct {
 	Store  *Store
-	Layout Layout
-	Shard  Shard
+	Layout artifacts.Layout
+	Shard  artifacts.Shard
 	// Path is the traces file.
 	Path string
 	// StatePath keeps the uploaded offset across sidecar restarts ("" for
@@ -44,7 +46,7 @@ type ShardUploader struct {
 	MinBackoff, MaxBackoff time.Duration
 
 	started  bool
-	manifest ShardManifest
+	manifest artifacts.ShardManifest
 	nextSeq  int
 	offset   int64
 	dirty    bool // the manifest in the store lags m.manifest
@@ -52,21 +54,6 @@ type ShardUploader struct {
 	failures int
 	nextTry  time.Time
 	lastErr  error
-}
-
-// Progress is what a shard's uploader has done, for the ledger and the
-// evaluation's status.
-type Progress struct {
-	Objects int   `json:"objects"`
-	Bytes   int64 `json:"bytes"`
-	// PendingBytes are written locally and not yet in the store.
-	PendingBytes int64 `json:"pendingBytes,omitempty"`
-	// LostBytes were given up on at the end (the store stayed unreachable).
-	LostBytes int64 `json:"lostBytes,omitempty"`
-	Final     bool  `json:"final,omitempty"`
-	// LastError is the last failure while the store is failing ("" once an
-	// upload succeeds).
-	LastError string `json:"lastError,omitempty"`
 }
 
 type uploaderState struct {
@@ -98,7 +85,7 @@ func (u *ShardUploader) start(ctx context.Context) error {
 		return err
 	}
 	if !ok {
-		m = ShardManifest{Shard: u.Shard}
+		m = artifacts.ShardManifest{Shard: u.Shard}
 	}
 	// Continue after every segment in the store, listed or not: a pod
 	// killed between a segment and its manifest left one the manifest
@@ -230,7 +217,7 @@ func (u *ShardUploader) flushManifest(ctx context.Context) error {
 // marks the manifest final, with what could not be uploaded counted as
 // lost. The error is the last failure when something was lost or the
 // final manifest could not be written.
-func (u *ShardUploader) Finish(ctx context.Context) (Progress, error) {
+func (u *ShardUploader) Finish(ctx context.Context) (artifacts.Progress, error) {
 	u.defaults()
 	var err error
 	u.failures = 0 // no backoff carried in: the first try is now
@@ -274,8 +261,8 @@ func (u *ShardUploader) pending() int64 {
 }
 
 // Progress reports what is stored, pending and lost.
-func (u *ShardUploader) Progress() Progress {
-	p := Progress{PendingBytes: u.pending(), LostBytes: u.manifest.LostBytes, Final: u.manifest.Final}
+func (u *ShardUploader) Progress() artifacts.Progress {
+	p := artifacts.Progress{PendingBytes: u.pending(), LostBytes: u.manifest.LostBytes, Final: u.manifest.Final}
 	for _, o := range u.manifest.Objects {
 		p.Objects++
 		p.Bytes += o.Size

@@ -1,4 +1,4 @@
-package artifacts_test
+package s3_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"repot.dev/repot-operator/artifacts/s3"
 
 	"repot.dev/repot-operator/artifacts"
 	"repot.dev/repot-operator/artifacts/s3test"
@@ -32,7 +34,7 @@ func BenchmarkShardUploaderSync(b *testing.B) {
 			// itself holds no segment-sized buffer in the heap it measures.
 			line := []byte(`{"problem_id":"p","pad":"` + strings.Repeat("x", 4000) + `"}` + "\n")
 			lines := size / len(line)
-			u := &artifacts.ShardUploader{Store: st, Layout: artifacts.Layout{Namespace: "ns", Evaluation: "bench", UID: "3f1c2a9e-52b1-4c3e-9d8f-0a1b2c3d4e5f"},
+			u := &s3.ShardUploader{Store: st, Layout: artifacts.Layout{Namespace: "ns", Evaluation: "bench", UID: "3f1c2a9e-52b1-4c3e-9d8f-0a1b2c3d4e5f"},
 				Shard: artifacts.Shard{Model: "m", Index: 0}, Path: path}
 			f, err := os.Create(path)
 			if err != nil {
