@@ -125,6 +125,18 @@ type Message struct {
 	Content string `json:"content"`
 }
 
+// Message roles.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// NoThinkPrefix is the system-prompt prefix that turns extended thinking off
+// for the open-weights models of the paper (Qwen-style chat templates); the
+// simulated server reads it as such a model would.
+const NoThinkPrefix = "/no_think"
+
 // Usage is the server's token accounting for one call.
 type Usage struct {
 	Prompt     int `json:"prompt"`

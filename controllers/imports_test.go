@@ -31,6 +31,8 @@ var importRules = []struct {
 	why    string
 }{
 	{"contract", []string{module + "/..."}, "the contract is the leaf that the engine, the analysis and the operator all import"},
+	{"contract/prompt", vocabularyDenied, "the prompt format is vocabulary the engine, the analysis and the simulated server share: it imports only the contract and envs"},
+	{"contract/program", vocabularyDenied, "the program reader is vocabulary the engine, the judge and the simulated server share: it imports only the contract and envs"},
 	{"artifacts/...", []string{
 		module + "/runner/...", module + "/modelserver/...", module + "/controllers/...", module + "/analysis/...", module + "/envs/...",
 		module + "/cmd/...",
@@ -38,10 +40,9 @@ var importRules = []struct {
 	{"controllers/...", []string{module + "/runner/...", module + "/modelserver/...", module + "/cmd/..."},
 		"the operator reads the contract and the analysis, never the engine or the model servers"},
 	{"analysis/...", []string{
-		module + "/runner", module + "/runner/methods", module + "/runner/concurrency", module + "/cmd/...",
-		module + "/runner/sandbox", module + "/modelserver/...", module + "/controllers/...",
-	}, "the analysis reads the contract (records, traces), never the engine"},
-	{"modelserver/...", []string{module + "/runner", module + "/runner/methods", module + "/cmd/...", module + "/controllers/..."},
+		module + "/runner/...", module + "/modelserver/...", module + "/controllers/...", module + "/cmd/...",
+	}, "the analysis reads the contract (records, traces, the prompt format), never the engine"},
+	{"modelserver/...", []string{module + "/runner/...", module + "/cmd/...", module + "/controllers/..."},
 		"the simulated model server and the GPU telemetry (the server pod's processes) stand beside the engine, not above it"},
 	{"envs/...", []string{module + "/controllers/...", module + "/cmd/..."}, "the engine knows nothing of the operator"},
 	{"runner/...", []string{module + "/controllers/...", module + "/cmd/..."}, "the engine knows nothing of the operator; cmd/repot joins them"},
@@ -72,6 +73,13 @@ var importRules = []struct {
 		"the engine runs on a laptop as in a pod: it knows nothing of Kubernetes (the runner pod's ledger store is beside it)"},
 	{"runner/methods", []string{module + "/runner/ledger", "k8s.io/client-go/...", "sigs.k8s.io/controller-runtime/..."},
 		"the methods know nothing of Kubernetes"},
+}
+
+// vocabularyDenied is all of the module but the contract, envs and the
+// vocabulary itself.
+var vocabularyDenied = []string{
+	module + "/runner/...", module + "/modelserver/...", module + "/analysis/...", module + "/controllers/...",
+	module + "/cmd/...", module + "/artifacts/...", module + "/api/...", module + "/hack/...",
 }
 
 func matches(pattern, path string) bool {

@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/program"
+	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/modelserver/simserver"
 	"repot.dev/repot-operator/runner/concurrency"
 	"repot.dev/repot-operator/runner/methods"
 	"repot.dev/repot-operator/runner/model"
-	"repot.dev/repot-operator/runner/program"
-	"repot.dev/repot-operator/runner/prompt"
 	"repot.dev/repot-operator/runner/sandbox"
 )
 

@@ -64,7 +64,7 @@ func simClient(t testing.TB, hs *httptest.Server, attempts int) model.Client {
 	t.Helper()
 	c, err := model.New(model.Config{
 		BaseURL: hs.URL + "/v1", Model: "sim-strong",
-		SystemPrefix: model.NoThinkPrefix, ExtraBody: model.DisableThinkingBody(),
+		SystemPrefix: contract.NoThinkPrefix, ExtraBody: model.DisableThinkingBody(),
 		Retry:   model.RetryPolicy{MaxAttempts: attempts, Initial: time.Millisecond, Max: time.Millisecond},
 		Timeout: 10 * time.Minute,
 		Sleep:   func(ctx context.Context, _ time.Duration) error { return ctx.Err() },

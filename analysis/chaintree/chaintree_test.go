@@ -10,9 +10,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/methods"
-	"repot.dev/repot-operator/runner/prompt"
 )
 
 // fixture is a 4-disk Tower of Hanoi problem, the oracle's plan, and a

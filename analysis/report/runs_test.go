@@ -46,7 +46,7 @@ func simRunWith(t *testing.T, dir, profile string, seed int64, n int, ms []strin
 	defer hs.Close()
 	client, err := model.New(model.Config{
 		BaseURL: hs.URL + "/v1", Model: name,
-		SystemPrefix: model.NoThinkPrefix, ExtraBody: model.DisableThinkingBody(),
+		SystemPrefix: contract.NoThinkPrefix, ExtraBody: model.DisableThinkingBody(),
 		Retry:   model.RetryPolicy{MaxAttempts: 3, Initial: time.Millisecond, Max: time.Millisecond},
 		Timeout: 5 * time.Minute,
 	})

@@ -46,7 +46,7 @@ func newReadyCheckCommand() *cobra.Command {
 				cfg.APIKey = os.Getenv(apiKeyEnv)
 			}
 			if noThink {
-				cfg.SystemPrefix = model.NoThinkPrefix
+				cfg.SystemPrefix = contract.NoThinkPrefix
 				cfg.ExtraBody = model.DisableThinkingBody()
 			}
 			client, err := model.New(cfg)
@@ -122,7 +122,7 @@ func (g *readyGate) check(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
 	_, err := g.client.Complete(cctx, model.Request{
-		Messages:  []contract.Message{{Role: model.RoleUser, Content: "Reply with the single word OK."}},
+		Messages:  []contract.Message{{Role: contract.RoleUser, Content: "Reply with the single word OK."}},
 		MaxTokens: 1,
 	})
 	g.mu.Lock()

@@ -158,7 +158,7 @@ func (f *runFlags) run(c *cobra.Command) error {
 	}
 	mc := model.Config{BaseURL: f.baseURL, Model: f.modelName, APIKey: apiKey}
 	if f.disableThinking {
-		mc.SystemPrefix, mc.ExtraBody = model.NoThinkPrefix, model.DisableThinkingBody()
+		mc.SystemPrefix, mc.ExtraBody = contract.NoThinkPrefix, model.DisableThinkingBody()
 	}
 	client, err := model.New(mc)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"repot.dev/repot-operator/runner/program"
+	"repot.dev/repot-operator/contract/program"
 	"repot.dev/repot-operator/runner/sandbox"
 )
 

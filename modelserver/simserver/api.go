@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"repot.dev/repot-operator/contract"
-	"repot.dev/repot-operator/runner/model"
 )
 
 // chatRequest is the part of an OpenAI chat completions request the
@@ -83,7 +82,7 @@ func (r *chatRequest) thinking(msgs []contract.Message) bool {
 		return false
 	}
 	for _, m := range msgs {
-		if m.Role == model.RoleSystem && strings.HasPrefix(strings.TrimSpace(m.Content), model.NoThinkPrefix) {
+		if m.Role == contract.RoleSystem && strings.HasPrefix(strings.TrimSpace(m.Content), contract.NoThinkPrefix) {
 			return false
 		}
 	}

@@ -10,9 +10,8 @@ import (
 	"time"
 
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/model"
-	"repot.dev/repot-operator/runner/prompt"
 )
 
 // TestDecisionsReplayAsTheirModeSays checks every mode against the verifier:
@@ -195,7 +194,7 @@ func TestEmptyProseAndChatReplies(t *testing.T) {
 			}
 		}
 	}
-	if d := Decide(Profiles["weak"], 1, []contract.Message{{Role: model.RoleUser, Content: "Environment: no_such_env\n"}}); d.Mode != ModeChat {
+	if d := Decide(Profiles["weak"], 1, []contract.Message{{Role: contract.RoleUser, Content: "Environment: no_such_env\n"}}); d.Mode != ModeChat {
 		t.Errorf("unknown environment gave %s", d.Mode)
 	}
 }

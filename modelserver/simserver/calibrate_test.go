@@ -4,9 +4,8 @@ import (
 	"testing"
 
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/model"
-	"repot.dev/repot-operator/runner/prompt"
 )
 
 // outcome is a simplified replay of a decision: the valid prefix, the plan
@@ -70,7 +69,7 @@ type tally struct{ pot, retry, repot, adaptive, calls, n, repairs int }
 func simulateMethods(t testing.TB, prof *Profile, seed int64, problems []envs.Problem) tally {
 	var tl tally
 	sys := func(m []contract.Message) []contract.Message {
-		m[0].Content = model.NoThinkPrefix + "\n" + m[0].Content
+		m[0].Content = contract.NoThinkPrefix + "\n" + m[0].Content
 		return m
 	}
 	for i := range problems {

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/runner/model"
-	"repot.dev/repot-operator/runner/prompt"
 )
 
 func TestScrapeAndShare(t *testing.T) {
@@ -67,7 +67,7 @@ func BenchmarkCapacityShare(b *testing.B) {
 					b.Fatal(err)
 				}
 				hs := newBenchServer(s)
-				c, err := model.New(model.Config{BaseURL: hs.URL + "/v1", Model: "sim-strong", SystemPrefix: model.NoThinkPrefix})
+				c, err := model.New(model.Config{BaseURL: hs.URL + "/v1", Model: "sim-strong", SystemPrefix: contract.NoThinkPrefix})
 				if err != nil {
 					b.Fatal(err)
 				}

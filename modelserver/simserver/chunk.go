@@ -6,8 +6,8 @@ import (
 	"math"
 	"strings"
 
+	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/prompt"
 )
 
 // Chunk success: a proposal of k moves out of a whole plan of n (verified

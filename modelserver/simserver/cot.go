@@ -7,8 +7,8 @@ import (
 	"math"
 	"strconv"
 
+	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/prompt"
 )
 
 // cotPlanScale is the plan length at which a chain-of-thought answer's

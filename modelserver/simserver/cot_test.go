@@ -3,9 +3,9 @@ package simserver
 import (
 	"testing"
 
+	"repot.dev/repot-operator/contract/program"
+	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/program"
-	"repot.dev/repot-operator/runner/prompt"
 )
 
 // TestDecideCoTOnlyAnswersSamplePrompts: the CoT decider claims the

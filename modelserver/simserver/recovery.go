@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/prompt"
 )
 
 // Modes of simulated answers to prompted Derail-550 recovery prompts and to

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/prompt"
 )
 
 // recoveryPrompts builds the four prompted conditions' prompts for a case

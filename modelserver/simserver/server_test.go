@@ -16,9 +16,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/model"
-	"repot.dev/repot-operator/runner/prompt"
 )
 
 func suite(t testing.TB) []envs.Problem {
@@ -52,7 +52,7 @@ func client(t *testing.T, url, name string) *model.OpenAI {
 	c, err := model.New(model.Config{
 		BaseURL:      url + "/v1",
 		Model:        name,
-		SystemPrefix: model.NoThinkPrefix,
+		SystemPrefix: contract.NoThinkPrefix,
 		ExtraBody:    model.DisableThinkingBody(),
 		Retry:        model.RetryPolicy{MaxAttempts: 30, Initial: time.Millisecond, Max: time.Millisecond},
 		Sleep:        func(ctx context.Context, _ time.Duration) error { return ctx.Err() },
@@ -108,7 +108,7 @@ func TestCompletionUsageAndDeterminism(t *testing.T) {
 		t.Errorf("same prompt, different answers:\n%s", diff)
 	}
 	sent := append([]contract.Message{}, req.Messages...)
-	sent[0].Content = model.NoThinkPrefix + "\n" + sent[0].Content
+	sent[0].Content = contract.NoThinkPrefix + "\n" + sent[0].Content
 	if r1.Usage.Prompt != promptTokens(sent) || r1.Usage.Completion != Tokens(r1.Content) {
 		t.Errorf("usage %+v, want prompt %d completion %d", r1.Usage, promptTokens(sent), Tokens(r1.Content))
 	}
@@ -154,7 +154,7 @@ func post(t *testing.T, url string, body any, out any) int {
 func TestReadinessStylePrompt(t *testing.T) {
 	_, hs := startServer(t, Options{})
 	c := client(t, hs.URL, "sim-strong")
-	r, err := c.Complete(context.Background(), model.Request{Messages: []contract.Message{{Role: model.RoleUser, Content: "Say OK."}}, MaxTokens: 1})
+	r, err := c.Complete(context.Background(), model.Request{Messages: []contract.Message{{Role: contract.RoleUser, Content: "Say OK."}}, MaxTokens: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestRequestErrors(t *testing.T) {
 		}
 	}
 	c := client(t, hs.URL, "not-served")
-	_, err := c.Complete(context.Background(), model.Request{Messages: []contract.Message{{Role: model.RoleUser, Content: "x"}}})
+	_, err := c.Complete(context.Background(), model.Request{Messages: []contract.Message{{Role: contract.RoleUser, Content: "x"}}})
 	var ie *model.InfraError
 	if !errors.As(err, &ie) || ie.Attempts != 1 || ie.StatusCode != 404 {
 		t.Errorf("wrong model: %v", err)

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/prompt"
 )
 
 // ModeUnknownID is a step answer that names an id no option has.

@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/envs/shareddata"
 	"repot.dev/repot-operator/runner/methods"
-	"repot.dev/repot-operator/runner/prompt"
 	"repot.dev/repot-operator/runner/runnertest"
 )
 

@@ -4,8 +4,7 @@ import (
 	"strings"
 
 	"repot.dev/repot-operator/contract"
-	"repot.dev/repot-operator/runner/model"
-	"repot.dev/repot-operator/runner/prompt"
+	"repot.dev/repot-operator/contract/prompt"
 )
 
 // messageOverhead is the tokens a chat template adds per message.
@@ -32,9 +31,9 @@ func cachedTokens(msgs []contract.Message, d Decision) int {
 	n := 0
 	for _, m := range msgs {
 		switch m.Role {
-		case model.RoleSystem:
+		case contract.RoleSystem:
 			n += Tokens(m.Content) + messageOverhead
-		case model.RoleUser:
+		case contract.RoleUser:
 			if d.Mode == ModeChat {
 				continue
 			}

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/prompt"
 )
 
 // TestCachedTokensOfVEXChunks: a VEX run's first chunk prompt has only its

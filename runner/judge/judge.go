@@ -4,7 +4,7 @@
 // exact verifier, independently of the trace's own success, replay and
 // outcome fields.
 //
-// It reuses the engine's parsing (runner/program) and verifier
+// It reuses the program reader (contract/program) and the engine's verifier
 // (methods.Replay, methods.JudgeReply, methods.CheckpointProblem), but not
 // the methods' loops: each method's final plan is rebuilt from the calls'
 // purposes. It lives in the engine because only the engine may import its
@@ -27,9 +27,9 @@ import (
 	"strings"
 
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/program"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/methods"
-	"repot.dev/repot-operator/runner/program"
 )
 
 // Options are what of an evaluation's settings changes how a run decided

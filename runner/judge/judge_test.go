@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/program"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/envs/envstest"
 	"repot.dev/repot-operator/envs/shareddata"
@@ -22,7 +23,6 @@ import (
 	"repot.dev/repot-operator/runner"
 	"repot.dev/repot-operator/runner/methods"
 	"repot.dev/repot-operator/runner/model"
-	"repot.dev/repot-operator/runner/program"
 	"repot.dev/repot-operator/runner/runnertest"
 	"repot.dev/repot-operator/runner/sandbox"
 )
@@ -49,7 +49,7 @@ func simRun(t *testing.T, profile string, cfg runner.Config) ([][]byte, map[stri
 	t.Cleanup(hs.Close)
 	client, err := model.New(model.Config{
 		BaseURL: hs.URL + "/v1", Model: "sim-" + profile,
-		SystemPrefix: model.NoThinkPrefix, ExtraBody: model.DisableThinkingBody(),
+		SystemPrefix: contract.NoThinkPrefix, ExtraBody: model.DisableThinkingBody(),
 		Retry:   model.RetryPolicy{MaxAttempts: 2, Initial: time.Millisecond, Max: time.Millisecond},
 		Timeout: 5 * time.Minute,
 		Sleep:   func(ctx context.Context, _ time.Duration) error { return ctx.Err() },

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"repot.dev/repot-operator/contract"
-	"repot.dev/repot-operator/runner/prompt"
+	"repot.dev/repot-operator/contract/prompt"
 )
 
 // adaptive routes its one extra call by the first plan's verified prefix

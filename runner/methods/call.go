@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/program"
 	"repot.dev/repot-operator/runner/model"
-	"repot.dev/repot-operator/runner/program"
 	"repot.dev/repot-operator/runner/sandbox"
 )
 

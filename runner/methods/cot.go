@@ -5,9 +5,9 @@ import (
 	"errors"
 
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/program"
+	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/runner/model"
-	"repot.dev/repot-operator/runner/program"
-	"repot.dev/repot-operator/runner/prompt"
 )
 
 // cot is chain of thought (the reference's FullSolutionAgent): one plain

@@ -12,12 +12,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/envs/envstest"
 	"repot.dev/repot-operator/envs/shareddata"
 	"repot.dev/repot-operator/modelserver/simserver"
 	"repot.dev/repot-operator/runner/model"
-	"repot.dev/repot-operator/runner/prompt"
 	"repot.dev/repot-operator/runner/runnertest"
 )
 

@@ -8,8 +8,8 @@ import (
 	"fmt"
 
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/prompt"
 )
 
 // DerailTask is one Derail-550 recovery case with the PuzzleZoo problem it

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/program"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/program"
 )
 
 // JudgedCandidate is one judged candidate (contract.JudgedCandidate, as

@@ -7,8 +7,8 @@ import (
 
 	"repot.dev/repot-operator/analysis/vrr"
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/prompt"
 )
 
 // loopKind is how a repair loop decides to make another round.

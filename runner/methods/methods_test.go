@@ -11,10 +11,10 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/envs/envstest"
 	"repot.dev/repot-operator/runner/concurrency"
 	"repot.dev/repot-operator/runner/model"
-	"repot.dev/repot-operator/runner/prompt"
 	"repot.dev/repot-operator/runner/runnertest"
 	"repot.dev/repot-operator/runner/sandbox"
 )

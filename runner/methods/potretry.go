@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"repot.dev/repot-operator/contract"
-	"repot.dev/repot-operator/runner/prompt"
+	"repot.dev/repot-operator/contract/prompt"
 )
 
 // potRetry makes one fresh call after a failed first plan and keeps the

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"repot.dev/repot-operator/contract"
-	"repot.dev/repot-operator/runner/prompt"
+	"repot.dev/repot-operator/contract/prompt"
 )
 
 // repot resumes a failed first plan from its verified checkpoint with up to

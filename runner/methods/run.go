@@ -9,10 +9,10 @@ import (
 
 	"repot.dev/repot-operator/analysis/vrr"
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/concurrency"
 	"repot.dev/repot-operator/runner/model"
-	"repot.dev/repot-operator/runner/prompt"
 	"repot.dev/repot-operator/runner/sandbox"
 )
 

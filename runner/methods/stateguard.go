@@ -7,8 +7,8 @@ import (
 	"slices"
 
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/prompt"
 )
 
 // Per-call outcomes of the step-by-step agent in traces

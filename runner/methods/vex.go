@@ -6,10 +6,10 @@ import (
 	"fmt"
 
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/program"
+	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/model"
-	"repot.dev/repot-operator/runner/program"
-	"repot.dev/repot-operator/runner/prompt"
 )
 
 // maxBlockedPerState caps the moves remembered as rejected at one state

@@ -160,9 +160,9 @@ func (c *OpenAI) params(req Request) openai.ChatCompletionNewParams {
 	}
 	for _, m := range msgs {
 		switch m.Role {
-		case RoleSystem:
+		case contract.RoleSystem:
 			p.Messages = append(p.Messages, openai.SystemMessage(m.Content))
-		case RoleAssistant:
+		case contract.RoleAssistant:
 			p.Messages = append(p.Messages, openai.AssistantMessage(m.Content))
 		default:
 			p.Messages = append(p.Messages, openai.UserMessage(m.Content))
@@ -182,14 +182,14 @@ func withSystemPrefix(msgs []contract.Message, prefix string) []contract.Message
 	}
 	out := make([]contract.Message, 0, len(msgs)+1)
 	for i, m := range msgs {
-		if m.Role == RoleSystem {
+		if m.Role == contract.RoleSystem {
 			out = append(out, msgs[:i]...)
 			m.Content = prefix + "\n" + m.Content
 			out = append(out, m)
 			return append(out, msgs[i+1:]...)
 		}
 	}
-	out = append(out, contract.Message{Role: RoleSystem, Content: prefix})
+	out = append(out, contract.Message{Role: contract.RoleSystem, Content: prefix})
 	return append(out, msgs...)
 }
 

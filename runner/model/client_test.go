@@ -109,7 +109,7 @@ func newTestClient(t *testing.T, url string, sl *fakeSleeper, mut func(*Config))
 }
 
 var req = Request{
-	Messages:    []contract.Message{{Role: RoleSystem, Content: "be brief"}, {Role: RoleUser, Content: "solve"}},
+	Messages:    []contract.Message{{Role: contract.RoleSystem, Content: "be brief"}, {Role: contract.RoleUser, Content: "solve"}},
 	Temperature: 0,
 	MaxTokens:   16384,
 }
@@ -121,7 +121,7 @@ func TestCompleteParsesResponseAndSendsBody(t *testing.T) {
 	sl := &fakeSleeper{}
 	c := newTestClient(t, srv.URL, sl, func(c *Config) {
 		c.ExtraBody = DisableThinkingBody()
-		c.SystemPrefix = NoThinkPrefix
+		c.SystemPrefix = contract.NoThinkPrefix
 		c.APIKey = "secret"
 	})
 	resp, err := c.Complete(context.Background(), req)
@@ -197,12 +197,12 @@ func TestSeedReachesTheWire(t *testing.T) {
 }
 
 func TestSystemPrefixWithoutSystemMessage(t *testing.T) {
-	got := withSystemPrefix([]contract.Message{{Role: RoleUser, Content: "u"}}, "/no_think")
-	want := []contract.Message{{Role: RoleSystem, Content: "/no_think"}, {Role: RoleUser, Content: "u"}}
+	got := withSystemPrefix([]contract.Message{{Role: contract.RoleUser, Content: "u"}}, "/no_think")
+	want := []contract.Message{{Role: contract.RoleSystem, Content: "/no_think"}, {Role: contract.RoleUser, Content: "u"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Error(diff)
 	}
-	in := []contract.Message{{Role: RoleSystem, Content: "s"}}
+	in := []contract.Message{{Role: contract.RoleSystem, Content: "s"}}
 	_ = withSystemPrefix(in, "/p")
 	if in[0].Content != "s" {
 		t.Error("withSystemPrefix modified its input")

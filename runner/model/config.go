@@ -6,10 +6,6 @@ import (
 	"time"
 )
 
-// NoThinkPrefix is the system-prompt prefix that turns extended thinking off
-// for the open-weights models of the paper (Qwen-style chat templates).
-const NoThinkPrefix = "/no_think"
-
 // DisableThinkingBody is the extra request body that turns thinking off in
 // vLLM chat templates that honour it (others ignore unknown kwargs).
 func DisableThinkingBody() map[string]any {
@@ -29,7 +25,7 @@ type Config struct {
 	ExtraBody map[string]any
 	// SystemPrefix is prepended (with a newline) to the system message, or
 	// sent as its own system message when the request has none. Use
-	// NoThinkPrefix when thinking is disabled.
+	// contract.NoThinkPrefix when thinking is disabled.
 	SystemPrefix string
 	// MaxCompletionTokens sends the completion cap as max_completion_tokens
 	// (required by some hosted reasoning models) instead of max_tokens.

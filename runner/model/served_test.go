@@ -99,13 +99,13 @@ func TestServedModelsRetries(t *testing.T) {
 // the body of a real request: everything but the model and the messages.
 func TestRequestParametersAreWhatIsSent(t *testing.T) {
 	for _, mut := range []func(*Config){
-		func(c *Config) { c.ExtraBody, c.SystemPrefix = DisableThinkingBody(), NoThinkPrefix },
+		func(c *Config) { c.ExtraBody, c.SystemPrefix = DisableThinkingBody(), contract.NoThinkPrefix },
 		func(c *Config) { c.MaxCompletionTokens = true },
 	} {
 		s := &script{steps: []func(http.ResponseWriter, *http.Request){ok}}
 		srv := httptest.NewServer(s)
 		c := newTestClient(t, srv.URL, &fakeSleeper{}, mut)
-		r := Request{Messages: []contract.Message{{Role: RoleUser, Content: "solve"}}, Temperature: 0.7, MaxTokens: 2048}
+		r := Request{Messages: []contract.Message{{Role: contract.RoleUser, Content: "solve"}}, Temperature: 0.7, MaxTokens: 2048}
 		if _, err := c.Complete(context.Background(), r); err != nil {
 			t.Fatal(err)
 		}

@@ -11,13 +11,6 @@ import (
 	"repot.dev/repot-operator/contract"
 )
 
-// contract.Message roles.
-const (
-	RoleSystem    = "system"
-	RoleUser      = "user"
-	RoleAssistant = "assistant"
-)
-
 // Request is one chat completion request.
 type Request struct {
 	Messages    []contract.Message

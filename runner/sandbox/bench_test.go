@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"repot.dev/repot-operator/contract/program"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/program"
 )
 
 // hanoiReply wraps hanoiProgram the way a model answers.

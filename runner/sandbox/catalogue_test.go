@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"repot.dev/repot-operator/runner/program"
+	"repot.dev/repot-operator/contract/program"
 )
 
 // layer says which defence a case exercises.

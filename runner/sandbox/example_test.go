@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"log"
 
-	"repot.dev/repot-operator/runner/program"
+	"repot.dev/repot-operator/contract/program"
 	"repot.dev/repot-operator/runner/sandbox"
 )
 

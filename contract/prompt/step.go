@@ -7,9 +7,8 @@ import (
 	"strings"
 
 	"repot.dev/repot-operator/contract"
+	"repot.dev/repot-operator/contract/program"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/model"
-	"repot.dev/repot-operator/runner/program"
 )
 
 // StepSystem is the system message of a step-by-step agent prompt: the
@@ -83,7 +82,7 @@ func StepPrompt(p *envs.Problem, s Step) []contract.Message {
 		"Order the ids you would consider from best to worst in ranked_action_ids, the best first, and give it as action_id. " +
 		"Answer with one JSON object of the form\n" +
 		`{"action_id": "a0", "ranked_action_ids": ["a0", "a2"], "predicted_next_state": {...}}` + "\n")
-	return []contract.Message{{Role: model.RoleSystem, Content: StepSystem}, {Role: model.RoleUser, Content: b.String()}}
+	return []contract.Message{{Role: contract.RoleSystem, Content: StepSystem}, {Role: contract.RoleUser, Content: b.String()}}
 }
 
 func orNone(s string) string {

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"repot.dev/repot-operator/contract"
-	"repot.dev/repot-operator/runner/model"
 )
 
 // FuzzParse checks that Parse never panics and that whatever it accepts has
@@ -20,7 +19,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add("Environment: x\nInitial state (JSON): [\nGoal state (JSON): {}\n" + Marker + "\nVerified moves so far: -1\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		got, err := Parse([]contract.Message{{Role: model.RoleUser, Content: text}})
+		got, err := Parse([]contract.Message{{Role: contract.RoleUser, Content: text}})
 		if err != nil {
 			return
 		}

@@ -7,7 +7,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"repot.dev/repot-operator/contract"
-	"repot.dev/repot-operator/runner/model"
 )
 
 func steps() map[string]Step {
@@ -81,7 +80,7 @@ func FuzzParseStep(f *testing.F) {
 	}
 	f.Add("Environment: x\nGoal state (JSON): {}\n" + StepMarker + "\nCurrent verified state (JSON): {}\nLegal move options (JSON, id and move): [{\"id\":1}]\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		got, err := ParseStep([]contract.Message{{Role: model.RoleUser, Content: text}})
+		got, err := ParseStep([]contract.Message{{Role: contract.RoleUser, Content: text}})
 		if err != nil {
 			return
 		}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"repot.dev/repot-operator/contract"
-	"repot.dev/repot-operator/runner/model"
 )
 
 // Parse recovers the machine-readable fields of a prompt built by Initial,
@@ -19,7 +18,7 @@ func Parse(msgs []contract.Message) (Parsed, error) {
 	text := ""
 	found := false
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == model.RoleUser {
+		if msgs[i].Role == contract.RoleUser {
 			text, found = msgs[i].Content, true
 			break
 		}
@@ -138,7 +137,7 @@ func labelledLines(lines, lbs []string) map[string]string {
 func markedBlock(msgs []contract.Message, marker string) (head map[string]string, below []string, ok bool) {
 	text := ""
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == model.RoleUser {
+		if msgs[i].Role == contract.RoleUser {
 			text = msgs[i].Content
 			break
 		}

@@ -7,7 +7,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"repot.dev/repot-operator/contract"
-	"repot.dev/repot-operator/runner/model"
 )
 
 func recoveries() map[string]Recovery {
@@ -52,7 +51,7 @@ func FuzzParseRecovery(f *testing.F) {
 	}
 	f.Add("Environment: x\nInitial state (JSON): {}\nGoal state (JSON): {}\n" + RecoveryMarker + "\nVerified trace moves (JSON, in order): [\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		got, err := ParseRecovery([]contract.Message{{Role: model.RoleUser, Content: text}})
+		got, err := ParseRecovery([]contract.Message{{Role: contract.RoleUser, Content: text}})
 		if err != nil {
 			return
 		}

@@ -8,7 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"repot.dev/repot-operator/contract"
-	"repot.dev/repot-operator/runner/model"
 )
 
 // TestSampleRoundTrip: a CoT prompt parses back to the problem's lines, is
@@ -17,7 +16,7 @@ import (
 func TestSampleRoundTrip(t *testing.T) {
 	p := hanoi3()
 	msgs := Sample(p)
-	if len(msgs) != 2 || msgs[0].Role != model.RoleSystem || msgs[1].Role != model.RoleUser {
+	if len(msgs) != 2 || msgs[0].Role != contract.RoleSystem || msgs[1].Role != contract.RoleUser {
 		t.Fatalf("want system+user messages, got %+v", msgs)
 	}
 	got, err := Parse(msgs)
@@ -55,8 +54,8 @@ func TestIsSample(t *testing.T) {
 		{"initial", Initial(p), false},
 		{"fresh", Fresh(p, 2), false},
 		{"repair", Repair(p, cp, Standard), false},
-		{"marker only in system", []contract.Message{{Role: model.RoleSystem, Content: SampleMarker}, {Role: model.RoleUser, Content: "x"}}, false},
-		{"marker inside a line", []contract.Message{{Role: model.RoleUser, Content: "see " + SampleMarker}}, false},
+		{"marker only in system", []contract.Message{{Role: contract.RoleSystem, Content: SampleMarker}, {Role: contract.RoleUser, Content: "x"}}, false},
+		{"marker inside a line", []contract.Message{{Role: contract.RoleUser, Content: "see " + SampleMarker}}, false},
 		{"no messages", nil, false},
 	} {
 		if got := IsSample(tc.msgs); got != tc.want {

@@ -5,7 +5,6 @@ import (
 
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/model"
 )
 
 // SampleSystem is the system message of a chain-of-thought prompt (Sample):
@@ -35,14 +34,14 @@ func Sample(p *envs.Problem) []contract.Message {
 		"Then end your answer with one JSON object of the form\n" +
 		"{\"actions\": [...]}\n" +
 		"listing every move in order, each in the move format described above. Do not write a program.\n")
-	return []contract.Message{{Role: model.RoleSystem, Content: SampleSystem}, {Role: model.RoleUser, Content: b.String()}}
+	return []contract.Message{{Role: contract.RoleSystem, Content: SampleSystem}, {Role: contract.RoleUser, Content: b.String()}}
 }
 
 // IsSample reports whether msgs is a chain-of-thought prompt built by
 // Sample: its last user message has a SampleMarker line.
 func IsSample(msgs []contract.Message) bool {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role != model.RoleUser {
+		if msgs[i].Role != contract.RoleUser {
 			continue
 		}
 		for _, l := range strings.Split(msgs[i].Content, "\n") {

@@ -11,7 +11,6 @@ import (
 
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/model"
 )
 
 func TestChunkRoundTrip(t *testing.T) {
@@ -105,7 +104,7 @@ func FuzzParseChunk(f *testing.F) {
 		Blocked: []BlockedMove{{Move: json.RawMessage(`[1]`), Message: "m"}}})[1].Content)
 	f.Add("Environment: x\nGoal state (JSON): {}\n" + ChunkMarker + "\nProposer: json\nVerified state (JSON): {}\n" + labelBlocked + "[{}]\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		got, err := ParseChunk([]contract.Message{{Role: model.RoleUser, Content: text}})
+		got, err := ParseChunk([]contract.Message{{Role: contract.RoleUser, Content: text}})
 		if err != nil {
 			return
 		}

@@ -8,7 +8,6 @@ import (
 
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/model"
 )
 
 // RecoverySystem is the system message of a prompted Derail-550 recovery
@@ -83,7 +82,7 @@ func RecoveryPrompt(p *envs.Problem, r Recovery) []contract.Message {
 	}
 	b.WriteString("Answer with the moves as one JSON list, one element per move in the puzzle's move format. " +
 		"Do not write a program. End your answer with a line of the form\nFinal answer: [...]\n")
-	return []contract.Message{{Role: model.RoleSystem, Content: RecoverySystem}, {Role: model.RoleUser, Content: b.String()}}
+	return []contract.Message{{Role: contract.RoleSystem, Content: RecoverySystem}, {Role: contract.RoleUser, Content: b.String()}}
 }
 
 // ParsedRecovery is what ParseRecovery recovers from a recovery prompt.

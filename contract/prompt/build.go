@@ -8,7 +8,6 @@ import (
 
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/model"
 )
 
 // System is the system message of every prompt. The client adds the
@@ -59,7 +58,7 @@ func Fresh(p *envs.Problem, attempt int) []contract.Message {
 	b.WriteString("\n")
 	b.WriteString(instruction("a complete, valid plan from the initial state to the goal state"))
 	b.WriteString("\n")
-	return []contract.Message{{Role: model.RoleSystem, Content: System}, {Role: model.RoleUser, Content: b.String()}}
+	return []contract.Message{{Role: contract.RoleSystem, Content: System}, {Role: contract.RoleUser, Content: b.String()}}
 }
 
 // stable writes the part shared by all prompts of p: the statement and the
@@ -109,7 +108,7 @@ func Repair(p *envs.Problem, c Checkpoint, v Variant) []contract.Message {
 		b.WriteString(instruction("the remaining moves from the verified state to the goal state"))
 	}
 	b.WriteString("\n")
-	return []contract.Message{{Role: model.RoleSystem, Content: System}, {Role: model.RoleUser, Content: b.String()}}
+	return []contract.Message{{Role: contract.RoleSystem, Content: System}, {Role: contract.RoleUser, Content: b.String()}}
 }
 
 // oneLine compacts JSON onto one line; invalid JSON is flattened as text.

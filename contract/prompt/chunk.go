@@ -8,7 +8,6 @@ import (
 
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/model"
 )
 
 // ChunkSystemJSON is the system message of a VEX proposal prompt of the
@@ -131,7 +130,7 @@ func ChunkPrompt(p *envs.Problem, c Chunk) []contract.Message {
 		fmt.Fprintf(&b, "Give the next moves (at most %d) to apply FROM THE VERIFIED STATE above, in the move format described above, "+
 			"as one JSON object of the form\n{\"actions\": [...]}\nand nothing else.\n", c.Size)
 	}
-	return []contract.Message{{Role: model.RoleSystem, Content: system}, {Role: model.RoleUser, Content: b.String()}}
+	return []contract.Message{{Role: contract.RoleSystem, Content: system}, {Role: contract.RoleUser, Content: b.String()}}
 }
 
 // blockedList renders blocked moves as one JSON array on one line.

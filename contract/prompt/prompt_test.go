@@ -9,7 +9,6 @@ import (
 
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/model"
 )
 
 // hanoi3 is envstest.Hanoi3 as a published problem states it: its id, its
@@ -33,7 +32,7 @@ func TestInitialAndFreshRoundTrip(t *testing.T) {
 	p := hanoi3()
 	for _, attempt := range []int{1, 2, 3} {
 		msgs := Fresh(p, attempt)
-		if len(msgs) != 2 || msgs[0].Role != model.RoleSystem || msgs[1].Role != model.RoleUser {
+		if len(msgs) != 2 || msgs[0].Role != contract.RoleSystem || msgs[1].Role != contract.RoleUser {
 			t.Fatalf("attempt %d: want system+user messages, got %+v", attempt, msgs)
 		}
 		got, err := Parse(msgs)
@@ -133,12 +132,12 @@ func TestParseErrors(t *testing.T) {
 		msgs []contract.Message
 		want string
 	}{
-		{"no user message", []contract.Message{{Role: model.RoleSystem, Content: "x"}}, "no user message"},
-		{"no environment", []contract.Message{{Role: model.RoleUser, Content: "hello"}}, "Environment"},
-		{"bad initial JSON", []contract.Message{{Role: model.RoleUser, Content: strings.Replace(good, "Initial state (JSON): {", "Initial state (JSON): {{", 1)}}, "not valid JSON"},
-		{"no goal", []contract.Message{{Role: model.RoleUser, Content: strings.Replace(good, "Goal state (JSON): ", "Goal: ", 1)}}, "Goal state"},
-		{"bad attempt", []contract.Message{{Role: model.RoleUser, Content: good + "Attempt: two\n"}}, "not a count"},
-		{"repair without count", []contract.Message{{Role: model.RoleUser, Content: good + Marker + "\n"}}, "Verified moves"},
+		{"no user message", []contract.Message{{Role: contract.RoleSystem, Content: "x"}}, "no user message"},
+		{"no environment", []contract.Message{{Role: contract.RoleUser, Content: "hello"}}, "Environment"},
+		{"bad initial JSON", []contract.Message{{Role: contract.RoleUser, Content: strings.Replace(good, "Initial state (JSON): {", "Initial state (JSON): {{", 1)}}, "not valid JSON"},
+		{"no goal", []contract.Message{{Role: contract.RoleUser, Content: strings.Replace(good, "Goal state (JSON): ", "Goal: ", 1)}}, "Goal state"},
+		{"bad attempt", []contract.Message{{Role: contract.RoleUser, Content: good + "Attempt: two\n"}}, "not a count"},
+		{"repair without count", []contract.Message{{Role: contract.RoleUser, Content: good + Marker + "\n"}}, "Verified moves"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
