@@ -25,13 +25,6 @@ const (
 	MethodVEX = "vex"
 )
 
-// Methods lists every method the engine runs, in summary order.
-var Methods = []string{
-	MethodPoT, MethodPoTRetry, MethodRePoT, MethodAdaptive,
-	MethodRePoTNoPrefix, MethodRePoTRestart, MethodVRR,
-	MethodCoT, MethodSelfConsistency, MethodVEX,
-}
-
 // PaperMethods are the seven methods of the paper's comparison table, in
 // its order: the floor (cot, self-consistency), the PoT baselines, the
 // upper bound (vex) and RePoT.
@@ -39,9 +32,6 @@ var PaperMethods = []string{MethodCoT, MethodSelfConsistency, MethodPoT, MethodP
 
 // DefaultMethods are the methods run when none are named.
 var DefaultMethods = []string{MethodPoT, MethodPoTRetry, MethodRePoT, MethodAdaptive}
-
-// ValidMethod reports whether name is a known method.
-func ValidMethod(name string) bool { return slices.Contains(Methods, name) }
 
 // Derail-550 conditions: the record's Method of a Derail run (schema 2),
 // and the checkpoint statements of repot-full and repot-no-prefix.

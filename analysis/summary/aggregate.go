@@ -6,23 +6,6 @@ import (
 	"repot.dev/repot-operator/contract"
 )
 
-// methodRoutes lists the routes each method can take; summaries always show
-// them, with zero counts where no run took them.
-var methodRoutes = map[string][]string{
-	contract.MethodPoT:           {contract.RouteInitialSuccess, contract.RouteNoExtraCall},
-	contract.MethodPoTRetry:      {contract.RouteInitialSuccess, contract.RouteFreshRetry},
-	contract.MethodRePoT:         {contract.RouteInitialSuccess, contract.RouteSuffixRepair},
-	contract.MethodRePoTNoPrefix: {contract.RouteInitialSuccess, contract.RouteSuffixRepair},
-	contract.MethodRePoTRestart:  {contract.RouteInitialSuccess, contract.RouteSuffixRepair},
-	contract.MethodVRR:           {contract.RouteInitialSuccess, contract.RouteSuffixRepair},
-	contract.MethodAdaptive:      {contract.RouteInitialSuccess, contract.RouteFreshEmptyPlan, contract.RouteFreshShortPrefix, contract.RouteSuffixRepair},
-	// cot makes one call; self-consistency draws more samples after a
-	// failed first one; vex solved with its first chunk or went on.
-	contract.MethodCoT:             {contract.RouteInitialSuccess, contract.RouteNoExtraCall},
-	contract.MethodSelfConsistency: {contract.RouteInitialSuccess, contract.RouteFreshRetry},
-	contract.MethodVEX:             {contract.RouteInitialSuccess, contract.RouteNoExtraCall},
-}
-
 // routeOrder orders routes that a method does not list by default.
 var routeOrder = []string{contract.RouteInitialSuccess, contract.RouteFreshEmptyPlan, contract.RouteFreshShortPrefix, contract.RouteSuffixRepair, contract.RouteFreshRetry, contract.RouteNoExtraCall}
 
@@ -247,7 +230,9 @@ func routes(method string, done []contract.Record) []RouteCount {
 			rc.Solved++
 		}
 	}
-	names := append([]string{}, methodRoutes[method]...)
+	// The method's routes (contract.MethodSpecs), always shown.
+	spec, _ := contract.LookupMethod(method)
+	names := append([]string{}, spec.Routes...)
 	listed := map[string]bool{}
 	for _, n := range names {
 		listed[n] = true

@@ -137,15 +137,24 @@ func (j *Judge) Trace(t *contract.Trace) (v contract.TraceVerdict) {
 	return v
 }
 
-// notJudged are the methods and conditions the judge does not re-judge,
-// with the reason.
-var notJudged = map[string]string{
-	contract.MethodVEX:       "vex commits each chunk's moves through the run's per-state tabu list and cuts a JSON proposal to the chunk size (spec.vex); rebuilding that is re-running the method's loop",
-	contract.MethodVRR:       "repot-vrr's loop may keep an earlier plan (VRR-Guard) or repair a plan on votes and estimates the trace does not hold",
+// notJudged are the Derail conditions and the methods the judge does not
+// re-judge, with the reason.
+var notJudged = withMethodsNotJudged(map[string]string{
 	contract.CondStateGuard:  "the step-by-step agent's commits depend on its per-state tabu and loop-recovery rules (a rebuilt run, not a replay)",
 	contract.CondVEXFull:     "vex-full is a VEX run (see vex)",
 	contract.CondVEXNoPrefix: "vex-no-prefix is a VEX run (see vex)",
 	contract.CondVEXRestart:  "vex-restart-from-initial is a VEX run (see vex)",
+})
+
+// withMethodsNotJudged adds to conds the methods the contract says the
+// judge does not re-judge (contract.MethodSpec.NotJudged).
+func withMethodsNotJudged(conds map[string]string) map[string]string {
+	for _, m := range contract.MethodSpecs {
+		if m.NotJudged != "" {
+			conds[m.Name] = m.NotJudged
+		}
+	}
+	return conds
 }
 
 const noisyReason = "the evaluation ran a noisy verifier (spec.vrr.verifierNoise): its repairs were made on verdicts the trace does not hold"

@@ -7,6 +7,10 @@ import (
 	"repot.dev/repot-operator/contract/prompt"
 )
 
+func init() {
+	register(contract.MethodAdaptive, behaviour{afterFailedPlan: adaptive})
+}
+
 // adaptive routes its one extra call by the first plan's verified prefix
 // (AdaptiveRoute): a suffix repair from the checkpoint, or a fresh retry.
 func adaptive(ctx context.Context, r *run, method string, first ReplayResult) (contract.Record, contract.Trace, error) {

@@ -10,6 +10,10 @@ import (
 	"repot.dev/repot-operator/runner/model"
 )
 
+func init() {
+	register(contract.MethodCoT, behaviour{own: cot})
+}
+
 // cot is chain of thought (the reference's FullSolutionAgent): one plain
 // prompt (prompt.Sample) for the whole move list, answered with the moves
 // themselves rather than a program, replayed once from the initial state.

@@ -37,16 +37,15 @@ type loopSpec struct {
 }
 
 // recordsRounds reports whether a run of method under opts records its
-// rounds: repot-vrr always, the repot variants with a budget above 1 or a
-// noisy or repeated verdict.
+// rounds: repot-vrr always, the other methods of the RePoT repair loop
+// (contract.MethodSpec.RepairLoop) with a budget above 1 or a noisy or
+// repeated verdict.
 func recordsRounds(method string, opts Options) bool {
-	switch method {
-	case contract.MethodVRR:
+	if method == contract.MethodVRR {
 		return true
-	case contract.MethodRePoT, contract.MethodRePoTNoPrefix, contract.MethodRePoTRestart:
-		return opts.RepairBudget > 0 && (opts.RepairBudget > 1 || opts.VRR.Noise.Active() || opts.VRR.Votes > 1)
 	}
-	return false
+	spec, _ := contract.LookupMethod(method)
+	return spec.RepairLoop && opts.RepairBudget > 0 && (opts.RepairBudget > 1 || opts.VRR.Noise.Active() || opts.VRR.Votes > 1)
 }
 
 // loopFor returns the loop of a repot-family method.

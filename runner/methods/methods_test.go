@@ -437,22 +437,58 @@ func TestRunProblemWithoutStepLimit(t *testing.T) {
 	}
 }
 
-// TestEveryMethodHasAStep: RunProblem admits exactly the contract's methods
-// and looks each one up in ownLoop, else its step in afterFailedPlan, so
-// every method must be in exactly one of them (a method in neither would
-// panic on its first failed plan).
-func TestEveryMethodHasAStep(t *testing.T) {
+// TestEveryMethodHasABehaviour: RunProblem admits exactly the contract's
+// methods and runs each one's registered behaviour, so every method in
+// contract.MethodSpecs must have registered one (a method without would
+// panic on its first run).
+func TestEveryMethodHasABehaviour(t *testing.T) {
 	var got []string
-	for m := range afterFailedPlan {
-		got = append(got, m)
-	}
-	for m := range ownLoop {
-		if _, dup := afterFailedPlan[m]; dup {
-			t.Errorf("%s has its own loop and a step after a failed plan", m)
-		}
+	for m := range behaviours {
 		got = append(got, m)
 	}
 	if diff := cmp.Diff(contract.Methods, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
-		t.Errorf("afterFailedPlan's methods differ from contract.Methods (-contract +steps):\n%s", diff)
+		t.Errorf("the registered behaviours differ from contract.Methods (-contract +registered):\n%s", diff)
+	}
+}
+
+// TestRegisterRefuses: a name registered twice, one the contract does not
+// list, and a behaviour that does not match the contract's loop panic.
+func TestRegisterRefuses(t *testing.T) {
+	saved := behaviours
+	t.Cleanup(func() { behaviours = saved })
+	step := func(context.Context, *run, string, ReplayResult) (contract.Record, contract.Trace, error) {
+		return contract.Record{}, contract.Trace{}, nil
+	}
+	own := func(context.Context, *run, string) (contract.Record, contract.Trace, error) {
+		return contract.Record{}, contract.Trace{}, nil
+	}
+	for _, tc := range []struct {
+		name    string
+		already map[string]behaviour
+		method  string
+		b       behaviour
+		want    string
+	}{
+		{"twice", map[string]behaviour{contract.MethodPoT: {afterFailedPlan: step}}, contract.MethodPoT, behaviour{afterFailedPlan: step}, "registered twice"},
+		{"unknown", map[string]behaviour{}, "no-such-method", behaviour{afterFailedPlan: step}, "not in contract.MethodSpecs"},
+		{"own loop for a PoT method", map[string]behaviour{}, contract.MethodPoT, behaviour{own: own}, "does not match its loop"},
+		{"a step for an own-loop method", map[string]behaviour{}, contract.MethodCoT, behaviour{afterFailedPlan: step}, "does not match its loop"},
+		{"both", map[string]behaviour{}, contract.MethodCoT, behaviour{own: own, afterFailedPlan: step}, "does not match its loop"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			behaviours = tc.already
+			defer func() {
+				r := recover()
+				if msg, _ := r.(string); !strings.Contains(msg, tc.want) {
+					t.Errorf("register panicked with %v; want a message containing %q", r, tc.want)
+				}
+			}()
+			register(tc.method, tc.b)
+		})
+	}
+	behaviours = map[string]behaviour{}
+	register(contract.MethodPoT, behaviour{afterFailedPlan: step})
+	if !hasBehaviour(contract.MethodPoT) {
+		t.Error("a valid registration was not recorded")
 	}
 }

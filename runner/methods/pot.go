@@ -6,6 +6,10 @@ import (
 	"repot.dev/repot-operator/contract"
 )
 
+func init() {
+	register(contract.MethodPoT, behaviour{afterFailedPlan: pot})
+}
+
 // pot is one-shot Program-of-Thought: a failed first plan is the result,
 // with no extra call.
 func pot(_ context.Context, r *run, method string, first ReplayResult) (contract.Record, contract.Trace, error) {

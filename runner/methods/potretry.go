@@ -7,6 +7,10 @@ import (
 	"repot.dev/repot-operator/contract/prompt"
 )
 
+func init() {
+	register(contract.MethodPoTRetry, behaviour{afterFailedPlan: potRetry})
+}
+
 // potRetry makes one fresh call after a failed first plan and keeps the
 // better attempt.
 func potRetry(ctx context.Context, r *run, method string, first ReplayResult) (contract.Record, contract.Trace, error) {

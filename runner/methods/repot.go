@@ -7,6 +7,13 @@ import (
 	"repot.dev/repot-operator/contract/prompt"
 )
 
+func init() {
+	register(contract.MethodRePoT, behaviour{afterFailedPlan: repot})
+	register(contract.MethodRePoTNoPrefix, behaviour{afterFailedPlan: repot})
+	register(contract.MethodRePoTRestart, behaviour{afterFailedPlan: repot})
+	register(contract.MethodVRR, behaviour{afterFailedPlan: repot})
+}
+
 // repot resumes a failed first plan from its verified checkpoint with up to
 // RepairBudget suffix-repair calls (repot-no-prefix and repot-restart differ
 // only in the repair prompt; repot-vrr runs here with the exact verifier

@@ -172,8 +172,9 @@ func RunProblem(ctx context.Context, deps Deps, opts Options, p *envs.Problem, m
 	if err != nil {
 		return contract.Record{}, contract.Trace{}, err
 	}
-	if run, ok := ownLoop[method]; ok {
-		return run(ctx, r, method)
+	b := behaviours[method]
+	if b.own != nil {
+		return b.own(ctx, r, method)
 	}
 	var lp loopSpec
 	if recordsRounds(method, opts) {
@@ -201,29 +202,42 @@ func RunProblem(ctx context.Context, deps Deps, opts Options, p *envs.Problem, m
 	if first.ReachedGoal {
 		return r.finish(method, contract.RouteInitialSuccess, false, first, first, nil)
 	}
-	return afterFailedPlan[method](ctx, r, method, first)
+	return b.afterFailedPlan(ctx, r, method, first)
 }
 
-// ownLoop are the methods that do not start with a PoT call: each runs
-// its own calls from the start (each method's file defines its function).
-var ownLoop = map[string]func(ctx context.Context, r *run, method string) (contract.Record, contract.Trace, error){
-	contract.MethodCoT:             cot,
-	contract.MethodSelfConsistency: selfConsistency,
-	contract.MethodVEX:             vex,
+// behaviour is what one method does beyond what the contract says of it
+// (contract.MethodSpec): a method of contract.LoopOwn runs its own calls
+// from the start (own); one of contract.LoopPoT begins with a PoT call, and
+// afterFailedPlan is its step when that plan did not reach the goal (and
+// it records no repair-loop rounds).
+type behaviour struct {
+	own             func(ctx context.Context, r *run, method string) (contract.Record, contract.Trace, error)
+	afterFailedPlan func(ctx context.Context, r *run, method string, first ReplayResult) (contract.Record, contract.Trace, error)
 }
 
-// afterFailedPlan is what each method does when its first plan did not reach
-// the goal (when it records no repair-loop rounds); each method's file
-// defines its step.
-var afterFailedPlan = map[string]func(ctx context.Context, r *run, method string, first ReplayResult) (contract.Record, contract.Trace, error){
-	contract.MethodPoT:           pot,
-	contract.MethodPoTRetry:      potRetry,
-	contract.MethodRePoT:         repot,
-	contract.MethodRePoTNoPrefix: repot,
-	contract.MethodRePoTRestart:  repot,
-	contract.MethodVRR:           repot,
-	contract.MethodAdaptive:      adaptive,
+// behaviours holds each method's behaviour by name; each method's file
+// registers its own.
+var behaviours = map[string]behaviour{}
+
+// register records what method does. A name registered twice, a name the
+// contract does not list, or a behaviour that does not match the
+// contract's loop of the method panics when the binary starts: a method
+// claimed by two files, or run otherwise than the contract says, is a bug.
+func register(method string, b behaviour) {
+	spec, ok := contract.LookupMethod(method)
+	switch {
+	case !ok:
+		panic("methods: " + method + " is not in contract.MethodSpecs")
+	case hasBehaviour(method):
+		panic("methods: " + method + " is registered twice")
+	case spec.Loop == contract.LoopOwn && (b.own == nil || b.afterFailedPlan != nil),
+		spec.Loop == contract.LoopPoT && (b.afterFailedPlan == nil || b.own != nil):
+		panic("methods: " + method + "'s behaviour does not match its loop in the contract (" + string(spec.Loop) + ")")
+	}
+	behaviours[method] = b
 }
+
+func hasBehaviour(method string) bool { _, ok := behaviours[method]; return ok }
 
 // newRun prepares a run of p.
 func newRun(deps Deps, opts Options, p *envs.Problem, method string) (*run, error) {

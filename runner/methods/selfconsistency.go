@@ -7,6 +7,10 @@ import (
 	"repot.dev/repot-operator/runner/model"
 )
 
+func init() {
+	register(contract.MethodSelfConsistency, behaviour{own: selfConsistency})
+}
+
 // DefaultSelfConsistencySamples is self-consistency's k when
 // Options.SelfConsistencySamples is not above 0.
 const DefaultSelfConsistencySamples = 8

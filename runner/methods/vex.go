@@ -12,6 +12,10 @@ import (
 	"repot.dev/repot-operator/runner/model"
 )
 
+func init() {
+	register(contract.MethodVEX, behaviour{own: vex})
+}
+
 // maxBlockedPerState caps the moves remembered as rejected at one state
 // (the reference's per-state tabu list).
 const maxBlockedPerState = 5
