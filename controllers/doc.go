@@ -30,10 +30,10 @@
 // evaluation's UID, one list per kind of planning.ChildKinds; server and
 // runner pods, by label and UID; ledger records, through
 // planning.RecordCache), overlays the writes the cache has not seen yet
-// (pendingwrites.go), decides with planning.PlanEvaluation, applies the
+// (pendingwrites.go), decides with planning.Decide, applies the
 // child changes (apply.go; a name another owner's object holds, a Kueue
-// Workload's included, is reported as ChildNameTaken, never adopted), writes
-// the status once and emits events only after that write. setup.go wires the manager (cache, owner index,
+// Workload's included, is reported as ChildNameTaken, never adopted),
+// describes the outcome with Plan.Describe, writes the status once and emits events only after that write. setup.go wires the manager (cache, owner index,
 // watches), scheme.go its scheme, kueue_wiring.go the Kueue watches,
 // observation and Workload operations, kueue_client.go the Queue on Kueue's
 // API and whether it is served, kueue_discovery.go the restart once Kueue is

@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"time"
+
 	"context"
 	"errors"
 	"fmt"
@@ -88,9 +90,11 @@ func (r *EvaluationReconciler) planOptions(ctx context.Context) build.Options {
 // +kubebuilder:rbac:groups="",resources=events,verbs=list
 
 // Reconcile brings one evaluation one step closer to its spec. Each step
-// below is small; the decisions live in planEvaluation, a pure function, and
-// this method only reads the world and carries the plan out. Status is
-// written once, at the end, and events only after that write succeeded.
+// below is small, and a pass reads observe, decide, apply, describe, write:
+// the decision (planning.Decide) and the description of its outcome
+// (Plan.Describe) are pure functions, each run once, and this method only
+// reads the world and carries the decision out. Status is written once, at
+// the end, and events only after that write succeeded.
 func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	// 1. Fetch the evaluation; once it is gone, forget what we cached for it.
 	e, err := r.fetch(ctx, req)
@@ -109,70 +113,67 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, err
 	}
 	// 3. Observe: children through the owner index, server pods, ledgers.
+	//    Complete is final: before the pass that would first write it
+	//    decides, the ledgers are read as the API server holds them, since
+	//    the cache may lag the last records (confirmLedgers).
 	w, err := r.snapshot(ctx, e)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	// 4. Decide (pure). Complete is final: the pass that would first
-	//    write it decides again on the ledgers as the API server holds
-	//    them, since the cache may lag the last records (confirmLedgers).
-	opts := r.planOptions(ctx)
-	p := planning.PlanEvaluation(e, w, opts)
-	if p.Status.Summary != nil && p.Status.Summary.State == repotv1.StateComplete && !isComplete(e) {
+	if planning.Completes(e, w) && !isComplete(e) {
 		if err := r.confirmLedgers(ctx, e, w); err != nil {
 			return ctrl.Result{}, err
 		}
-		p = planning.PlanEvaluation(e, w, opts)
 	}
-	// 5. The spec freezes with the first child that costs something: the
-	//    pass that would create the first server Deployment or runner Job
-	//    records the start first (the CEL rules of the CRD refuse spec edits
-	//    once status.startTime is set). If that write fails, nothing is
-	//    created and the pass is retried. The runner's access objects and a
-	//    queued model's Workload do not start the evaluation.
-	if err := r.recordStart(ctx, e, &p); err != nil {
+	// 4. Decide (pure): the children to create, update and delete, and
+	//    the Kueue Workloads' operations.
+	p := planning.Decide(e, w, r.planOptions(ctx))
+	// 5. Apply. The spec freezes with the first child that costs
+	//    something: a decision that creates the first server Deployment or
+	//    runner Job records the start first (the CEL rules of the CRD
+	//    refuse spec edits once status.startTime is set). If that write
+	//    fails, nothing is created and the pass is retried. The runner's
+	//    access objects and a queued model's Workload do not start the
+	//    evaluation.
+	if err := r.recordStart(ctx, e, &p, w.Now); err != nil {
 		return ctrl.Result{}, err
 	}
 	//    Create, update and delete children; an error requeues with backoff,
 	//    except a child the API server rejects as invalid: retrying cannot
-	//    help. The rejection becomes part of the world and the planner
-	//    decides again (no child changes; Stalled before the start, Failed
-	//    after it, when the spec can no longer change).
+	//    help. The rejection is described (no child changes; Stalled before
+	//    the start, Failed after it, when the spec can no longer change).
 	//    A child whose name an object of another owner holds is not
 	//    created, and the status says so (ChildNameTaken).
 	changed, taken, rejected := r.applyChildren(ctx, e, &p)
 	if rejected != nil && !errors.Is(rejected, reconcile.TerminalError(nil)) {
 		return ctrl.Result{}, rejected
 	}
-	if rejected != nil || len(taken) > 0 {
-		w.Rejected, w.NameTaken = rejected, taken
-		p = planning.PlanEvaluation(e, w, opts)
-	}
-	//    Then the Kueue Workloads: create, hand back an evicted one's
-	//    quota, mark a done model's finished. A Workload whose name an
-	//    object of another owner holds is reported like a child's
-	//    (ChildNameTaken).
-	queueTaken, err := r.applyQueue(ctx, e, p.Queue)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if len(queueTaken) > 0 {
+	//    Then, unless a child was rejected, the Kueue Workloads: create,
+	//    hand back an evicted one's quota, mark a done model's finished. A
+	//    Workload whose name an object of another owner holds is reported
+	//    like a child's (ChildNameTaken).
+	if rejected == nil {
+		queueTaken, err := r.applyQueue(ctx, e, p.Queue)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
 		taken = append(taken, queueTaken...)
-		w.NameTaken = taken
-		p = planning.PlanEvaluation(e, w, opts)
 	}
-	// 6. Write the status once, if it changed. A pass whose child changes
+	// 6. Describe (pure): the status of the world once what was applied
+	//    took effect, its transitions' events, when to look again.
+	p.Describe(e, w, planning.Applied{Rejected: rejected, NameTaken: taken})
+	// 7. Write the status once, if it changed. A pass whose child changes
 	//    took effect leaves it to the pass their watch events bring at once,
 	//    which sees them in the cache: one write to the API server per pass,
 	//    so passes stay short when a sweep keeps the API server busy. (The
-	//    events of step 7 wait with it: they follow the status write.)
+	//    events of step 8 wait with it: they follow the status write.)
 	if changed > 0 && rejected == nil && len(taken) == 0 && !p.DeleteEvaluation {
 		return ctrl.Result{RequeueAfter: p.RequeueAfter}, nil
 	}
 	if err := r.writeStatus(ctx, e, p.Status); err != nil {
 		return ctrl.Result{}, err
 	}
-	// 7. Announce transitions now that they are recorded.
+	// 8. Announce transitions now that they are recorded.
 	r.emit(e, p.Events)
 	r.metrics.observe(e, p.Status)
 	// A rejection is not retried; only a started evaluation that it failed
@@ -180,7 +181,7 @@ func (r *EvaluationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if rejected != nil && p.RequeueAfter == 0 {
 		return ctrl.Result{}, rejected
 	}
-	// 8. TTL after finishing: delete the evaluation and, through owner
+	// 9. TTL after finishing: delete the evaluation and, through owner
 	//    references, everything it owns.
 	if p.DeleteEvaluation {
 		return ctrl.Result{}, r.deleteEvaluation(ctx, e)
@@ -216,11 +217,11 @@ func (r *EvaluationReconciler) fetch(ctx context.Context, req ctrl.Request) (*re
 	return &e, nil
 }
 
-// recordStart writes status.startTime alone, before the plan's first
-// creations, when the plan starts the evaluation (its status sets a start
-// time the stored status lacks: it creates the first server Deployment or
-// runner Job) and creates children. e's status becomes
-// the one written, so the pass's status write patches only the rest.
+// recordStart writes status.startTime alone, before the decision's first
+// creations, when the decision starts the evaluation (it creates the first
+// server Deployment or runner Job while the stored status has no start:
+// Plan.StartsEvaluation). e's status becomes the one written, so the
+// pass's status write patches only the rest.
 //
 // An evaluation Stalled because the API server rejected a child built
 // from this very spec (generation) is not started again: the same child
@@ -228,8 +229,8 @@ func (r *EvaluationReconciler) fetch(ctx context.Context, req ctrl.Request) (*re
 // for nothing, so that the fix the status asks for could be refused. Its
 // passes create the other children unfrozen, and the planner reconciles
 // them with whatever spec the fix brings.
-func (r *EvaluationReconciler) recordStart(ctx context.Context, e *repotv1.RepotEvaluation, p *planning.Plan) error {
-	if e.Status.StartTime != nil || p.Status.StartTime == nil || len(p.Create) == 0 {
+func (r *EvaluationReconciler) recordStart(ctx context.Context, e *repotv1.RepotEvaluation, p *planning.Plan, now time.Time) error {
+	if e.Status.StartTime != nil || !p.StartsEvaluation() {
 		return nil
 	}
 	if c := apimeta.FindStatusCondition(e.Status.Conditions, repotv1.ConditionStalled); c != nil &&
@@ -237,7 +238,8 @@ func (r *EvaluationReconciler) recordStart(ctx context.Context, e *repotv1.Repot
 		return nil
 	}
 	st := e.Status.DeepCopy()
-	st.StartTime = p.Status.StartTime.DeepCopy()
+	start := metav1.NewTime(now)
+	st.StartTime = &start
 	if err := r.writeStatus(ctx, e, *st); err != nil {
 		return fmt.Errorf("record the start before the first children: %w", err)
 	}

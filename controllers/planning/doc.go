@@ -2,15 +2,17 @@
 // functions of an evaluation and the World its reconcile observed, with no
 // client, no clock and no randomness (the same inputs always give the same
 // Plan). The I/O shell in package controllers reads the World, calls
-// PlanEvaluation and carries the Plan out.
+// Decide, carries the decision out, then calls Plan.Describe with what it
+// met (Applied) for the status and events (PlanEvaluation is the two for a
+// pass whose changes all take effect, as the tests step a World).
 //
 //   - world.go, kinds.go, project.go: the World a pass observed (one slice
 //     per kind of the ChildKinds registry, the Object interface that stands
 //     for client.Object), and the World once a Plan is applied (what the
 //     status describes);
-//   - plan.go, rejected.go, nametaken.go: the Plan of one pass (children to
-//     create, update, delete; the status; events; Workload operations; when
-//     to look again), what a child the API server rejects means, and what a
+//   - plan.go, rejected.go, nametaken.go: the Plan of one pass (Decide:
+//     children to create, update, delete, Workload operations; Describe:
+//     the status, events, when to look again), what a child the API server rejects means, and what a
 //     child whose name another owner's object holds means (ChildNameTaken);
 //   - respec.go: every child reconciled against the current spec (the
 //     servers and Jobs of removed models deleted, the runner Role and

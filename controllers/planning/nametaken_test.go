@@ -123,11 +123,11 @@ func TestPlanNameTaken(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e, w := tc.eval, newWorld()
 			e.UID = "new"
-			w.NameTaken = tc.taken(e, w)
+			taken := tc.taken(e, w)
 			if OwnedBy(e, held(&metav1.PartialObjectMetadata{})) {
 				t.Fatalf("an object controlled by uid old counts as owned by uid new")
 			}
-			p := PlanEvaluation(e, w, testOpts)
+			p := planApplied(e, w, Applied{NameTaken: taken})
 			if diff := cmp.Diff(tc.want, digest(p)); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)
 			}

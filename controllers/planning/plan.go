@@ -27,10 +27,12 @@ type Event struct {
 	Message string
 }
 
-// Plan is what one reconcile must do: the children to create, update and
-// delete (in that order; creations are ordered so that the service account,
-// its Role and the ledgers exist before any Job), the new status, the events
-// to emit after the status is written, and when to look again.
+// Plan is what one reconcile does: the decision (Decide: the children to
+// create, update and delete, in that order, creations ordered so that the
+// service account, its Role and the ledgers exist before any Job; the
+// annotation patches; the Kueue Workload operations) and, once the shell
+// applied it, its description (Describe: the new status, the events to emit
+// after the status is written, when to look again).
 type Plan struct {
 	Create []Object
 	Update []Object
@@ -40,6 +42,9 @@ type Plan struct {
 	// patches of those keys alone, they never conflict with those writes
 	// and need only the patch verb.
 	Annotate []Annotate
+	// Queue are the actions on Kueue Workloads (kueue_admission.go),
+	// carried out by the shell after the children.
+	Queue []kueueadapter.QueueOp
 
 	Status repotv1.RepotEvaluationStatus
 	Events []Event
@@ -48,13 +53,29 @@ type Plan struct {
 	RequeueAfter time.Duration
 	// DeleteEvaluation is set when the TTL after finishing has passed.
 	DeleteEvaluation bool
-	// Queue are the actions on Kueue Workloads (kueue_admission.go),
-	// carried out by the shell after the children.
-	Queue []kueueadapter.QueueOp
 
 	// infraRetry are, by model, the infrastructure retries this plan
 	// counts (planInfraRetry); its status records them.
 	infraRetry map[string]infraRetryCount
+	// decided is what Decide worked out of the world and Describe reads.
+	decided facts
+}
+
+// facts are what Decide read off the evaluation and the world it observed,
+// once, for Describe.
+type facts struct {
+	o      build.Options
+	out    outcome
+	ended  bool
+	res    EvaluationResults
+	budget BudgetDecision
+	spend  []ModelSpend
+	views  []serverView
+	store  *repotv1.S3Store
+	probe  storeProbe
+	// starts says the decision creates the evaluation's first costly child
+	// (a server Deployment or a runner Job) while its status has no start.
+	starts bool
 }
 
 // Annotate sets Annotations on Object (a child as observed).
@@ -63,10 +84,36 @@ type Annotate struct {
 	Annotations map[string]string
 }
 
-// PlanEvaluation is the controller's decision for one evaluation and the
-// world it observed. It is a pure function: no client, no clock, no
-// randomness; the same inputs always give the same plan.
+// Applied is what the shell met when it carried a decision out: it is what
+// Describe needs beyond the decision and the world observed.
+type Applied struct {
+	// Rejected, when set, is the API server's refusal of a child built
+	// from the spec in this pass (an Invalid error): retrying the same
+	// object cannot succeed, and the planner decides what that means
+	// (planRejected). Nothing of the pass is described as applied.
+	Rejected error
+	// NameTaken are the children (and Kueue Workloads) this pass could not
+	// create because an object of the same name exists that this
+	// evaluation does not control (planNameTaken).
+	NameTaken []TakenName
+}
+
+// PlanEvaluation is Decide and Describe for a pass whose changes all take
+// effect: the planner's tests step a world with it. The shell decides and
+// describes separately (controllers.EvaluationReconciler.Reconcile).
 func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan {
+	p := Decide(e, w, o)
+	p.Describe(e, w, Applied{})
+	return p
+}
+
+// Decide is the controller's decision for one evaluation and the world it
+// observed: the children to create, update, delete and annotate and the
+// Kueue Workload operations (with the rechecks those decisions ask for).
+// It is a pure function: no client, no clock, no randomness; the same
+// inputs always give the same decision. The shell applies it, then calls
+// Describe.
+func Decide(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan {
 	o = o.WithDefaults()
 	var p Plan
 	out := decideOutcome(e, w)
@@ -80,9 +127,6 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 	store := build.S3Store(e, o)
 	probe := observeStoreProbe(e, w, store)
 	switch {
-	case w.Rejected != nil:
-		// Nothing of this pass was applied for sure: describe the world as
-		// observed and say why it cannot go on.
 	case ended:
 		p.deleteRemovedModels(e, w)
 		p.planEnded(e, w, out)
@@ -97,36 +141,61 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 		p.planBudgetCaps(e, w, spend, models)
 	}
 	p.Create = p.Create[:min(len(p.Create), o.CreatesPerPass)]
+	p.decided = facts{o: o, out: out, ended: ended, res: res, budget: budget, spend: spend, views: views, store: store, probe: probe,
+		starts: e.Status.StartTime == nil && out.Phase == phaseActive && !e.Spec.IsSuspended() && len(p.Create) > 0 && hasCostlyChildren(project(w, &p))}
+	return p
+}
+
+// StartsEvaluation says the decision creates the evaluation's first child
+// that costs something (a server Deployment or a runner Job): the shell
+// records the start before it creates anything (the spec freezes then).
+func (p *Plan) StartsEvaluation() bool { return p.decided.starts }
+
+// Describe fills in what the decision p, as applied (a), makes of e: the
+// status, recomputed from the world once p's changes took effect, the
+// events of its transitions, when to look again and whether the TTL
+// deletes the evaluation now. A child the API server rejected leaves the
+// pass with no child changes (planRejected); children whose names are
+// taken were not created (planNameTaken). It is a pure function, like
+// Decide, whose facts it reads instead of observing the world again.
+func (p *Plan) Describe(e *repotv1.RepotEvaluation, w *World, a Applied) {
+	f := p.decided
+	if a.Rejected != nil {
+		// Nothing of this pass was applied for sure: describe the world as
+		// observed and say why it cannot go on.
+		*p = Plan{decided: f}
+	}
 	// A child whose name is taken was not created (planNameTaken).
-	p.Create = withoutTaken(p.Create, w.NameTaken)
-	after := project(w, &p)
-	afterModels := decideModels(e, after, res, ended, budget.Stop)
+	p.Create = withoutTaken(p.Create, a.NameTaken)
+	after := project(w, p)
+	after.NameTaken = a.NameTaken
+	afterModels := decideModels(e, after, f.res, f.ended, f.budget.Stop)
 	runners := diagnoseModelsRunners(e, w, afterModels)
 	retries := func(m *repotv1.ModelSpec) (int, string) { return p.infraRetries(e, m) }
-	p.Status = buildStatus(e, after, out, observeServers(e, after, o, ended, afterModels), afterModels, res, runners, retries)
-	p.Status.Budget = budgetStatus(e, budget, spend, afterModels, &p.Status, ended)
-	p.Status.Artifacts = artifactsStatus(e, after, o, out.Phase == phaseComplete)
+	p.Status = buildStatus(e, after, f.out, observeServers(e, after, f.o, f.ended, afterModels), afterModels, f.res, runners, retries)
+	p.Status.Budget = budgetStatus(e, f.budget, f.spend, afterModels, &p.Status, f.ended)
+	p.Status.Artifacts = artifactsStatus(e, after, f.o, f.out.Phase == phaseComplete)
 	budgetConditions(&p.Status, e, w)
 	kueueStatus(&p.Status, e, w)
-	if store != nil {
-		artifactsConditions(&p.Status, e, w, store, probe)
+	if f.store != nil {
+		artifactsConditions(&p.Status, e, w, f.store, f.probe)
 	}
-	if w.Rejected != nil {
-		p.planRejected(e, w, w.Rejected, w.Now)
-		return p
+	if a.Rejected != nil {
+		p.planRejected(e, w, a.Rejected, w.Now)
+		return
 	}
-	if len(w.NameTaken) > 0 {
+	if len(a.NameTaken) > 0 {
 		p.planNameTaken(e, after)
 	}
 	p.Events = transitionEvents(e.Status.Conditions, p.Status.Conditions)
-	p.Events = append(p.Events, apiServerUnknown(e, p.Create, o)...)
+	p.Events = append(p.Events, apiServerUnknown(e, p.Create, f.o)...)
 
-	due, ttlIn := ttlExpiry(e, out, w.Now)
+	due, ttlIn := ttlExpiry(e, f.out, w.Now)
 	p.DeleteEvaluation = due
 	p.requeueIn(ttlIn)
-	p.requeueIn(out.DeadlineIn)
-	if !ended {
-		for _, v := range views {
+	p.requeueIn(f.out.DeadlineIn)
+	if !f.ended {
+		for _, v := range f.views {
 			p.requeueIn(v.RecheckAfter)
 		}
 		for _, d := range runners {
@@ -135,9 +204,16 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 		if w.Problems.Unavailable != "" {
 			p.requeueIn(problemsRecheck)
 		}
-		p.requeueIn(budget.RecheckAfter)
+		p.requeueIn(f.budget.RecheckAfter)
 	}
-	return p
+}
+
+// Completes says the evaluation, as observed, has every run recorded and
+// would read Complete: before the pass that first writes it decides, the
+// shell reads the ledgers from the API server (its cache may lag the last
+// records).
+func Completes(e *repotv1.RepotEvaluation, w *World) bool {
+	return decideOutcome(e, w).Phase == phaseComplete
 }
 
 func (p *Plan) requeueIn(d time.Duration) {

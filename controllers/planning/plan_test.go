@@ -28,6 +28,14 @@ func step(e *repotv1.RepotEvaluation, w *World, now time.Time) Plan {
 	return p
 }
 
+// planApplied decides once against the world and describes the decision
+// as the shell met it (a): a child rejected, names taken.
+func planApplied(e *repotv1.RepotEvaluation, w *World, a Applied) Plan {
+	p := Decide(e, w, testOpts)
+	p.Describe(e, w, a)
+	return p
+}
+
 // settle plans and applies passes until one creates nothing: the passes
 // that, in a cluster, the creation events of each bring at once (a
 // RoleBinding follows its Role, a runner Job its ledgers). It returns the

@@ -20,8 +20,7 @@ func TestPlanRejectedBeforeStart(t *testing.T) {
 	cause := errors.New(`create *v1.Deployment ev-big-server: Deployment.apps "ev-big-server" is invalid: spec.template.spec.nodeSelector: Invalid value: "not a key!"`)
 	e := revtesting.MakeEvaluation("ev", "ns").VLLM("big", "org/model").ActiveDeadline(600).Obj()
 	w := newWorld()
-	w.Rejected = cause
-	p := PlanEvaluation(e, w, testOpts)
+	p := planApplied(e, w, Applied{Rejected: cause})
 	// No child changes: the planner describes the world as observed.
 	want := planDigest{
 		State:      repotv1.StateStalled,
@@ -42,7 +41,7 @@ func TestPlanRejectedBeforeStart(t *testing.T) {
 
 	applyToWorld(e, w, Plan{Status: p.Status})
 	w.Now = w.Now.Add(time.Minute)
-	again := PlanEvaluation(e, w, testOpts)
+	again := planApplied(e, w, Applied{Rejected: cause})
 	if len(again.Events) != 0 {
 		t.Errorf("a repeated rejection emits events %v", digest(again).Events)
 	}
@@ -55,8 +54,8 @@ func TestPlanRejectedBeforeStart(t *testing.T) {
 // A started evaluation cannot change its spec, so a rejected child fails
 // it, and the next pass tears its servers down.
 func TestPlanRejectedAfterStart(t *testing.T) {
-	e, w := jobRejectedWithServerReady()
-	p := PlanEvaluation(e, w, testOpts)
+	e, w, cause := jobRejectedWithServerReady()
+	p := planApplied(e, w, Applied{Rejected: cause})
 	want := planDigest{
 		State:      repotv1.StateFailed,
 		Conditions: conds("True/ServersAnswered", "False/RunnersFinished", "False/Failed", "True/ChildRejected", "False/Failed", "False/Reconciled", "True/Failed"),
@@ -75,7 +74,6 @@ func TestPlanRejectedAfterStart(t *testing.T) {
 	}
 
 	// The Job was never created; the next pass sees a failed evaluation.
-	w.Rejected = nil
 	applyToWorld(e, w, p)
 	next := PlanEvaluation(e, w, testOpts)
 	want = planDigest{
@@ -96,9 +94,9 @@ func TestPlanRejectedAfterStart(t *testing.T) {
 // children exist. Children built from the spec mean it started: a rejected
 // child then fails the evaluation, and its start time is recorded.
 func TestPlanRejectedWithChildrenBeforeStartTimeIsWritten(t *testing.T) {
-	e, w := jobRejectedWithServerReady()
+	e, w, cause := jobRejectedWithServerReady()
 	e.Status = repotv1.RepotEvaluationStatus{} // the deferred write did not happen yet
-	p := PlanEvaluation(e, w, testOpts)
+	p := planApplied(e, w, Applied{Rejected: cause})
 	if got := p.Status.Summary.State; got != repotv1.StateFailed {
 		t.Errorf("state = %s, want %s: children exist, so the spec was in use", got, repotv1.StateFailed)
 	}
@@ -109,14 +107,13 @@ func TestPlanRejectedWithChildrenBeforeStartTimeIsWritten(t *testing.T) {
 
 // jobRejectedWithServerReady is an evaluation whose server is ready, in the
 // pass a minute later where the API server rejects its runner Job.
-func jobRejectedWithServerReady() (*repotv1.RepotEvaluation, *World) {
+func jobRejectedWithServerReady() (*repotv1.RepotEvaluation, *World, error) {
 	e := revtesting.MakeEvaluation("ev", "ns").Simulated("sim", "strong", 1).Shards(2).Obj()
 	w := newWorld()
 	step(e, w, t0)
 	setServerReady(w, "ev", "sim", true)
 	w.Now = t0.Add(time.Minute)
-	w.Rejected = errors.New(`create *v1.Job ev-sim-run: Job.batch "ev-sim-run" is invalid: spec.template.spec.containers[0].resources.requests: Invalid value: "8": must be less than or equal to cpu limit of 1`)
-	return e, w
+	return e, w, errors.New(`create *v1.Job ev-sim-run: Job.batch "ev-sim-run" is invalid: spec.template.spec.containers[0].resources.requests: Invalid value: "8": must be less than or equal to cpu limit of 1`)
 }
 
 // The start time is recorded just before the first children; if the API
@@ -128,8 +125,7 @@ func TestPlanRejectedRightAfterTheStartWasRecorded(t *testing.T) {
 	w := newWorld()
 	start := metav1.NewTime(w.Now)
 	e.Status.StartTime = &start
-	w.Rejected = cause
-	p := PlanEvaluation(e, w, testOpts)
+	p := planApplied(e, w, Applied{Rejected: cause})
 	if p.Status.StartTime != nil {
 		t.Errorf("startTime = %v, want it undone: nothing ran", p.Status.StartTime)
 	}

@@ -152,6 +152,12 @@ func TestStartTimeIsTheFirstServerOrRunner(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
+			// The decision says it starts the evaluation exactly on the
+			// pass that creates the first server: the shell records the
+			// start before that creation (recordStart).
+			if p.StartsEvaluation() != tc.want.Creates {
+				t.Errorf("StartsEvaluation() = %t on a pass that creates the server: %t", p.StartsEvaluation(), tc.want.Creates)
+			}
 		})
 	}
 }

@@ -59,14 +59,10 @@ type World struct {
 	// Problems is what is known about spec.problems.
 	Problems problemsInfo
 
-	// Rejected, when set, is the API server's refusal of a child built from
-	// the spec in this pass (an Invalid error): retrying the same object
-	// cannot succeed, and the planner decides what that means (planRejected).
-	Rejected error
-
-	// NameTaken are the children this pass could not create because an
-	// object of the same name exists that this evaluation does not control
-	// (planNameTaken).
+	// NameTaken, in the world once a pass is applied (Describe's
+	// projection, never an observation), are the children this pass could
+	// not create because an object of the same name exists that this
+	// evaluation does not control (Applied.NameTaken, planNameTaken).
 	NameTaken []TakenName
 
 	// Admitted, when not nil, is what an admission system (Kueue) admitted:
