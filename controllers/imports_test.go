@@ -21,9 +21,10 @@ const module = "repot.dev/repot-operator"
 // of the operator; the object builders, the Kueue adapter and the planning
 // sit below the I/O shell (package controllers) and import no client
 // (planning and the Kueue adapter no controller-runtime at all); the readers
-// and the commands (cmd/repot) sit above everything. Only direct imports are checked. A path
-// ending in
-// "/..." is that package and everything under it; any other is one package.
+// and the commands (cmd/repot) sit above everything. These rules check direct
+// imports; TestPurityHoldsTransitively checks the whole dependency set of the
+// pure parts. A path ending in "/..." is that package and everything under
+// it; any other is one package.
 // Only non-test files count (tests may reach across, e.g. to a fake client).
 var importRules = []struct {
 	from   string
@@ -33,6 +34,7 @@ var importRules = []struct {
 	{"contract", []string{module + "/..."}, "the contract is the leaf that the engine, the analysis and the operator all import"},
 	{"contract/prompt", vocabularyDenied, "the prompt format is vocabulary the engine, the analysis and the simulated server share: it imports only the contract and envs"},
 	{"contract/program", vocabularyDenied, "the program reader is vocabulary the engine, the judge and the simulated server share: it imports only the contract and envs"},
+	{"contract/replay", vocabularyDenied, "verified replay is vocabulary the engine, the judge and the analysis share: it imports only the contract and envs"},
 	{"artifacts/...", []string{
 		module + "/runner/...", module + "/modelserver/...", module + "/controllers/...", module + "/analysis/...", module + "/envs/...",
 		module + "/cmd/...",

@@ -13,6 +13,7 @@ import (
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/contract/program"
 	"repot.dev/repot-operator/contract/prompt"
+	"repot.dev/repot-operator/contract/replay"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/modelserver/simserver"
 	"repot.dev/repot-operator/runner/concurrency"
@@ -59,7 +60,7 @@ func BenchmarkPerCallWork(b *testing.B) {
 				e, _ := it.p.Env()
 				init, _ := it.p.Initial()
 				goal, _ := it.p.Goal()
-				methods.Replay(e, it.p, init, goal, moves, it.p.MaxSteps)
+				replay.Replay(e, it.p, init, goal, moves, it.p.MaxSteps)
 			}
 		}
 		durs = append(durs, time.Since(start))

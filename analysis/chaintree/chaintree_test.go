@@ -11,8 +11,8 @@ import (
 
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/contract/prompt"
+	"repot.dev/repot-operator/contract/replay"
 	"repot.dev/repot-operator/envs"
-	"repot.dev/repot-operator/runner/methods"
 )
 
 // fixture is a 4-disk Tower of Hanoi problem, the oracle's plan, and a
@@ -76,7 +76,7 @@ func (f fixture) call(t *testing.T, idx int, purpose string, from int, plan []js
 		}
 		s = f.e.Step(s, a).Next
 	}
-	res := methods.Replay(f.e, f.p, s, f.goal, plan, f.p.MaxSteps-from)
+	res := replay.Replay(f.e, f.p, s, f.goal, plan, f.p.MaxSteps-from)
 	return contract.CallTrace{Index: idx, Purpose: purpose, Prompt: prompt.Initial(f.p), Plan: plan, Outcome: res.StopReason,
 		Replay: &contract.ReplayTrace{From: from, PrefixLen: len(res.Prefix), PlanLen: res.PlanLen, K: res.K, Error: res.Error, Kind: res.Kind, ReachedGoal: res.ReachedGoal, StopReason: res.StopReason}}
 }

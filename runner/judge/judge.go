@@ -4,8 +4,9 @@
 // exact verifier, independently of the trace's own success, replay and
 // outcome fields.
 //
-// It reuses the program reader (contract/program) and the engine's verifier
-// (methods.Replay, methods.JudgeReply, methods.CheckpointProblem), but not
+// It reuses the program reader (contract/program), verified replay
+// (contract/replay) and the engine's verifier (methods.JudgeReply,
+// methods.CheckpointProblem), but not
 // the methods' loops: each method's final plan is rebuilt from the calls'
 // purposes. It lives in the engine because only the engine may import its
 // verifier; `repot judge` (cmd/repot/judge.go) reads the cluster and the
@@ -28,6 +29,7 @@ import (
 
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/contract/program"
+	"repot.dev/repot-operator/contract/replay"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/methods"
 )
@@ -255,11 +257,11 @@ func newSetup(p *envs.Problem) (setup, error) {
 }
 
 // replay replays moves (or a call's failure) from a state within budget.
-func (s setup) replay(moves []json.RawMessage, failure string, from envs.State, budget int) methods.ReplayResult {
+func (s setup) replay(moves []json.RawMessage, failure string, from envs.State, budget int) replay.Result {
 	if failure != "" {
-		return methods.ReplayResult{Prefix: []envs.Action{}, State: from, K: -1, StopReason: failure}
+		return replay.Result{Prefix: []envs.Action{}, State: from, K: -1, StopReason: failure}
 	}
-	return methods.Replay(s.e, s.p, from, s.goal, moves, budget)
+	return replay.Replay(s.e, s.p, from, s.goal, moves, budget)
 }
 
 // programPlan reads a program-of-thought call's plan as the runner does:
@@ -300,7 +302,7 @@ func (j *Judge) potFamily(v *contract.TraceVerdict, t *contract.Trace, p *envs.P
 		v.Inconsistent = "the run does not start with an initial call"
 		return
 	}
-	var final methods.ReplayResult
+	var final replay.Result
 	how := ""
 	for i := range t.Calls {
 		c := &t.Calls[i]
@@ -328,7 +330,7 @@ func (j *Judge) potFamily(v *contract.TraceVerdict, t *contract.Trace, p *envs.P
 		case c.Purpose == contract.PurposeRepair:
 			from := len(final.Prefix)
 			res := s.replay(moves, failure, final.State, s.maxSteps-from)
-			final = methods.ReplayResult{
+			final = replay.Result{
 				Prefix: append(append(make([]envs.Action, 0, from+len(res.Prefix)), final.Prefix...), res.Prefix...),
 				State:  res.State, K: res.K, ReachedGoal: res.ReachedGoal, StopReason: res.StopReason, PlanLen: from + res.PlanLen,
 			}

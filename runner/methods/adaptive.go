@@ -5,6 +5,7 @@ import (
 
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/contract/prompt"
+	"repot.dev/repot-operator/contract/replay"
 )
 
 func init() {
@@ -13,7 +14,7 @@ func init() {
 
 // adaptive routes its one extra call by the first plan's verified prefix
 // (AdaptiveRoute): a suffix repair from the checkpoint, or a fresh retry.
-func adaptive(ctx context.Context, r *run, method string, first ReplayResult) (contract.Record, contract.Trace, error) {
+func adaptive(ctx context.Context, r *run, method string, first replay.Result) (contract.Record, contract.Trace, error) {
 	route := AdaptiveRoute(first, r.opts.AdaptiveThresholdPermille)
 	if route == contract.RouteSuffixRepair {
 		final, err := r.repair(ctx, first, prompt.Standard, 1)
@@ -27,7 +28,7 @@ func adaptive(ctx context.Context, r *run, method string, first ReplayResult) (c
 // first plan: an empty plan gets a fresh retry, a verified prefix fraction
 // below the threshold (in thousandths) gets a fresh retry, anything else a
 // suffix repair. A first plan that reached the goal is initial_pot_success.
-func AdaptiveRoute(first ReplayResult, thresholdPermille int) string {
+func AdaptiveRoute(first replay.Result, thresholdPermille int) string {
 	switch {
 	case first.ReachedGoal:
 		return contract.RouteInitialSuccess

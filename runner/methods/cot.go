@@ -7,6 +7,7 @@ import (
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/contract/program"
 	"repot.dev/repot-operator/contract/prompt"
+	"repot.dev/repot-operator/contract/replay"
 	"repot.dev/repot-operator/runner/model"
 )
 
@@ -21,7 +22,7 @@ func init() {
 func cot(ctx context.Context, r *run, method string) (contract.Record, contract.Trace, error) {
 	s, err := r.cotSample(ctx)
 	if err != nil {
-		return r.finish(method, contract.RouteNoExtraCall, false, ReplayResult{}, ReplayResult{}, err)
+		return r.finish(method, contract.RouteNoExtraCall, false, replay.Result{}, replay.Result{}, err)
 	}
 	route := contract.RouteNoExtraCall
 	if s.res.ReachedGoal {
@@ -33,7 +34,7 @@ func cot(ctx context.Context, r *run, method string) (contract.Record, contract.
 // cotAttempt is one CoT call's outcome: its replay from the initial state,
 // and the reference's count of the moves it tried (steps).
 type cotAttempt struct {
-	res ReplayResult
+	res replay.Result
 	// steps is len(run.steps) of the reference's trace for this attempt:
 	// 1 for a reply it could not parse (one failed step is recorded), else
 	// the moves it tried to apply, the failing one included.
@@ -81,7 +82,7 @@ func cotPlan(ct *contract.CallTrace, resp model.Response) plan {
 // stopped at a move that failed to normalize or was invalid, the moves up
 // to and including it; else the moves applied (at the goal, at the end of
 // the plan, or at the step limit, where the reference cuts the plan).
-func referenceSteps(pl plan, res ReplayResult) int {
+func referenceSteps(pl plan, res replay.Result) int {
 	switch {
 	case pl.failure != "":
 		return 1

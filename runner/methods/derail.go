@@ -9,6 +9,7 @@ import (
 
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/contract/prompt"
+	"repot.dev/repot-operator/contract/replay"
 	"repot.dev/repot-operator/envs"
 )
 
@@ -271,14 +272,14 @@ func runPrompted(ctx context.Context, deps Deps, opts Options, t DerailTask, con
 	msgs := prompt.RecoveryPrompt(t.Problem, recoveryFor(r.env, t, prefix, checkpoint, condition))
 	ct, resp, err := r.complete(ctx, contract.PurposeRecovery, msgs)
 	if err != nil {
-		return r.finish(condition, contract.RouteNoExtraCall, false, ReplayResult{}, ReplayResult{}, err)
+		return r.finish(condition, contract.RouteNoExtraCall, false, replay.Result{}, replay.Result{}, err)
 	}
 	j := JudgeReply(r.env, r.p, checkpoint, r.goal, resp.Content)
 	info.Candidates, info.Chosen = make([]contract.JudgedCandidate, len(j.Candidates)), &j.Chosen
 	for i, c := range j.Candidates {
 		info.Candidates[i] = c.JudgedCandidate
 	}
-	res := ReplayResult{Prefix: []envs.Action{}, State: checkpoint, K: -1}
+	res := replay.Result{Prefix: []envs.Action{}, State: checkpoint, K: -1}
 	if j.Chosen >= 0 {
 		c := j.Candidates[j.Chosen]
 		ct.Plan = c.raw
@@ -295,7 +296,7 @@ func runPrompted(ctx context.Context, deps Deps, opts Options, t DerailTask, con
 	if j.Success {
 		res.StopReason = contract.StopGoal
 	}
-	ct.Replay, ct.Outcome = replayTrace(0, res), res.StopReason
+	ct.Replay, ct.Outcome = replay.Trace(0, res), res.StopReason
 	r.trace.Calls = append(r.trace.Calls, *ct)
 	// The candidates and the chosen one are in the trace (info); the
 	// record stays small, as the ledgers hold thousands of them.

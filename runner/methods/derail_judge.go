@@ -8,6 +8,7 @@ import (
 
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/contract/program"
+	"repot.dev/repot-operator/contract/replay"
 	"repot.dev/repot-operator/envs"
 )
 
@@ -106,14 +107,14 @@ func judgeCandidate(e envs.Env, p *envs.Problem, s, goal envs.State, c program.C
 		if err != nil {
 			failed = true
 			jc.k, jc.kind, jc.StopReason = i, contract.KindFormatError, contract.StopFormatError
-			jc.Error = fmt.Sprintf("Move %d (%s) could not be read: %v", i+1, compact(raw), err)
+			jc.Error = fmt.Sprintf("Move %d (%s) could not be read: %v", i+1, replay.Compact(raw), err)
 			continue
 		}
 		st := e.Step(s, a)
 		if !st.Valid {
 			failed = true
 			jc.k, jc.kind, jc.StopReason = i, string(st.Kind), contract.StopInvalidMove
-			jc.Error = fmt.Sprintf("Move %d (%s) is invalid: %s", i+1, compact(raw), st.Message)
+			jc.Error = fmt.Sprintf("Move %d (%s) is invalid: %s", i+1, replay.Compact(raw), st.Message)
 			continue
 		}
 		s = st.Next

@@ -1,6 +1,6 @@
-// Package methods runs one method on one problem: verified replay of a
-// plan (replay.go), one model call with its program run in the sandbox
-// (call.go), and the methods, one file each: pot, pot-retry, repot (with
+// Package methods runs one method on one problem: one model call with its
+// program run in the sandbox (call.go), its plan replayed through the
+// verifier (contract/replay), and the methods, one file each: pot, pot-retry, repot (with
 // repot-no-prefix and repot-restart), repot-adaptive, the repair loop that
 // records rounds for repot-vrr and the noisy verifier (loop.go), and the
 // Derail-550 conditions (derail.go, derail_judge.go). RunProblem and

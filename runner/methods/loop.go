@@ -8,6 +8,7 @@ import (
 	"repot.dev/repot-operator/analysis/vrr"
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/contract/prompt"
+	"repot.dev/repot-operator/contract/replay"
 	"repot.dev/repot-operator/envs"
 )
 
@@ -69,7 +70,7 @@ func loopFor(method string, opts Options) (loopSpec, error) {
 
 // judge casts the round's votes on a plan: the exact verdict m times, or
 // the seeded noisy votes.
-func (r *run) judge(lp loopSpec, round int, res ReplayResult) int {
+func (r *run) judge(lp loopSpec, round int, res replay.Result) int {
 	m := lp.cfg.Votes
 	if !lp.cfg.Noise.Active() {
 		if res.ReachedGoal {
@@ -88,7 +89,7 @@ func (r *run) callTokens(idx int) int {
 	return u.Prompt + u.Completion
 }
 
-func (r *run) addRound(lp loopSpec, res ReplayResult, accepts, tokens int, kept, noCall bool) {
+func (r *run) addRound(lp loopSpec, res replay.Result, accepts, tokens int, kept, noCall bool) {
 	if lp.record {
 		r.rounds = append(r.rounds, contract.Round{Valid: res.ReachedGoal, Prefix: len(res.Prefix), Accepts: accepts, Tokens: tokens, Kept: kept, NoCall: noCall})
 	}
@@ -97,7 +98,7 @@ func (r *run) addRound(lp loopSpec, res ReplayResult, accepts, tokens int, kept,
 // repairLoop runs the repair loop from the first plan (call 0) and
 // returns the committed plan. r.repairAttempts counts the repair calls it
 // began, r.loopStop says why it stopped.
-func (r *run) repairLoop(ctx context.Context, first ReplayResult, lp loopSpec) (ReplayResult, error) {
+func (r *run) repairLoop(ctx context.Context, first replay.Result, lp loopSpec) (replay.Result, error) {
 	m := lp.cfg.Votes
 	cur := first
 	acc := r.judge(lp, 0, cur)
@@ -193,7 +194,7 @@ func (r *run) repairLoop(ctx context.Context, first ReplayResult, lp loopSpec) (
 // noisy verdict rejects it) a spurious rejection of a drawn move of its
 // verified prefix. ok is false for a valid plan with no moves (nothing to
 // reject).
-func (r *run) loopCheckpoint(cur ReplayResult, k int) (ReplayResult, string, bool) {
+func (r *run) loopCheckpoint(cur replay.Result, k int) (replay.Result, string, bool) {
 	if !cur.ReachedGoal {
 		return cur, cur.Error, true
 	}
@@ -205,15 +206,15 @@ func (r *run) loopCheckpoint(cur ReplayResult, k int) (ReplayResult, string, boo
 	for _, a := range cur.Prefix[:pos] {
 		state = r.env.Step(state, a).Next
 	}
-	msg := fmt.Sprintf("Move %d (%s) is invalid: the verifier rejected it.", pos+1, compact(r.env.RawMove(cur.Prefix[pos])))
-	return ReplayResult{Prefix: cur.Prefix[:pos:pos], State: state, K: pos, Error: msg, StopReason: contract.StopInvalidMove, PlanLen: len(cur.Prefix)}, msg, true
+	msg := fmt.Sprintf("Move %d (%s) is invalid: the verifier rejected it.", pos+1, replay.Compact(r.env.RawMove(cur.Prefix[pos])))
+	return replay.Result{Prefix: cur.Prefix[:pos:pos], State: state, K: pos, Error: msg, StopReason: contract.StopInvalidMove, PlanLen: len(cur.Prefix)}, msg, true
 }
 
 // repairOnce makes one repair call from the checkpoint of cur (message
 // msg) and returns the plan it commits: the standard and no-prefix variants
 // replay the repair plan from the verified state and append it to the
 // prefix; the restart variant replays it from the initial state on its own.
-func (r *run) repairOnce(ctx context.Context, cur ReplayResult, msg string, v prompt.Variant) (ReplayResult, int, error) {
+func (r *run) repairOnce(ctx context.Context, cur replay.Result, msg string, v prompt.Variant) (replay.Result, int, error) {
 	cp, err := prompt.NewCheckpoint(r.env, cur.Prefix, cur.State, msg)
 	if err != nil {
 		return cur, -1, fmt.Errorf("problem %s: checkpoint: %w", r.p.ProblemID, err)
@@ -231,7 +232,7 @@ func (r *run) repairOnce(ctx context.Context, cur ReplayResult, msg string, v pr
 	res := r.replayPlan(pl, cur.State, r.maxSteps-from)
 	r.setReplay(idx, from, res)
 	prefix := append(append(make([]envs.Action, 0, from+len(res.Prefix)), cur.Prefix...), res.Prefix...)
-	return ReplayResult{
+	return replay.Result{
 		Prefix: prefix, State: res.State, K: res.K, Error: res.Error, Kind: res.Kind,
 		ReachedGoal: res.ReachedGoal, StopReason: res.StopReason, PlanLen: from + res.PlanLen,
 	}, idx, nil

@@ -2,6 +2,7 @@ package methods
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/contract/prompt"
+	"repot.dev/repot-operator/contract/replay"
 	"repot.dev/repot-operator/envs/envstest"
 	"repot.dev/repot-operator/runner/concurrency"
 	"repot.dev/repot-operator/runner/model"
@@ -247,7 +249,7 @@ func TestRunProblemPrompts(t *testing.T) {
 	e, _ := p.Env()
 	init, _ := p.Initial()
 	goal, _ := p.Goal()
-	first := Replay(e, p, init, goal, raws(sol[0], "[1,0,1]", sol[2]), p.MaxSteps)
+	first := replay.Replay(e, p, init, goal, raws(sol[0], "[1,0,1]", sol[2]), p.MaxSteps)
 	cp, err := prompt.NewCheckpoint(e, first.Prefix, first.State, first.Error)
 	if err != nil {
 		t.Fatal(err)
@@ -376,7 +378,7 @@ func TestAdaptiveRoute(t *testing.T) {
 		{2, 14, false, contract.RouteFreshShortPrefix}, // 142.9
 	}
 	for _, tc := range tests {
-		r := ReplayResult{PlanLen: tc.plan, ReachedGoal: tc.goal}
+		r := replay.Result{PlanLen: tc.plan, ReachedGoal: tc.goal}
 		for i := 0; i < tc.prefix; i++ {
 			r.Prefix = append(r.Prefix, nil)
 		}
@@ -456,7 +458,7 @@ func TestEveryMethodHasABehaviour(t *testing.T) {
 func TestRegisterRefuses(t *testing.T) {
 	saved := behaviours
 	t.Cleanup(func() { behaviours = saved })
-	step := func(context.Context, *run, string, ReplayResult) (contract.Record, contract.Trace, error) {
+	step := func(context.Context, *run, string, replay.Result) (contract.Record, contract.Trace, error) {
 		return contract.Record{}, contract.Trace{}, nil
 	}
 	own := func(context.Context, *run, string) (contract.Record, contract.Trace, error) {
@@ -491,4 +493,12 @@ func TestRegisterRefuses(t *testing.T) {
 	if !hasBehaviour(contract.MethodPoT) {
 		t.Error("a valid registration was not recorded")
 	}
+}
+
+func raws(moves ...string) []json.RawMessage {
+	out := make([]json.RawMessage, len(moves))
+	for i, m := range moves {
+		out[i] = json.RawMessage(m)
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 	"repot.dev/repot-operator/analysis/vrr"
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/contract/prompt"
+	"repot.dev/repot-operator/contract/replay"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/concurrency"
 	"repot.dev/repot-operator/runner/model"
@@ -184,7 +185,7 @@ func RunProblem(ctx context.Context, deps Deps, opts Options, p *envs.Problem, m
 	}
 	first, err := r.fromInitial(ctx, contract.PurposeInitial, prompt.Initial(p))
 	if err != nil {
-		return r.finish(method, contract.RouteNoExtraCall, false, ReplayResult{}, ReplayResult{}, err)
+		return r.finish(method, contract.RouteNoExtraCall, false, replay.Result{}, replay.Result{}, err)
 	}
 	if lp.record {
 		// The loop judges the first plan too: a noisy verdict may reject a
@@ -212,7 +213,7 @@ func RunProblem(ctx context.Context, deps Deps, opts Options, p *envs.Problem, m
 // it records no repair-loop rounds).
 type behaviour struct {
 	own             func(ctx context.Context, r *run, method string) (contract.Record, contract.Trace, error)
-	afterFailedPlan func(ctx context.Context, r *run, method string, first ReplayResult) (contract.Record, contract.Trace, error)
+	afterFailedPlan func(ctx context.Context, r *run, method string, first replay.Result) (contract.Record, contract.Trace, error)
 }
 
 // behaviours holds each method's behaviour by name; each method's file
@@ -272,10 +273,10 @@ func newRun(deps Deps, opts Options, p *envs.Problem, method string) (*run, erro
 
 // fromInitial makes a call whose plan starts at the initial state and
 // replays it.
-func (r *run) fromInitial(ctx context.Context, purpose string, msgs []contract.Message) (ReplayResult, error) {
+func (r *run) fromInitial(ctx context.Context, purpose string, msgs []contract.Message) (replay.Result, error) {
 	pl, idx, err := r.call(ctx, purpose, msgs)
 	if err != nil {
-		return ReplayResult{}, err
+		return replay.Result{}, err
 	}
 	res := r.replayPlan(pl, r.init, r.maxSteps)
 	r.setReplay(idx, 0, res)
@@ -284,7 +285,7 @@ func (r *run) fromInitial(ctx context.Context, purpose string, msgs []contract.M
 
 // Better reports whether attempt a beats attempt b: success first, then the
 // longer verified prefix. Ties go to b (the earlier attempt).
-func Better(a, b ReplayResult) bool {
+func Better(a, b replay.Result) bool {
 	if a.ReachedGoal != b.ReachedGoal {
 		return a.ReachedGoal
 	}
@@ -293,15 +294,15 @@ func Better(a, b ReplayResult) bool {
 
 // replayPlan replays a call's plan from a state with a step budget; a call
 // that gave no plan stops at once with its failure.
-func (r *run) replayPlan(pl plan, from envs.State, budget int) ReplayResult {
+func (r *run) replayPlan(pl plan, from envs.State, budget int) replay.Result {
 	if pl.failure != "" {
-		return ReplayResult{Prefix: []envs.Action{}, State: from, K: -1, StopReason: pl.failure, Error: pl.message}
+		return replay.Result{Prefix: []envs.Action{}, State: from, K: -1, StopReason: pl.failure, Error: pl.message}
 	}
-	return Replay(r.env, r.p, from, r.goal, pl.moves, budget)
+	return replay.Replay(r.env, r.p, from, r.goal, pl.moves, budget)
 }
 
-func (r *run) setReplay(idx, from int, res ReplayResult) {
-	r.trace.Calls[idx].Replay = replayTrace(from, res)
+func (r *run) setReplay(idx, from int, res replay.Result) {
+	r.trace.Calls[idx].Replay = replay.Trace(from, res)
 	r.trace.Calls[idx].Outcome = res.StopReason
 }
 
@@ -317,7 +318,7 @@ func (r *run) markStart() {
 // becomes an infra-error record), ErrAborted or a setup error (both
 // returned; with ErrAborted, the aborted attempt's record when a call of
 // it returned: aborted).
-func (r *run) finish(method, route string, repairUsed bool, first, final ReplayResult, err error) (contract.Record, contract.Trace, error) {
+func (r *run) finish(method, route string, repairUsed bool, first, final replay.Result, err error) (contract.Record, contract.Trace, error) {
 	var ie *infraError
 	if errors.Is(err, ErrAborted) {
 		return r.aborted(method), contract.Trace{}, err

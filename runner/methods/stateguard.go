@@ -8,6 +8,7 @@ import (
 
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/contract/prompt"
+	"repot.dev/repot-operator/contract/replay"
 	"repot.dev/repot-operator/envs"
 )
 
@@ -124,9 +125,9 @@ type stepGuard struct {
 	stats       *contract.StepAgentStats
 }
 
-// result is the run's outcome as a ReplayResult.
-func (g *stepGuard) result(stop string) ReplayResult {
-	res := ReplayResult{Prefix: g.committed, State: g.state, K: -1, PlanLen: len(g.committed), StopReason: stop}
+// result is the run's outcome as a replay.Result.
+func (g *stepGuard) result(stop string) replay.Result {
+	res := replay.Result{Prefix: g.committed, State: g.state, K: -1, PlanLen: len(g.committed), StopReason: stop}
 	if res.Prefix == nil {
 		res.Prefix = []envs.Action{}
 	}
@@ -139,7 +140,7 @@ func (g *stepGuard) result(stop string) ReplayResult {
 	return res
 }
 
-func (g *stepGuard) loop(ctx context.Context) (ReplayResult, error) {
+func (g *stepGuard) loop(ctx context.Context) (replay.Result, error) {
 	r, e := g.r, g.r.env
 	maxCalls := g.p.MaxSteps * g.o.MaxStepsMultiplier
 	for g.stats.Steps < maxCalls {

@@ -8,6 +8,7 @@ import (
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/contract/program"
 	"repot.dev/repot-operator/contract/prompt"
+	"repot.dev/repot-operator/contract/replay"
 	"repot.dev/repot-operator/envs"
 	"repot.dev/repot-operator/runner/model"
 )
@@ -95,7 +96,7 @@ func vex(ctx context.Context, r *run, method string) (contract.Record, contract.
 	committed := []envs.Action{}
 	blocked := map[string][]blockedMove{}
 	lastErr := ""
-	var first ReplayResult
+	var first replay.Result
 	haveFirst := false
 	stop := ""
 	var runErr error
@@ -135,7 +136,7 @@ func vex(ctx context.Context, r *run, method string) (contract.Record, contract.
 			break
 		}
 		from := len(committed)
-		res := ReplayResult{Prefix: []envs.Action{}, State: state, K: -1, PlanLen: len(pl.moves)}
+		res := replay.Result{Prefix: []envs.Action{}, State: state, K: -1, PlanLen: len(pl.moves)}
 		switch {
 		case pl.failure != "":
 			res.StopReason, res.Error = pl.failure, pl.message
@@ -156,7 +157,7 @@ func vex(ctx context.Context, r *run, method string) (contract.Record, contract.
 				if err != nil {
 					stats.Rollbacks++
 					res.K, res.StopReason, res.Kind = i, contract.StopFormatError, contract.KindFormatError
-					res.Error = fmt.Sprintf("The move %s could not be read: %v", compact(raw), err)
+					res.Error = fmt.Sprintf("The move %s could not be read: %v", replay.Compact(raw), err)
 					lastErr = res.Error
 					break
 				}
@@ -178,7 +179,7 @@ func vex(ctx context.Context, r *run, method string) (contract.Record, contract.
 						blocked[key] = append(blocked[key], blockedMove{sig: sig, move: r.env.RawMove(a), msg: msg})
 					}
 					res.K, res.StopReason, res.Kind = i, contract.StopInvalidMove, string(st.Kind)
-					res.Error = fmt.Sprintf("The move %s was rejected: %s", compact(raw), msg)
+					res.Error = fmt.Sprintf("The move %s was rejected: %s", replay.Compact(raw), msg)
 					lastErr = res.Error
 					break
 				}
@@ -200,7 +201,7 @@ func vex(ctx context.Context, r *run, method string) (contract.Record, contract.
 		}
 	}
 	stats.Committed = len(committed)
-	final := ReplayResult{Prefix: committed, State: state, K: -1, ReachedGoal: stop == contract.StopGoal, StopReason: stop, PlanLen: len(committed)}
+	final := replay.Result{Prefix: committed, State: state, K: -1, ReachedGoal: stop == contract.StopGoal, StopReason: stop, PlanLen: len(committed)}
 	route := contract.RouteNoExtraCall
 	if first.ReachedGoal {
 		route = contract.RouteInitialSuccess
@@ -244,7 +245,7 @@ func (r *run) proposeChunk(ctx context.Context, ct *contract.CallTrace, resp mod
 				continue
 			}
 			ct.Plan, ct.ParseError, ct.Outcome = moves, err.Error(), contract.StopFormatError
-			return plan{failure: contract.StopFormatError, message: fmt.Sprintf("Move %d (%s) could not be read: %v", i+1, compact(raw), err)}, nil
+			return plan{failure: contract.StopFormatError, message: fmt.Sprintf("Move %d (%s) could not be read: %v", i+1, replay.Compact(raw), err)}, nil
 		}
 		if st := r.env.Step(cur, a); st.Valid {
 			cur = st.Next

@@ -1,4 +1,4 @@
-package methods
+package replay
 
 import (
 	"encoding/json"
@@ -8,8 +8,8 @@ import (
 	"repot.dev/repot-operator/envs"
 )
 
-// ReplayResult is the outcome of a verified replay.
-type ReplayResult struct {
+// Result is the outcome of a verified replay.
+type Result struct {
 	// Prefix is the valid part of the plan, as normalized actions.
 	Prefix []envs.Action
 	// State is the state after Prefix.
@@ -34,7 +34,7 @@ type ReplayResult struct {
 
 // PrefixPermille is the verified prefix fraction |prefix|/|plan| in
 // thousandths, rounded half up (0 for an empty plan).
-func (r ReplayResult) PrefixPermille() int {
+func (r Result) PrefixPermille() int {
 	if r.PlanLen == 0 {
 		return 0
 	}
@@ -42,12 +42,12 @@ func (r ReplayResult) PrefixPermille() int {
 }
 
 // Replay applies plan to state move by move through the problem's verifier
-// (REPOT.md section 3). It stops at the first move that fails to normalize or
+// . It stops at the first move that fails to normalize or
 // is invalid, when the goal is reached, or when maxSteps moves have been
 // applied and more remain. It never calls a model. A state that is already the
 // goal stops the replay before the first move.
-func Replay(e envs.Env, p *envs.Problem, state envs.State, goal envs.State, plan []json.RawMessage, maxSteps int) ReplayResult {
-	res := ReplayResult{State: state, K: -1, PlanLen: len(plan), Prefix: []envs.Action{}}
+func Replay(e envs.Env, p *envs.Problem, state envs.State, goal envs.State, plan []json.RawMessage, maxSteps int) Result {
+	res := Result{State: state, K: -1, PlanLen: len(plan), Prefix: []envs.Action{}}
 	if e.IsGoal(state, goal) {
 		res.ReachedGoal, res.StopReason = true, contract.StopGoal
 		return res
@@ -66,13 +66,13 @@ func Replay(e envs.Env, p *envs.Problem, state envs.State, goal envs.State, plan
 		a, err := e.Normalize(p, res.State, raw)
 		if err != nil {
 			res.K, res.StopReason, res.Kind = i, contract.StopFormatError, contract.KindFormatError
-			res.Error = fmt.Sprintf("Move %d (%s) could not be read: %v", i+1, compact(raw), err)
+			res.Error = fmt.Sprintf("Move %d (%s) could not be read: %v", i+1, Compact(raw), err)
 			return res
 		}
 		st := e.Step(res.State, a)
 		if !st.Valid {
 			res.K, res.StopReason, res.Kind = i, contract.StopInvalidMove, string(st.Kind)
-			res.Error = fmt.Sprintf("Move %d (%s) is invalid: %s", i+1, compact(raw), st.Message)
+			res.Error = fmt.Sprintf("Move %d (%s) is invalid: %s", i+1, Compact(raw), st.Message)
 			return res
 		}
 		res.Prefix = append(res.Prefix, a)
@@ -87,8 +87,8 @@ func Replay(e envs.Env, p *envs.Problem, state envs.State, goal envs.State, plan
 	return res
 }
 
-// compact renders a raw move on one line, cut to a readable length.
-func compact(raw json.RawMessage) string {
+// Compact renders a raw move on one line, cut to a readable length.
+func Compact(raw json.RawMessage) string {
 	var v any
 	s := string(raw)
 	if json.Unmarshal(raw, &v) == nil {
@@ -103,8 +103,8 @@ func compact(raw json.RawMessage) string {
 	return s
 }
 
-// replayTrace is a replay result as traces record it.
-func replayTrace(from int, r ReplayResult) *contract.ReplayTrace {
+// Trace is a replay result as traces record it.
+func Trace(from int, r Result) *contract.ReplayTrace {
 	var state json.RawMessage
 	if r.State != nil {
 		if b, err := r.State.MarshalJSON(); err == nil {
