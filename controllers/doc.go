@@ -13,8 +13,6 @@
 //     conditions, the records and results of the ledgers, the provenance
 //     of each model's figures (planning/provenance.go);
 //   - controllers (this package): the shell, below;
-//   - controllers/results: the readers behind `repot results export` and
-//     `repot report --evaluation/--schedule`;
 //   - controllers/schedule: the RepotSchedule controller
 //     (schedule/provenance.go: in what, other than time, a run differed from
 //     the one it is compared with); controllers/schedule/cronspec: spec.schedule and spec.timeZone
@@ -23,7 +21,10 @@
 //   - controllers/integration: the controller-level tests with a real API
 //     server (envtest); controllers/integration/framework: the one envtest
 //     harness every API-server test starts (control plane, CRDs, clients,
-//     manager); controllers/exporttest: export fixtures for tests.
+//     manager).
+//
+// The readers of results behind `repot results export`, `repot report
+// --evaluation/--schedule` and `repot judge` are the commands' (cmd/repot/results).
 //
 // One reconcile (reconciler.go) reads the world of an evaluation
 // (snapshot.go: children through the owner index, keyed by the

@@ -49,22 +49,23 @@ var importRules = []struct {
 	{"envs/...", []string{module + "/controllers/...", module + "/cmd/..."}, "the engine knows nothing of the operator"},
 	{"runner/...", []string{module + "/controllers/...", module + "/cmd/..."}, "the engine knows nothing of the operator; cmd/repot joins them"},
 	{"controllers/build", []string{
-		module + "/controllers", module + "/controllers/kueueadapter", module + "/controllers/planning", module + "/controllers/results",
+		module + "/controllers", module + "/controllers/kueueadapter", module + "/controllers/planning",
 		module + "/cmd/...", module + "/controllers/schedule",
 		"sigs.k8s.io/controller-runtime/pkg/client", "k8s.io/client-go/...",
 	}, "the object builders are pure functions of the spec: no client, nothing above them (the ledger's layout is the contract's)"},
 	{"controllers/kueueadapter", []string{
-		module + "/controllers", module + "/controllers/planning", module + "/controllers/results",
+		module + "/controllers", module + "/controllers/planning",
 		module + "/cmd/...", module + "/controllers/schedule",
 		"sigs.k8s.io/controller-runtime/...", "k8s.io/client-go/...",
 	}, "the Kueue adapter is pure (Workloads and their admission); the shell holds its client"},
 	{"controllers/planning", []string{
-		module + "/controllers", module + "/controllers/results", module + "/cmd/...", module + "/controllers/schedule",
+		module + "/controllers", module + "/cmd/...", module + "/controllers/schedule",
 		"sigs.k8s.io/controller-runtime/...", "k8s.io/client-go/...",
 	}, "planning is pure: no client, no controller-runtime, nothing of the shell above it (the ledger's layout is the contract's)"},
-	{"controllers", []string{module + "/controllers/results", module + "/cmd/...", module + "/controllers/schedule"},
-		"the controller does not depend on its readers or commands"},
-	{"controllers/results", []string{module + "/cmd/..."}, "the results readers sit below the commands (cmd/repot)"},
+	{"controllers", []string{module + "/cmd/...", module + "/controllers/schedule"},
+		"the controller does not depend on the readers of results (cmd/repot/results) or the commands"},
+	{"cmd/repot/results/...", []string{module + "/cmd/repot", module + "/runner/...", module + "/modelserver/..."},
+		"the readers of results (repot results export, report, judge) read what the operator counts, never the engine; they sit below the commands"},
 	{"artifacts", []string{module + "/artifacts/s3/...", "github.com/minio/..."},
 		"where the traces are kept is separate from the client that keeps them (artifacts/s3): the planner reads the first"},
 	{"controllers/schedule/cronspec", []string{module + "/...", "k8s.io/...", "sigs.k8s.io/..."},
@@ -178,7 +179,7 @@ func TestPlanningLinksNoNVML(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skipf("no go command to list dependencies with: %v", err)
 	}
-	for _, pkg := range []string{"./planning", "../runner/ledger", "./build", "./results", "./schedule", "../contract", "../analysis/..."} {
+	for _, pkg := range []string{"./planning", "../runner/ledger", "./build", "../cmd/repot/results", "./schedule", "../contract", "../analysis/..."} {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)

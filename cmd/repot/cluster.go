@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"repot.dev/repot-operator/artifacts"
+	"repot.dev/repot-operator/cmd/repot/results"
 	"repot.dev/repot-operator/controllers"
-	"repot.dev/repot-operator/controllers/results"
 )
 
 // clusterFlags are the flags of commands that read from a cluster.

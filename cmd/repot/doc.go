@@ -32,5 +32,7 @@
 //   - results.go, results_chaintree.go: repot results export;
 //   - judge.go: repot judge, the audit of an evaluation's stored traces;
 //   - cluster.go: the kubeconfig flags and client of the commands that read
-//     a cluster.
+//     a cluster; cmd/repot/results: what they read there (an evaluation's or
+//     a schedule's records, figures, provenance and traces), with
+//     cmd/repot/results/exporttest checking an export against the status.
 package repot

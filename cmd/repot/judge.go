@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/cmd/repot/results"
 	"repot.dev/repot-operator/contract"
-	"repot.dev/repot-operator/controllers/results"
 	"repot.dev/repot-operator/runner/judge"
 )
 

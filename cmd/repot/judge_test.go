@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"repot.dev/repot-operator/controllers/results"
+	"repot.dev/repot-operator/cmd/repot/results"
 )
 
 func TestWriteJudgeReport(t *testing.T) {

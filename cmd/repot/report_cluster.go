@@ -5,7 +5,7 @@ import (
 
 	"repot.dev/repot-operator/analysis/report"
 	"repot.dev/repot-operator/artifacts"
-	"repot.dev/repot-operator/controllers/results"
+	"repot.dev/repot-operator/cmd/repot/results"
 )
 
 // reportSources reads what repot report's --evaluation and --schedule name

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"repot.dev/repot-operator/controllers/results"
+	"repot.dev/repot-operator/cmd/repot/results"
 )
 
 func init() { register(newResultsCommand) }

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"repot.dev/repot-operator/analysis/chaintree"
+	"repot.dev/repot-operator/cmd/repot/results"
 	"repot.dev/repot-operator/contract"
-	"repot.dev/repot-operator/controllers/results"
 )
 
 // The formats of repot results export.

@@ -24,9 +24,9 @@ import (
 	"repot.dev/repot-operator/artifacts/s3"
 	"repot.dev/repot-operator/artifacts/s3test"
 	"repot.dev/repot-operator/cmd/repot"
+	"repot.dev/repot-operator/cmd/repot/results"
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/controllers/results"
 	"repot.dev/repot-operator/runner/judge"
 )
 

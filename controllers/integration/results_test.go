@@ -15,10 +15,10 @@ import (
 	"repot.dev/repot-operator/analysis/summary"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+	"repot.dev/repot-operator/cmd/repot/results"
+	"repot.dev/repot-operator/cmd/repot/results/exporttest"
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/controllers/exporttest"
-	"repot.dev/repot-operator/controllers/results"
 )
 
 // sweepRecords are the runs of one model over four environments and three

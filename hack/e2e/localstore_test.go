@@ -21,9 +21,9 @@ import (
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/artifacts"
 	"repot.dev/repot-operator/artifacts/s3"
+	"repot.dev/repot-operator/cmd/repot/results"
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
-	"repot.dev/repot-operator/controllers/results"
 	"repot.dev/repot-operator/hack/localcluster/cluster"
 )
 

@@ -15,7 +15,7 @@ import (
 
 	"repot.dev/repot-operator/analysis/report/reporttest"
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-	"repot.dev/repot-operator/controllers/exporttest"
+	"repot.dev/repot-operator/cmd/repot/results/exporttest"
 )
 
 // repotCmd runs bin/repot against the test cluster and returns its output.

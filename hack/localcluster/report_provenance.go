@@ -5,7 +5,7 @@ import (
 	"io"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
-	"repot.dev/repot-operator/controllers/results"
+	"repot.dev/repot-operator/cmd/repot/results"
 )
 
 // printProvenance prints what produced a model's numbers, as the export and
