@@ -31,20 +31,7 @@ type EvaluationResults struct {
 // methods (a stray record of another model or method does not count), with
 // duplicate keys counted once.
 func ComputeResults(e *repotv1.RepotEvaluation, records []contract.Record) EvaluationResults {
-	models := map[string]bool{}
-	for i := range e.Spec.Models {
-		models[e.Spec.Models[i].Name] = true
-	}
-	methods := map[string]bool{}
-	for _, m := range e.Spec.MethodsOrDefault() {
-		methods[string(m)] = true
-	}
-	kept := make([]contract.Record, 0, len(records))
-	for _, r := range records {
-		if models[r.Model] && methods[r.Method] && derailFits(e, r) {
-			kept = append(kept, r)
-		}
-	}
+	kept := CountedRecords(e, records)
 	distinct, _ := summary.Dedupe(kept)
 	res := EvaluationResults{RunsDone: map[string]int{}, InfraErrors: map[string]int{}, Models: map[string]*summary.ModelSummary{}}
 	for _, r := range distinct {
@@ -65,6 +52,30 @@ func ComputeResults(e *repotv1.RepotEvaluation, records []contract.Record) Evalu
 		res.Scaling = &s
 	}
 	return res
+}
+
+// CountedRecords are the records of the evaluation that its status counts:
+// those of its own models and methods and, for derail-550, of its checkpoint
+// statement and the Derail schema (a stray record counts nowhere). Duplicate
+// keys are kept: summary.Dedupe picks the one that counts. The status
+// (ComputeResults) and the readers of results (repot results export, report)
+// both select through it, so the two never disagree.
+func CountedRecords(e *repotv1.RepotEvaluation, records []contract.Record) []contract.Record {
+	models := map[string]bool{}
+	for i := range e.Spec.Models {
+		models[e.Spec.Models[i].Name] = true
+	}
+	methods := map[string]bool{}
+	for _, m := range e.Spec.MethodsOrDefault() {
+		methods[string(m)] = true
+	}
+	kept := make([]contract.Record, 0, len(records))
+	for _, r := range records {
+		if models[r.Model] && methods[r.Method] && derailFits(e, r) {
+			kept = append(kept, r)
+		}
+	}
+	return kept
 }
 
 // MethodResults maps a model's summary to the status, one entry per method

@@ -56,24 +56,10 @@ func ReadEvaluationResults(ctx context.Context, c client.Reader, namespace, name
 	return res, nil
 }
 
-// evaluationRecords keeps the records computeResults counts: those of the
-// evaluation's models and methods, each key once (the record Dedupe keeps).
+// evaluationRecords keeps the records the status counts
+// (planning.CountedRecords), each key once (the record Dedupe keeps).
 func evaluationRecords(e *repotv1.RepotEvaluation, records []contract.Record) []contract.Record {
-	models := map[string]bool{}
-	for i := range e.Spec.Models {
-		models[e.Spec.Models[i].Name] = true
-	}
-	methods := map[string]bool{}
-	for _, m := range e.Spec.MethodsOrDefault() {
-		methods[string(m)] = true
-	}
-	var kept []contract.Record
-	for _, r := range records {
-		if models[r.Model] && methods[r.Method] {
-			kept = append(kept, r)
-		}
-	}
-	out, _ := summary.Dedupe(kept)
+	out, _ := summary.Dedupe(planning.CountedRecords(e, records))
 	return out
 }
 

@@ -58,6 +58,31 @@ func TestEvaluationRecords(t *testing.T) {
 	}
 }
 
+// TestEvaluationRecordsDerail: for derail-550 the export leaves out what
+// the status leaves out: a record of the other checkpoint statement, and one
+// of the earlier protocol (no Derail schema).
+func TestEvaluationRecordsDerail(t *testing.T) {
+	e := revtesting.MakeEvaluation("ev", "ns").Simulated("a", "strong", 1).Suite(repotv1.SuiteDerail550).
+		ProblemsURL("https://example.com/d.jsonl").Derail(repotv1.StatementPaper, repotv1.DerailErrorOnly).Obj()
+	rec := func(problem, statement string, ok bool) contract.Record {
+		r := resultRecord("a", problem, "error_only", ok, "")
+		r.Derail = &contract.DerailRecord{Schema: contract.DerailSchema, CheckpointStatement: statement, InjectionType: "legal_wrong_action"}
+		return r
+	}
+	earlier := resultRecord("a", "p4", "error_only", true, "") // no Derail schema
+	in := []contract.Record{rec("p1", "paper", true), rec("p2", "full", true), rec("p3", "paper", false), earlier}
+	got := evaluationRecords(e, in)
+	want := []contract.Record{in[0], in[2]}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("records (-want +got):\n%s", diff)
+	}
+	// The status counts the same runs.
+	res := planning.ComputeResults(e, in)
+	if res.RunsDone["a"] != len(got) {
+		t.Errorf("the status counts %d runs, the export holds %d", res.RunsDone["a"], len(got))
+	}
+}
+
 func TestExportEvaluation(t *testing.T) {
 	e := revtesting.MakeEvaluation("ev", "ns").Simulated("a", "strong", 1).Obj()
 	res := &EvaluationResults{Evaluation: e, Records: []contract.Record{
