@@ -1,11 +1,10 @@
 package controllers
 
 import (
-	"time"
-
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"

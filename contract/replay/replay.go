@@ -41,11 +41,11 @@ func (r Result) PrefixPermille() int {
 	return (2000*len(r.Prefix) + r.PlanLen) / (2 * r.PlanLen)
 }
 
-// Replay applies plan to state move by move through the problem's verifier
-// . It stops at the first move that fails to normalize or
-// is invalid, when the goal is reached, or when maxSteps moves have been
-// applied and more remain. It never calls a model. A state that is already the
-// goal stops the replay before the first move.
+// Replay applies plan to state move by move through the problem's exact
+// verifier. It stops at the first move that fails to normalize or is
+// invalid, when the goal is reached, or when maxSteps moves have been
+// applied and more remain. It never calls a model. A state that is already
+// the goal stops the replay before the first move.
 func Replay(e envs.Env, p *envs.Problem, state envs.State, goal envs.State, plan []json.RawMessage, maxSteps int) Result {
 	res := Result{State: state, K: -1, PlanLen: len(plan), Prefix: []envs.Action{}}
 	if e.IsGoal(state, goal) {
