@@ -87,6 +87,21 @@ func Replay(e envs.Env, p *envs.Problem, state envs.State, goal envs.State, plan
 	return res
 }
 
+// Resume is the plan a repair from checkpoint's verified prefix commits:
+// that prefix followed by what the repair plan's replay from checkpoint's
+// state (cont) verified, with cont's state, error and stop, and the two
+// plans' lengths added. K stays cont's index in the repair plan. The engine
+// (runner/methods) and the judge both resume through it.
+func Resume(checkpoint, cont Result) Result {
+	from := len(checkpoint.Prefix)
+	prefix := make([]envs.Action, 0, from+len(cont.Prefix))
+	prefix = append(append(prefix, checkpoint.Prefix...), cont.Prefix...)
+	return Result{
+		Prefix: prefix, State: cont.State, K: cont.K, Error: cont.Error, Kind: cont.Kind,
+		ReachedGoal: cont.ReachedGoal, StopReason: cont.StopReason, PlanLen: from + cont.PlanLen,
+	}
+}
+
 // Compact renders a raw move on one line, cut to a readable length.
 func Compact(raw json.RawMessage) string {
 	var v any

@@ -109,3 +109,39 @@ func mustMarshal(v json.Marshaler) []byte {
 	}
 	return b
 }
+
+// TestResume: a repair's plan is the checkpoint's verified prefix, then the
+// continuation's; the state, stop and error are the continuation's.
+func TestResume(t *testing.T) {
+	p := envstest.Hanoi3()
+	e, err := p.Env()
+	if err != nil {
+		t.Fatal(err)
+	}
+	init, _ := p.Initial()
+	goal, _ := p.Goal()
+	sol := envstest.Hanoi3Solution
+	// The first plan breaks at move 3; the repair completes the solution.
+	first := Replay(e, p, init, goal, raws(sol[0], sol[1], "[1,0,1]"), 14)
+	if first.StopReason != contract.StopInvalidMove || len(first.Prefix) != 2 {
+		t.Fatalf("first plan: %+v", first)
+	}
+	cont := Replay(e, p, first.State, goal, raws(sol[2:]...), 14-len(first.Prefix))
+	got := Resume(first, cont)
+	whole := Replay(e, p, init, goal, raws(sol...), 14)
+	if diff := cmp.Diff(whole.Prefix, got.Prefix); diff != "" {
+		t.Errorf("prefix (-whole plan +resumed):\n%s", diff)
+	}
+	if !got.ReachedGoal || got.StopReason != contract.StopGoal || got.PlanLen != 2+len(sol[2:]) || got.K != -1 {
+		t.Errorf("resumed %+v", got)
+	}
+	// Resuming never writes into the checkpoint's prefix.
+	if len(first.Prefix) != 2 {
+		t.Errorf("the checkpoint's prefix changed: %v", first.Prefix)
+	}
+	// A continuation that breaks keeps its own move index and message.
+	bad := Replay(e, p, first.State, goal, raws(sol[2], "[3,0,0]"), 12)
+	if r := Resume(first, bad); r.K != bad.K || r.Error != bad.Error || len(r.Prefix) != 3 || r.ReachedGoal {
+		t.Errorf("resumed a broken repair: %+v", r)
+	}
+}

@@ -330,10 +330,7 @@ func (j *Judge) potFamily(v *contract.TraceVerdict, t *contract.Trace, p *envs.P
 		case c.Purpose == contract.PurposeRepair:
 			from := len(final.Prefix)
 			res := s.replay(moves, failure, final.State, s.maxSteps-from)
-			final = replay.Result{
-				Prefix: append(append(make([]envs.Action, 0, from+len(res.Prefix)), final.Prefix...), res.Prefix...),
-				State:  res.State, K: res.K, ReachedGoal: res.ReachedGoal, StopReason: res.StopReason, PlanLen: from + res.PlanLen,
-			}
+			final = replay.Resume(final, res)
 			how = fmt.Sprintf("call %d (repair from move %d)", i, from)
 		default:
 			v.Inconsistent = fmt.Sprintf("call %d has purpose %q, not one of %s's", i, c.Purpose, t.Method)

@@ -9,7 +9,6 @@ import (
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/contract/prompt"
 	"repot.dev/repot-operator/contract/replay"
-	"repot.dev/repot-operator/envs"
 )
 
 // loopKind is how a repair loop decides to make another round.
@@ -231,9 +230,5 @@ func (r *run) repairOnce(ctx context.Context, cur replay.Result, msg string, v p
 	from := len(cur.Prefix)
 	res := r.replayPlan(pl, cur.State, r.maxSteps-from)
 	r.setReplay(idx, from, res)
-	prefix := append(append(make([]envs.Action, 0, from+len(res.Prefix)), cur.Prefix...), res.Prefix...)
-	return replay.Result{
-		Prefix: prefix, State: res.State, K: res.K, Error: res.Error, Kind: res.Kind,
-		ReachedGoal: res.ReachedGoal, StopReason: res.StopReason, PlanLen: from + res.PlanLen,
-	}, idx, nil
+	return replay.Resume(cur, res), idx, nil
 }
