@@ -115,6 +115,12 @@ const (
 	// Reconciling False, state Stalled). The operator retries until it is
 	// gone.
 	ReasonChildNameTaken = "ChildNameTaken"
+	// ReasonKueuePlacementConflict: a model's server or runner pods cannot
+	// carry the node labels of the flavor Kueue admitted its Workload to
+	// (its nodeSelector asks for another value of one of them), so they
+	// are not created; the model's server status and a Warning event name
+	// the label.
+	ReasonKueuePlacementConflict = "KueuePlacementConflict"
 	// ReasonFailed: the evaluation failed (Stalled, Ready false).
 	ReasonFailed = "Failed"
 	// ReasonReconciled: nothing left to do (Reconciling false, Stalled false).

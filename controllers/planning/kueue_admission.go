@@ -79,13 +79,31 @@ func (p *Plan) planKueue(e *repotv1.RepotEvaluation, w *World, o build.Options, 
 	kept := p.Create[:0]
 	for _, obj := range p.Create {
 		if err := placeByAdmission(obj, gates); err != nil {
-			p.Events = append(p.Events, Event{Warning: true, Reason: "KueuePlacementConflict",
-				Message: fmt.Sprintf("%s not created: %v", obj.GetName(), err)})
+			msg := Truncate(fmt.Sprintf("%s not created: %v; change the model's nodeSelector or the ClusterQueue's flavors (a Workload admitted to a flavor whose node labels the pods cannot carry holds its quota for nothing: suspend or delete the evaluation to release it)", obj.GetName(), err), 1024)
+			p.Events = append(p.Events, Event{Warning: true, Reason: repotv1.ReasonKueuePlacementConflict, Message: msg})
+			if p.placementConflicts == nil {
+				p.placementConflicts = map[string]string{}
+			}
+			if model := obj.GetLabels()[build.LabelModel]; p.placementConflicts[model] == "" {
+				p.placementConflicts[model] = msg
+			}
 			continue
 		}
 		kept = append(kept, obj)
 	}
 	p.Create = kept
+}
+
+// withPlacementConflicts gives the server view of a model whose children
+// conflict with their admitted flavors (planKueue) the reason, unless the
+// view has one of its own.
+func withPlacementConflicts(views []serverView, conflicts map[string]string) []serverView {
+	for i := range views {
+		if msg := conflicts[views[i].Model]; msg != "" && views[i].Reason == "" {
+			views[i].Reason, views[i].Message = repotv1.ReasonKueuePlacementConflict, msg
+		}
+	}
+	return views
 }
 
 // placeByAdmission applies the admitted flavors' placement to a server

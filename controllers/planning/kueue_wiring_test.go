@@ -1,6 +1,8 @@
 package planning
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/kueueadapter"
 )
@@ -287,5 +290,44 @@ func TestFailedEvaluationReleasesItsQuota(t *testing.T) {
 				t.Errorf("m1 admission status %q, want Finished", got)
 			}
 		})
+	}
+}
+
+// A model whose nodeSelector asks for another value of a label its admitted
+// flavor sets can never run there: its server is not created, and both an
+// event and the model's status say why (the event was lost when Describe
+// wrote the transition events over the decision's).
+func TestPlacementConflictIsReported(t *testing.T) {
+	flavor := &kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "h100"}, Spec: kueue.ResourceFlavorSpec{NodeLabels: map[string]string{"pool": "h100"}}}
+	e := revtesting.MakeEvaluation("ev", "ns").Shards(1).VLLM("m1", "org/model").NodeLabel("pool", "a100").Obj()
+	e.Labels = map[string]string{kueueadapter.QueueNameLabel: "gpus"}
+	w := newWorld()
+	w.Kueue = kueueadapter.QueueWorld{Workloads: map[string]*kueue.Workload{}, Flavors: map[string]*kueue.ResourceFlavor{"h100": flavor}}
+	w.Admitted = AdmittedModels(e, w)
+	p := step(e, w, t0)
+	if len(p.Queue) != 1 {
+		t.Fatalf("first pass: %v", ops(p))
+	}
+	wl := p.Queue[0].Workload
+	wl.Status.Admission = &kueue.Admission{ClusterQueue: "gpus", PodSetAssignments: []kueue.PodSetAssignment{
+		{Name: kueueadapter.PodSetServer, Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{"nvidia.com/gpu": "h100"}}}}
+	wl.Status.Conditions = []metav1.Condition{cond(kueue.WorkloadQuotaReserved, metav1.ConditionTrue, ""), cond(kueue.WorkloadAdmitted, metav1.ConditionTrue, "")}
+	w.Kueue.Workloads["m1"] = wl
+	w.Admitted = AdmittedModels(e, w)
+
+	p = settle(e, w, t0.Add(time.Second))
+	if d := w.deployment(build.ServerName("ev", "m1")); d != nil {
+		t.Fatalf("server created despite the conflict: %v", d.Spec.Template.Spec.NodeSelector)
+	}
+	var reasons []string
+	for _, ev := range p.Events {
+		reasons = append(reasons, ev.Reason)
+	}
+	if !slices.Contains(reasons, "KueuePlacementConflict") {
+		t.Errorf("events %v: no KueuePlacementConflict", reasons)
+	}
+	m := p.Status.Models[0].Server
+	if m.Reason != "KueuePlacementConflict" || !strings.Contains(m.Message, "pool=a100 conflicts with the admitted flavor's pool=h100") {
+		t.Errorf("model server status %s %q: %q", m.State, m.Reason, m.Message)
 	}
 }

@@ -57,6 +57,9 @@ type Plan struct {
 	// infraRetry are, by model, the infrastructure retries this plan
 	// counts (planInfraRetry); its status records them.
 	infraRetry map[string]infraRetryCount
+	// placementConflicts are, by model, why a child was not created: its
+	// pod template conflicts with the admitted flavors (planKueue).
+	placementConflicts map[string]string
 	// decided is what Decide worked out of the world and Describe reads.
 	decided facts
 }
@@ -73,6 +76,11 @@ type facts struct {
 	views  []serverView
 	store  *repotv1.S3Store
 	probe  storeProbe
+	// events are the decision's own (planKueue's placement conflicts),
+	// emitted after the transition events.
+	events []Event
+	// placementConflicts are Plan.placementConflicts.
+	placementConflicts map[string]string
 	// starts says the decision creates the evaluation's first costly child
 	// (a server Deployment or a runner Job) while its status has no start.
 	starts bool
@@ -142,6 +150,7 @@ func Decide(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan {
 	}
 	p.Create = p.Create[:min(len(p.Create), o.CreatesPerPass)]
 	p.decided = facts{o: o, out: out, ended: ended, res: res, budget: budget, spend: spend, views: views, store: store, probe: probe,
+		events: p.Events, placementConflicts: p.placementConflicts,
 		starts: e.Status.StartTime == nil && out.Phase == phaseActive && !e.Spec.IsSuspended() && len(p.Create) > 0 && hasCostlyChildren(project(w, &p))}
 	return p
 }
@@ -172,7 +181,8 @@ func (p *Plan) Describe(e *repotv1.RepotEvaluation, w *World, a Applied) {
 	afterModels := decideModels(e, after, f.res, f.ended, f.budget.Stop)
 	runners := diagnoseModelsRunners(e, w, afterModels)
 	retries := func(m *repotv1.ModelSpec) (int, string) { return p.infraRetries(e, m) }
-	p.Status = buildStatus(e, after, f.out, observeServers(e, after, f.o, f.ended, afterModels), afterModels, f.res, runners, retries)
+	afterViews := withPlacementConflicts(observeServers(e, after, f.o, f.ended, afterModels), f.placementConflicts)
+	p.Status = buildStatus(e, after, f.out, afterViews, afterModels, f.res, runners, retries)
 	p.Status.Budget = budgetStatus(e, f.budget, f.spend, afterModels, &p.Status, f.ended)
 	p.Status.Artifacts = artifactsStatus(e, after, f.o, f.out.Phase == phaseComplete)
 	budgetConditions(&p.Status, e, w)
@@ -188,6 +198,7 @@ func (p *Plan) Describe(e *repotv1.RepotEvaluation, w *World, a Applied) {
 		p.planNameTaken(e, after)
 	}
 	p.Events = transitionEvents(e.Status.Conditions, p.Status.Conditions)
+	p.Events = append(p.Events, f.events...)
 	p.Events = append(p.Events, apiServerUnknown(e, p.Create, f.o)...)
 
 	due, ttlIn := ttlExpiry(e, f.out, w.Now)
