@@ -69,10 +69,12 @@ func planSchedule(s *repotv1.RepotSchedule, runs []run, cmps map[string]comparis
 	// 2. Prune runs beyond the history limits (only runs the previous status
 	//    already recorded, so that a lost status write loses nothing).
 	deleted := p.prune(s, runs)
-	// 3. Start the run that is due, if any.
+	// 3. Start the run that is due, if any. A run being deleted is not
+	//    active: its finalizer may take long (an unreachable store, a pod on
+	//    a lost node), and it must not hold a Forbid schedule back.
 	var active []run
 	for _, r := range runs {
-		if r.Result == repotv1.RunActive && !deleted[r.Eval.Name] {
+		if r.Result == repotv1.RunActive && !deleted[r.Eval.Name] && r.Eval.DeletionTimestamp == nil {
 			active = append(active, r)
 		}
 	}

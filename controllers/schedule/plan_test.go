@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ type planCase struct {
 	mutate   func(*repotv1.RepotSchedule)
 	runs     map[int]repotv1.RunResult // minute -> result
 	recorded []int                     // minutes already in the status history
+	deleting []int                     // minutes of runs with a deletionTimestamp
 	last     int                       // lastScheduleTime minute (0: unset)
 	now      int
 
@@ -36,6 +38,8 @@ func TestPlanSchedule(t *testing.T) {
 		{name: "Forbid skips while one is active", policy: repotv1.ConcurrencyForbid, last: 5, runs: map[int]repotv1.RunResult{5: repotv1.RunActive}, now: 10, wantMissed: 1},
 		{name: "Forbid runs once the active one finished", policy: repotv1.ConcurrencyForbid, last: 5, runs: map[int]repotv1.RunResult{5: repotv1.RunComplete}, now: 10, wantCreate: n(10)},
 		{name: "Forbid runs once the active one was stopped by its budget", policy: repotv1.ConcurrencyForbid, last: 5, runs: map[int]repotv1.RunResult{5: repotv1.RunBudgetExhausted}, now: 10, wantCreate: n(10)},
+		{name: "Forbid runs once the active one is being deleted", policy: repotv1.ConcurrencyForbid, last: 5, runs: map[int]repotv1.RunResult{5: repotv1.RunActive}, deleting: []int{5}, now: 10, wantCreate: n(10)},
+		{name: "Replace does not delete a run being deleted again", policy: repotv1.ConcurrencyReplace, last: 5, runs: map[int]repotv1.RunResult{5: repotv1.RunActive}, deleting: []int{5}, now: 10, wantCreate: n(10)},
 		{name: "Replace deletes the active run", policy: repotv1.ConcurrencyReplace, last: 5, runs: map[int]repotv1.RunResult{5: repotv1.RunActive}, now: 10, wantCreate: n(10), wantDelete: []string{n(5)}},
 		{name: "Allow overlaps", policy: repotv1.ConcurrencyAllow, last: 5, runs: map[int]repotv1.RunResult{5: repotv1.RunActive}, now: 10, wantCreate: n(10)},
 		{name: "after an outage only the most recent runs", policy: repotv1.ConcurrencyAllow, last: 5, now: 21, wantCreate: n(20), wantMissed: 2},
@@ -78,6 +82,9 @@ func TestPlanSchedule(t *testing.T) {
 				case repotv1.RunBudgetExhausted:
 					e.Status.Conditions = []metav1.Condition{{Type: repotv1.ConditionStalled, Status: metav1.ConditionTrue, Reason: repotv1.ReasonBudgetExhausted}}
 					e.Status.Summary = &repotv1.Summary{State: repotv1.StateBudgetExhausted}
+				}
+				if slices.Contains(tc.deleting, minute) {
+					e.DeletionTimestamp = ptr.To(metav1.NewTime(at.Add(time.Minute)))
 				}
 				evals = append(evals, e)
 			}
