@@ -118,7 +118,10 @@ type VLLMModel struct {
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 
 	// resources are the server container's cpu and memory; the GPU request
-	// comes from gpus. Unset means the operator's defaults.
+	// comes from gpus. Unset means the operator's defaults, per GPU: cpu 4
+	// and memory 32Gi requested, memory limited to 64Gi, no cpu limit.
+	// Set, they are taken as they are (a namespace LimitRange fills in what
+	// they leave out).
 	// +optional
 	Resources *ResourceRequirements `json:"resources,omitempty"`
 

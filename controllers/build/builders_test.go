@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -433,5 +434,36 @@ func TestWithoutCredentials(t *testing.T) {
 		if got := WithoutCredentials(raw); got != want {
 			t.Errorf("WithoutCredentials(%q) = %q, want %q", raw, got, want)
 		}
+	}
+}
+
+// TestVLLMDefaultResources: a vLLM server without spec.models[].vllm.resources
+// gets the operator's defaults, sized per GPU for vLLM's host side, and
+// every container of its pod has cpu and memory requests and a memory
+// limit, so that a namespace ResourceQuota on them admits it; resources set
+// in the spec are taken as they are.
+func TestVLLMDefaultResources(t *testing.T) {
+	ev := revtesting.MakeEvaluation("ev", "ns").VLLM("q", "Qwen/Qwen3-8B").GPUs(2).
+		VLLMWith("r", repotv1.VLLMModel{Model: "org/m", Resources: &repotv1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}).Obj()
+	d := ServerDeployment(ev, &ev.Spec.Models[0], testOpts, 1)
+	got := d.Spec.Template.Spec.Containers[0].Resources
+	want := map[corev1.ResourceName]string{corev1.ResourceCPU: "8", corev1.ResourceMemory: "64Gi"}
+	for name, q := range want {
+		if v := got.Requests[name]; v.Cmp(resource.MustParse(q)) != 0 {
+			t.Errorf("default request %s = %s, want %s", name, v.String(), q)
+		}
+	}
+	if v := got.Limits[corev1.ResourceMemory]; v.Cmp(resource.MustParse("128Gi")) != 0 {
+		t.Errorf("default memory limit = %s, want 128Gi", v.String())
+	}
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
+			t.Errorf("container %s: requests %v, limits %v: want cpu and memory requests and a memory limit", c.Name, c.Resources.Requests, c.Resources.Limits)
+		}
+	}
+	r := ServerDeployment(ev, &ev.Spec.Models[1], testOpts, 1).Spec.Template.Spec.Containers[0].Resources
+	if v := r.Requests[corev1.ResourceCPU]; v.Cmp(resource.MustParse("1")) != 0 || r.Requests.Memory().Sign() != 0 {
+		t.Errorf("spec resources not taken as they are: %v", r.Requests)
 	}
 }

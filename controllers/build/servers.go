@@ -101,6 +101,34 @@ func ServerDeployment(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, o Option
 	return d
 }
 
+// The operator's defaults for a vLLM container without
+// spec.models[].vllm.resources, per GPU: vLLM's host side (the API server,
+// tokenization, the scheduler, one worker process per GPU) and the weights
+// it reads through host memory at load. No CPU limit: throttling stalls
+// the engine loop; the memory limit leaves room for the load's peak.
+const (
+	vllmCPUPerGPU         = 4
+	vllmMemoryPerGPUGi    = 32
+	vllmMemoryLimitPerGPU = 64
+)
+
+// VLLMDefaultResources are the requests and limits of a vLLM container of
+// gpus GPUs without spec.models[].vllm.resources: cpu 4 and memory 32Gi
+// requested per GPU, memory limited to 64Gi per GPU (the GPU count and
+// ephemeral storage are added for every server, set or not).
+func VLLMDefaultResources(gpus int32) corev1.ResourceRequirements {
+	n := int64(gpus)
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{
+			corev1.ResourceCPU:    *resource.NewQuantity(vllmCPUPerGPU*n, resource.DecimalSI),
+			corev1.ResourceMemory: *resource.NewQuantity(vllmMemoryPerGPUGi*n<<30, resource.BinarySI),
+		},
+		Limits: corev1.ResourceList{
+			corev1.ResourceMemory: *resource.NewQuantity(vllmMemoryLimitPerGPU*n<<30, resource.BinarySI),
+		},
+	}
+}
+
 // vllmPod runs vLLM on a GPU node of the requested product, with the
 // readiness sidecar gating the pod. Like every pod the operator creates, it
 // meets the restricted Pod Security Standard: vLLM runs as nonRootUID with
@@ -113,6 +141,9 @@ func vllmPod(m *repotv1.ModelSpec, image string) corev1.PodSpec {
 	gpus := v.GPUsOrDefault()
 
 	res := v.Resources.Core()
+	if v.Resources == nil {
+		res = VLLMDefaultResources(gpus)
+	}
 	gpuQty := *resource.NewQuantity(int64(gpus), resource.DecimalSI)
 	if res.Requests == nil {
 		res.Requests = corev1.ResourceList{}

@@ -476,7 +476,9 @@ for i in range(60):
 	})
 
 	// evaluationIn creates, in namespace ns, an evaluation of one vLLM
-	// model placed on the real node.
+	// model placed on the real node. Its resources are set: the operator's
+	// defaults (4 cpu and 32Gi per GPU) are sized for a GPU node, not for
+	// this machine's node.
 	evaluationIn := func(ns, name string, gpus int, image string) *repotv1.RepotEvaluation {
 		y := `apiVersion: repot.dev/v1alpha1
 kind: RepotEvaluation
@@ -493,6 +495,7 @@ spec:
       gpus: ` + string(rune('0'+gpus)) + `
       nodeSelector: [{key: ` + realNodeLabel + `, value: "true"}]
       tolerations: [{key: ` + realNodeLabel + `, operator: Exists}]
+      resources: {requests: {cpu: 100m, memory: 256Mi}, limits: {memory: 1Gi}}
 `
 		u := &repotv1.RepotEvaluation{}
 		Expect(yaml.Unmarshal([]byte(y), u)).To(Succeed())
