@@ -121,6 +121,10 @@ const (
 	// are not created; the model's server status and a Warning event name
 	// the label.
 	ReasonKueuePlacementConflict = "KueuePlacementConflict"
+	// ReasonPodStuckTerminating: a deleted evaluation waits on a runner pod
+	// still Terminating past its grace period (a lost node); the Warning
+	// names the pod and its node and how to let the deletion go on.
+	ReasonPodStuckTerminating = "PodStuckTerminating"
 	// ReasonFailed: the evaluation failed (Stalled, Ready false).
 	ReasonFailed = "Failed"
 	// ReasonReconciled: nothing left to do (Reconciling false, Stalled false).

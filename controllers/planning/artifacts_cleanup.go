@@ -92,9 +92,19 @@ func PlanDeletion(e *repotv1.RepotEvaluation, w DeletionWorld, o build.Options) 
 		}
 	}
 	// 2. Wait for the runner pods to end: the pods' deletion brings no
-	//    event of the evaluation, so look again shortly.
+	//    event of the evaluation, so look again shortly. A pod still
+	//    Terminating well past its grace period is on a node that does not
+	//    answer: say so, and how to let the deletion go on.
 	if len(p.Delete) > 0 || len(w.RunnerPods) > 0 {
 		p.RequeueAfter = 5 * time.Second
+		if stuck := stuckTerminating(w.RunnerPods, w.Now); len(stuck) > 0 {
+			p.RequeueAfter = stuckTerminatingRecheck
+			for _, pod := range stuck {
+				p.Events = append(p.Events, Event{Warning: true, Reason: repotv1.ReasonPodStuckTerminating, Message: fmt.Sprintf(
+					"pod %s on node %s is still Terminating %s after its grace period ended (the node is likely lost or its kubelet down); the deletion waits for it, since its ledger sidecar may still upload traces: once the node is known to be gone, delete the Node object or force-delete the pod (kubectl delete pod %s -n %s --grace-period=0 --force)",
+					pod.Name, pod.Spec.NodeName, w.Now.Sub(pod.DeletionTimestamp.Time).Round(time.Second), pod.Name, e.Namespace)})
+			}
+		}
 		return p
 	}
 	// 3. Remove the stored traces.
@@ -127,6 +137,27 @@ func PlanDeletion(e *repotv1.RepotEvaluation, w DeletionWorld, o build.Options) 
 			Message: fmt.Sprintf("deleting the stored traces (%s) failed: %s; retrying every %s (set spec.artifacts.retainAfterDeletion to true to keep them and let the evaluation go)", url, msg, cleanupRetry)})
 	}
 	return p
+}
+
+// stuckTerminatingMargin is how long past its grace period (its
+// deletionTimestamp) a pod may stay before the deletion calls it stuck;
+// stuckTerminatingRecheck how often the deletion then looks again (and
+// repeats its Warning).
+const (
+	stuckTerminatingMargin  = 2 * time.Minute
+	stuckTerminatingRecheck = 30 * time.Second
+)
+
+// stuckTerminating are the pods still there stuckTerminatingMargin after
+// their deletion's grace period ended.
+func stuckTerminating(pods []corev1.Pod, now time.Time) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i := range pods {
+		if d := pods[i].DeletionTimestamp; d != nil && now.Sub(d.Time) > stuckTerminatingMargin {
+			out = append(out, &pods[i])
+		}
+	}
+	return out
 }
 
 // SplitArtifactsCleanup separates the cleanup Job

@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
@@ -85,6 +86,17 @@ func TestPlanDeletion(t *testing.T) {
 		retain: &no,
 		world:  DeletionWorld{RunnerPods: []corev1.Pod{{}}},
 		want:   want{RequeueAfter: 5 * time.Second},
+	}, {
+		name:   "a runner pod within its grace period plus the margin: wait, say nothing",
+		retain: &no,
+		world:  DeletionWorld{Now: t0.Add(time.Minute), RunnerPods: []corev1.Pod{stuckPod(t0)}},
+		want:   want{RequeueAfter: 5 * time.Second},
+	}, {
+		name:   "a runner pod Terminating past its grace period plus the margin (a lost node): say which and how out",
+		retain: &no,
+		world:  DeletionWorld{Now: t0.Add(stuckTerminatingMargin + time.Second), RunnerPods: []corev1.Pod{stuckPod(t0)}},
+		want: want{RequeueAfter: stuckTerminatingRecheck,
+			Events: []string{"PodStuckTerminating: pod ev-sim-runner-0-abcde on node gpu-7 is still Terminating"}},
 	}, {
 		name:   "nothing runs: the cleanup Job",
 		retain: &no,
@@ -167,4 +179,12 @@ func TestArtifactsCleanupJobRunsAsARunner(t *testing.T) {
 			t.Errorf("cleanup args %q lack %q", args, want)
 		}
 	}
+}
+
+// stuckPod is a runner pod whose deletion's grace period ended at
+// deadline, on node gpu-7.
+func stuckPod(deadline time.Time) corev1.Pod {
+	at := metav1.NewTime(deadline)
+	return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ev-sim-runner-0-abcde", DeletionTimestamp: &at, DeletionGracePeriodSeconds: ptr.To[int64](30)},
+		Spec: corev1.PodSpec{NodeName: "gpu-7"}}
 }
