@@ -39,7 +39,8 @@ func AdmittedModels(e *repotv1.RepotEvaluation, w *World) map[string]bool {
 // after planChildren (or planEnded); models are the lifecycle states of
 // this pass. Once the evaluation ended, every model counts as done: its
 // Workload is finished when its children are gone, so an ended evaluation
-// holds no quota.
+// holds no quota. It returns, by model, why a child it kept back could not
+// be placed (a conflict with the admitted flavors).
 //
 // A model whose server was released for a stall (planStall) hands its
 // quota back too: once its server is at zero replicas, its runner Job
@@ -48,9 +49,9 @@ func AdmittedModels(e *repotv1.RepotEvaluation, w *World) map[string]bool {
 // anew. A suspended evaluation submits no Workload: the one of a released
 // model is submitted when the evaluation is resumed, and its server waits
 // for that admission like any other.
-func (p *Plan) planKueue(e *repotv1.RepotEvaluation, w *World, o build.Options, models []modelState, ended bool) {
+func (p *Plan) planKueue(e *repotv1.RepotEvaluation, w *World, o build.Options, models []modelState, ended bool) (conflicts map[string]string) {
 	if kueueadapter.QueueName(e) == "" || w.KueueMissing {
-		return
+		return nil
 	}
 	gates := map[string]kueueadapter.Gate{}
 	for i := range e.Spec.Models {
@@ -81,17 +82,18 @@ func (p *Plan) planKueue(e *repotv1.RepotEvaluation, w *World, o build.Options, 
 		if err := placeByAdmission(obj, gates); err != nil {
 			msg := Truncate(fmt.Sprintf("%s not created: %v; change the model's nodeSelector or the ClusterQueue's flavors (a Workload admitted to a flavor whose node labels the pods cannot carry holds its quota for nothing: suspend or delete the evaluation to release it)", obj.GetName(), err), 1024)
 			p.Events = append(p.Events, Event{Warning: true, Reason: repotv1.ReasonKueuePlacementConflict, Message: msg})
-			if p.placementConflicts == nil {
-				p.placementConflicts = map[string]string{}
+			if conflicts == nil {
+				conflicts = map[string]string{}
 			}
-			if model := obj.GetLabels()[build.LabelModel]; p.placementConflicts[model] == "" {
-				p.placementConflicts[model] = msg
+			if model := obj.GetLabels()[build.LabelModel]; conflicts[model] == "" {
+				conflicts[model] = msg
 			}
 			continue
 		}
 		kept = append(kept, obj)
 	}
 	p.Create = kept
+	return conflicts
 }
 
 // withPlacementConflicts gives the server view of a model whose children

@@ -57,9 +57,6 @@ type Plan struct {
 	// infraRetry are, by model, the infrastructure retries this plan
 	// counts (planInfraRetry); its status records them.
 	infraRetry map[string]infraRetryCount
-	// placementConflicts are, by model, why a child was not created: its
-	// pod template conflicts with the admitted flavors (planKueue).
-	placementConflicts map[string]string
 	// decided is what Decide worked out of the world and Describe reads.
 	decided facts
 }
@@ -79,7 +76,8 @@ type facts struct {
 	// events are the decision's own (planKueue's placement conflicts),
 	// emitted after the transition events.
 	events []Event
-	// placementConflicts are Plan.placementConflicts.
+	// placementConflicts are, by model, why a child was not created: its
+	// pod template conflicts with the admitted flavors (planKueue).
 	placementConflicts map[string]string
 	// starts says the decision creates the evaluation's first costly child
 	// (a server Deployment or a runner Job) while its status has no start.
@@ -124,6 +122,7 @@ func PlanEvaluation(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan 
 func Decide(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan {
 	o = o.WithDefaults()
 	var p Plan
+	var conflicts map[string]string
 	out := decideOutcome(e, w)
 	ended := out.Phase != phaseActive
 	res := w.results(e)
@@ -142,15 +141,15 @@ func Decide(e *repotv1.RepotEvaluation, w *World, o build.Options) Plan {
 		if due, _ := ttlExpiry(e, out, w.Now); !due {
 			p.planSeal(e, w)
 		}
-		p.planKueue(e, w, o, models, true)
+		conflicts = p.planKueue(e, w, o, models, true)
 	case hasStarted(e, w) || !e.Spec.IsSuspended():
 		p.planChildren(e, w, o, views, models, diagnoseModelsRunners(e, w, models), store, probe)
-		p.planKueue(e, w, o, models, false)
+		conflicts = p.planKueue(e, w, o, models, false)
 		p.planBudgetCaps(e, w, spend, models)
 	}
 	p.Create = p.Create[:min(len(p.Create), o.CreatesPerPass)]
 	p.decided = facts{o: o, out: out, ended: ended, res: res, budget: budget, spend: spend, views: views, store: store, probe: probe,
-		events: p.Events, placementConflicts: p.placementConflicts,
+		events: p.Events, placementConflicts: conflicts,
 		starts: e.Status.StartTime == nil && out.Phase == phaseActive && !e.Spec.IsSuspended() && len(p.Create) > 0 && hasCostlyChildren(project(w, &p))}
 	return p
 }
