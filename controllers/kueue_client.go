@@ -177,6 +177,18 @@ func (q *kueueQueue) Finish(ctx context.Context, wl *kueue.Workload, message str
 	return nil
 }
 
+// SetPodsReady patches the status with an optimistic lock: Kueue writes
+// the same conditions, and a condition list merged blind would drop its
+// change (a JSON merge patch replaces the whole list).
+func (q *kueueQueue) SetPodsReady(ctx context.Context, wl *kueue.Workload, c metav1.Condition) error {
+	u := wl.DeepCopy()
+	apimeta.SetStatusCondition(&u.Status.Conditions, c)
+	if err := q.client.Status().Patch(ctx, u, client.MergeFromWithOptions(wl, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("set PodsReady of workload %s: %w", wl.Name, err)
+	}
+	return nil
+}
+
 func (q *kueueQueue) Delete(ctx context.Context, wl *kueue.Workload) error {
 	err := q.client.Delete(ctx, wl, client.Preconditions{UID: &wl.UID})
 	if err != nil && !apierrors.IsNotFound(err) {

@@ -83,6 +83,8 @@ func (r *EvaluationReconciler) applyQueue(ctx context.Context, e *repotv1.RepotE
 			err = r.queue.Finish(ctx, op.Workload, op.Message)
 		case kueueadapter.QueueDelete:
 			err = r.queue.Delete(ctx, op.Workload)
+		case kueueadapter.QueuePodsReady:
+			err = r.queue.SetPodsReady(ctx, op.Workload, *op.Condition)
 		}
 		if err != nil {
 			return taken, err

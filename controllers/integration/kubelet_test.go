@@ -157,11 +157,13 @@ func finishJob(ns, name string) {
 		}
 		n := ptr.Deref(j.Spec.Completions, 1)
 		now := metav1.Now()
-		start := metav1.NewTime(now.Add(-time.Minute))
-		j.Status.StartTime = &start
+		if j.Status.StartTime == nil { // immutable once set
+			start := metav1.NewTime(now.Add(-time.Minute))
+			j.Status.StartTime = &start
+		}
 		j.Status.CompletionTime = &now
 		j.Status.Succeeded = n
-		j.Status.Ready = ptr.To[int32](0)
+		j.Status.Active, j.Status.Ready = 0, ptr.To[int32](0)
 		j.Status.Terminating = ptr.To[int32](0)
 		j.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
 		switch {

@@ -33,6 +33,9 @@ type Queue interface {
 	Finish(ctx context.Context, wl *kueue.Workload, message string) error
 	// Delete deletes a Workload (gone already is no error).
 	Delete(ctx context.Context, wl *kueue.Workload) error
+	// SetPodsReady writes a Workload's PodsReady condition (PodsReadyOp),
+	// failing with a conflict when the Workload changed since it was read.
+	SetPodsReady(ctx context.Context, wl *kueue.Workload, c metav1.Condition) error
 }
 
 // QueueWorld is what Observe saw.
@@ -99,6 +102,8 @@ func RequeueStatus(wl *kueue.Workload, now metav1.Time) {
 		{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionFalse, Reason: "Pending", Message: msg},
 		{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionFalse, Reason: "NoReservation", Message: "The workload has no reservation"},
 		{Type: kueue.WorkloadRequeued, Status: requeued, Reason: reason, Message: msg},
+		// Its pods are gone: the next admission waits for them anew.
+		{Type: kueue.WorkloadPodsReady, Status: metav1.ConditionFalse, Reason: kueue.WorkloadWaitForStart, Message: podsNotReadyMessage},
 	} {
 		c.ObservedGeneration = wl.Generation
 		c.LastTransitionTime = now

@@ -2,6 +2,8 @@ package kueueadapter
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
@@ -21,6 +23,11 @@ const (
 	// runs were done (spec.budget): its quota is released, and a later
 	// start submits a new Workload.
 	QueueDelete
+	// QueuePodsReady writes the PodsReady condition of an admitted
+	// Workload (QueueOp.Condition), as Kueue's own job integrations do:
+	// with waitForPodsReady configured, Kueue evicts an admitted Workload
+	// whose PodsReady is not True within its timeout.
+	QueuePodsReady
 )
 
 // QueueOp is one action on a Workload, carried out after the children.
@@ -28,6 +35,8 @@ type QueueOp struct {
 	Kind     queueOpKind
 	Workload *kueue.Workload
 	Message  string
+	// Condition is the PodsReady condition a QueuePodsReady op writes.
+	Condition *metav1.Condition
 }
 
 // Gate is the Kueue side of "may this model's children exist now".
@@ -114,4 +123,43 @@ func StoppedGate(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, qw QueueWorld
 		g.Op = &QueueOp{Kind: QueueDelete, Workload: wl, Message: why}
 	}
 	return g
+}
+
+// The messages of the PodsReady condition, Kueue's own (jobframework).
+const (
+	podsNotReadyMessage   = "Not all pods are ready or succeeded"
+	podsRecoveringMessage = "At least one pod has failed, waiting for recovery"
+	podsReadyMessage      = "All pods reached readiness and the workload is running"
+)
+
+// PodsReadyOp is the op that brings an admitted Workload's PodsReady
+// condition to what its model's pods are, by the rules of Kueue's job
+// integrations (jobframework's generatePodsReadyCondition), so that a
+// cluster with waitForPodsReady does not evict it at its timeout:
+//
+//   - ready (every pod of both pod sets ready or succeeded): True, reason
+//     Started, or Recovered after a WaitForRecovery;
+//   - not ready, never True before: False, WaitForStart;
+//   - not ready after True (a pod lost, a server restarting): False,
+//     WaitForRecovery (Kueue's recoveryTimeout applies).
+//
+// It returns nil when the Workload already carries that type, status and
+// reason: the status is written only on a change.
+func PodsReadyOp(wl *kueue.Workload, ready bool, now metav1.Time) *QueueOp {
+	cur := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadPodsReady)
+	c := metav1.Condition{Type: kueue.WorkloadPodsReady, Status: metav1.ConditionFalse, Reason: kueue.WorkloadWaitForStart,
+		Message: podsNotReadyMessage, ObservedGeneration: wl.Generation, LastTransitionTime: now}
+	switch {
+	case ready:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, kueue.WorkloadStarted, podsReadyMessage
+		if cur != nil && (cur.Reason == kueue.WorkloadWaitForRecovery || cur.Reason == kueue.WorkloadRecovered) {
+			c.Reason = kueue.WorkloadRecovered
+		}
+	case cur != nil && (cur.Status == metav1.ConditionTrue || cur.Reason == kueue.WorkloadWaitForRecovery):
+		c.Reason, c.Message = kueue.WorkloadWaitForRecovery, podsRecoveringMessage
+	}
+	if cur != nil && cur.Status == c.Status && cur.Reason == c.Reason {
+		return nil
+	}
+	return &QueueOp{Kind: QueuePodsReady, Workload: wl, Message: c.Message, Condition: &c}
 }

@@ -3,6 +3,7 @@ package kueueadapter
 import (
 	"testing"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -141,5 +142,63 @@ func TestStoppedGate(t *testing.T) {
 				t.Errorf("op = %v, want %v", got, tc.wantOp)
 			}
 		})
+	}
+}
+
+// PodsReadyOp keeps PodsReady as Kueue's job integrations do, and writes
+// only on a change of status or reason.
+func TestPodsReadyOp(t *testing.T) {
+	now := metav1.Now()
+	withCond := func(status metav1.ConditionStatus, reason string) *kueue.Workload {
+		wl := &kueue.Workload{}
+		wl.Generation = 3
+		if reason != "" {
+			wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadPodsReady, Status: status, Reason: reason}}
+		}
+		return wl
+	}
+	cases := []struct {
+		name  string
+		wl    *kueue.Workload
+		ready bool
+		want  string // status/reason written; "" for no op
+	}{
+		{"admitted, pods not ready yet", withCond("", ""), false, "False/WaitForStart"},
+		{"admitted, pods ready at once", withCond("", ""), true, "True/Started"},
+		{"still starting: no write", withCond(metav1.ConditionFalse, kueue.WorkloadWaitForStart), false, ""},
+		{"started", withCond(metav1.ConditionFalse, kueue.WorkloadWaitForStart), true, "True/Started"},
+		{"still running: no write", withCond(metav1.ConditionTrue, kueue.WorkloadStarted), true, ""},
+		{"a pod lost after the start", withCond(metav1.ConditionTrue, kueue.WorkloadStarted), false, "False/WaitForRecovery"},
+		{"still recovering: no write", withCond(metav1.ConditionFalse, kueue.WorkloadWaitForRecovery), false, ""},
+		{"recovered", withCond(metav1.ConditionFalse, kueue.WorkloadWaitForRecovery), true, "True/Recovered"},
+		{"recovered, running: no write", withCond(metav1.ConditionTrue, kueue.WorkloadRecovered), true, ""},
+		{"lost again after a recovery", withCond(metav1.ConditionTrue, kueue.WorkloadRecovered), false, "False/WaitForRecovery"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			op := PodsReadyOp(tc.wl, tc.ready, now)
+			got := ""
+			if op != nil {
+				if op.Kind != QueuePodsReady || op.Workload != tc.wl || op.Condition.Type != kueue.WorkloadPodsReady || op.Condition.ObservedGeneration != 3 {
+					t.Fatalf("op %+v", op)
+				}
+				got = string(op.Condition.Status) + "/" + op.Condition.Reason
+			}
+			if got != tc.want {
+				t.Errorf("PodsReadyOp = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// RequeueStatus resets PodsReady: the next admission waits for its pods
+// anew, instead of counting a recovery from the last one.
+func TestRequeueStatusResetsPodsReady(t *testing.T) {
+	wl := &kueue.Workload{}
+	wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadPodsReady, Status: metav1.ConditionTrue, Reason: kueue.WorkloadStarted}}
+	RequeueStatus(wl, metav1.Now())
+	c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadPodsReady)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != kueue.WorkloadWaitForStart {
+		t.Errorf("PodsReady after requeue: %+v, want False WaitForStart", c)
 	}
 }

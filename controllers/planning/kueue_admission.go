@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
@@ -66,6 +67,9 @@ func (p *Plan) planKueue(e *repotv1.RepotEvaluation, w *World, o build.Options, 
 			g = kueueadapter.AdmissionGate(e, m, o, w.Kueue, models[i].Done || ended, modelChildrenLeft(e, w, m.Name))
 			if g.Op != nil && g.Op.Kind == kueueadapter.QueueSubmit && e.Spec.IsSuspended() {
 				g.Op = nil
+			}
+			if wl := w.Kueue.Workloads[m.Name]; g.Op == nil && g.Allowed && wl != nil && wl.DeletionTimestamp == nil && !models[i].Done && !ended {
+				g.Op = kueueadapter.PodsReadyOp(wl, modelPodsReady(e, w, m), metav1.NewTime(w.Now))
 			}
 		}
 		gates[m.Name] = g
@@ -195,6 +199,34 @@ func modelRunsPods(e *repotv1.RepotEvaluation, w *World, model string) bool {
 		return true
 	}
 	return podsLeft(w.ServerPods, model) || podsLeft(w.RunnerPods, model)
+}
+
+// modelPodsReady is the PodsReady of a model's Workload (PodsReadyOp):
+// every pod of its two pod sets is ready or succeeded, as Kueue counts a
+// Deployment's and a Job's. The server's: all replicas of its Deployment
+// ready (an external model has none). The runners': its runner Job
+// finished, or ready and succeeded pods at least the pods it runs at once
+// (parallelism, at most completions). A model whose runner Job is not
+// created yet (its server is starting) is not ready.
+func modelPodsReady(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec) bool {
+	if build.HasServer(m) {
+		d := w.deployment(build.ServerName(e.Name, m.Name))
+		if d == nil || d.Status.ReadyReplicas < ptr.Deref(d.Spec.Replicas, 1) {
+			return false
+		}
+	}
+	j := w.job(build.RunnerJobName(e.Name, m.Name))
+	if j == nil {
+		return false
+	}
+	if jobFinished(j) {
+		return true
+	}
+	want := ptr.Deref(j.Spec.Parallelism, 1)
+	if c := j.Spec.Completions; c != nil && *c < want {
+		want = *c
+	}
+	return j.Status.Succeeded+ptr.Deref(j.Status.Ready, 0) >= want
 }
 
 // podsLeft says whether one of a model's pods has not ended.

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -32,9 +33,23 @@ func queuedStep(t *testing.T, w *World, now time.Time) Plan {
 func ops(p Plan) []string {
 	var out []string
 	for _, op := range p.Queue {
-		out = append(out, [...]string{"", "submit", "requeue", "finish", "delete"}[op.Kind]+" "+op.Workload.Name)
+		kind := [...]string{"", "submit", "requeue", "finish", "delete", "podsready"}[op.Kind]
+		if op.Condition != nil {
+			kind += " " + string(op.Condition.Status) + "/" + op.Condition.Reason
+		}
+		out = append(out, kind+" "+op.Workload.Name)
 	}
 	return out
+}
+
+// setPodsReady writes the PodsReady conditions of the plan's ops into the
+// world's Workloads, as applyQueue does.
+func setPodsReady(w *World, p Plan) {
+	for _, op := range p.Queue {
+		if op.Kind == kueueadapter.QueuePodsReady {
+			apimeta.SetStatusCondition(&op.Workload.Status.Conditions, *op.Condition)
+		}
+	}
 }
 
 // A queued sweep: Workloads first, children only for the admitted model,
@@ -64,9 +79,10 @@ func TestPlanKueue(t *testing.T) {
 		{Name: kueueadapter.PodSetRunners, Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{corev1.ResourceCPU: "h100"}}}}
 	wl.Status.Conditions = []metav1.Condition{cond(kueue.WorkloadQuotaReserved, metav1.ConditionTrue, ""), cond(kueue.WorkloadAdmitted, metav1.ConditionTrue, "")}
 	p = queuedStep(t, w, t0.Add(time.Second))
-	if len(p.Queue) != 0 {
-		t.Errorf("ops after admission: %v", ops(p))
+	if diff := cmp.Diff([]string{"podsready False/WaitForStart " + kueueadapter.WorkloadName("ev", "m2")}, ops(p)); diff != "" {
+		t.Errorf("ops after admission (-want +got):\n%s", diff)
 	}
+	setPodsReady(w, p)
 	if diff := cmp.Diff([]string{build.ServerName("ev", "m2")}, servers(w)); diff != "" {
 		t.Fatalf("servers (-want +got):\n%s", diff)
 	}

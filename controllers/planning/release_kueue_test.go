@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -43,6 +45,8 @@ func (k *kueueWorld) pass(now time.Time) Plan {
 			k.w.Kueue.Workloads[model] = op.Workload
 		case kueueadapter.QueueDelete:
 			k.w.Kueue.Workloads[model].DeletionTimestamp = &metav1.Time{Time: now}
+		case kueueadapter.QueuePodsReady:
+			apimeta.SetStatusCondition(&k.w.Kueue.Workloads[model].Status.Conditions, *op.Condition)
 		}
 	}
 	return p
@@ -226,5 +230,62 @@ func TestDeletedWorkloadAdmitsNothing(t *testing.T) {
 				t.Errorf("admitted (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestPodsReadyFollowsThePods: an admitted model's Workload carries the
+// PodsReady condition Kueue's waitForPodsReady waits for: False
+// (WaitForStart) until its server is Ready and its runner Job's pods run,
+// True then, False (WaitForRecovery) when a runner pod is lost, True
+// (Recovered) when it is back; written once per change, and not at all
+// once the model is done.
+func TestPodsReadyFollowsThePods(t *testing.T) {
+	e := revtesting.MakeEvaluation("ev", "ns").Simulated("sim", "strong", 1).Shards(1).
+		Label(kueueadapter.QueueNameLabel, "gpus").Obj()
+	k := &kueueWorld{t: t, e: e, w: newWorld()}
+	w := k.w
+	wlName := kueueadapter.WorkloadName("ev", "sim")
+	k.pass(t0)
+	admit(w, "sim")
+	var got [][]string
+	got = append(got, ops(k.pass(t0))) // admitted: the server is created, not ready
+	k.settle(t0)
+	got = append(got, ops(k.pass(t0))) // nothing changed: no write
+	setServerReady(w, "ev", "sim", true)
+	got = append(got, ops(k.settle(t0))) // the server is Ready; the runner Job is created, no pod ready
+	runnersReady := func(n int32) { w.job(build.RunnerJobName("ev", "sim")).Status.Ready = ptr.To(n) }
+	if w.job(build.RunnerJobName("ev", "sim")) == nil {
+		t.Fatal("no runner Job: the setup did not start the model")
+	}
+	runnersReady(1)
+	got = append(got, ops(k.pass(t0.Add(time.Second)))) // every pod ready
+	got = append(got, ops(k.pass(t0.Add(2*time.Second))))
+	runnersReady(0)
+	got = append(got, ops(k.pass(t0.Add(3*time.Second)))) // the runner pod lost
+	runnersReady(1)
+	got = append(got, ops(k.pass(t0.Add(4*time.Second)))) // replaced
+	setServerReady(w, "ev", "sim", false)
+	got = append(got, ops(k.pass(t0.Add(5*time.Second)))) // the server restarts
+	want := [][]string{
+		{"podsready False/WaitForStart " + wlName},
+		nil,
+		nil,
+		{"podsready True/Started " + wlName},
+		nil,
+		{"podsready False/WaitForRecovery " + wlName},
+		{"podsready True/Recovered " + wlName},
+		{"podsready False/WaitForRecovery " + wlName},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Workload ops pass by pass (-want +got):\n%s", diff)
+	}
+	setServerReady(w, "ev", "sim", true)
+	finishJob(w, build.RunnerJobName("ev", "sim"), batchv1.JobComplete, "Completed")
+	for i := range 4 {
+		for _, op := range k.pass(t0.Add(time.Duration(10+i) * time.Second)).Queue {
+			if op.Kind == kueueadapter.QueuePodsReady {
+				t.Errorf("PodsReady written for a done model: %s/%s", op.Condition.Status, op.Condition.Reason)
+			}
+		}
 	}
 }

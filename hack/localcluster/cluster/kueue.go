@@ -50,6 +50,11 @@ type KueueOptions struct {
 	// the version this program was built with.
 	Version string
 	Log     io.Writer
+	// WaitForPodsReady, when above zero, turns on Kueue's waitForPodsReady
+	// with this timeout (and the same recovery timeout), as GPU pools
+	// configure it for all-or-nothing admission: an admitted Workload whose
+	// PodsReady condition is not True within it is evicted.
+	WaitForPodsReady time.Duration
 }
 
 // KueueTarget is the API server the manager runs against.
@@ -139,7 +144,7 @@ func StartKueue(ctx context.Context, o KueueOptions, t KueueTarget) (*Kueue, err
 		return nil, err
 	}
 	config := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(config, []byte(kueueConfig(ports[0], ports[1], certs)), 0o644); err != nil {
+	if err := os.WriteFile(config, []byte(kueueConfig(ports[0], ports[1], certs, o.WaitForPodsReady)), 0o644); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(o.Log, "kueue %s: CRDs installed from the module cache, starting the manager...\n", o.Version)
@@ -180,8 +185,18 @@ func (k *Kueue) Stop() {
 }
 
 // kueueConfig is the manager's Configuration (config.kueue.x-k8s.io).
-func kueueConfig(webhookPort, healthPort int, certDir string) string {
-	return fmt.Sprintf(`apiVersion: config.kueue.x-k8s.io/v1beta2
+func kueueConfig(webhookPort, healthPort int, certDir string, waitForPodsReady time.Duration) string {
+	wait := ""
+	if waitForPodsReady > 0 {
+		wait = fmt.Sprintf(`waitForPodsReady:
+  timeout: %s
+  blockAdmission: false
+  requeuingStrategy:
+    timestamp: Eviction
+    backoffBaseSeconds: 5
+`, waitForPodsReady)
+	}
+	return wait + fmt.Sprintf(`apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
 namespace: %s
 health:
