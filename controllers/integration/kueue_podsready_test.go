@@ -1,8 +1,6 @@
 package integration_test
 
 import (
-	"os"
-	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -16,14 +14,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/kueueadapter"
 	"repot.dev/repot-operator/controllers/kueueadapter/kueuetesting"
-	"repot.dev/repot-operator/hack/localcluster/cluster"
 )
 
 // podsReadyTimeout is the waitForPodsReady timeout of this container's
@@ -40,27 +36,7 @@ var _ = Describe("Kueue with waitForPodsReady (the real Kueue manager)", Ordered
 	var ns string
 
 	BeforeAll(func() {
-		if kueueMissing != "" {
-			Skip("Kueue's CRDs are not installed in the test API server: " + kueueMissing)
-		}
-		root, err := repoRoot()
-		Expect(err).NotTo(HaveOccurred())
-		bin := filepath.Join(root, "bin", "kueue")
-		if _, err := os.Stat(bin); err != nil {
-			Skip("bin/kueue is missing (build it with hack/build-cluster-bins.sh kueue or make kueue-bin): " + err.Error())
-		}
-		user, err := testEnv.AddUser(envtest.User{Name: "kueue-manager-podsready", Groups: []string{"system:masters"}})
-		Expect(err).NotTo(HaveOccurred())
-		kc, err := user.KubeConfig()
-		Expect(err).NotTo(HaveOccurred())
-		dir, err := os.MkdirTemp("", "repot-kueue-podsready-")
-		Expect(err).NotTo(HaveOccurred())
-		GinkgoWriter.Printf("Kueue manager's config and log: %s\n", dir)
-		Expect(os.WriteFile(filepath.Join(dir, "kubeconfig"), kc, 0o600)).To(Succeed())
-		k, err := cluster.StartKueue(ctx, cluster.KueueOptions{Bin: bin, Log: GinkgoWriter, WaitForPodsReady: podsReadyTimeout}, cluster.KueueTarget{
-			Admin: cfg, Kubeconfig: filepath.Join(dir, "kubeconfig"), Dir: dir, LogPath: filepath.Join(dir, "kueue.log")})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(k.Stop)
+		startRealKueue("kueue-manager-podsready", podsReadyTimeout)
 
 		// Kueue measures the PodsReady timeouts from the condition's
 		// lastTransitionTime by its own (wall) clock; the operator writes it

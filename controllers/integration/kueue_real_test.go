@@ -36,28 +36,7 @@ var _ = Describe("Kueue admission by the real Kueue manager", Ordered, func() {
 	var ns string
 
 	BeforeAll(func() {
-		if kueueMissing != "" {
-			Skip("Kueue's CRDs are not installed in the test API server: " + kueueMissing)
-		}
-		root, err := repoRoot()
-		Expect(err).NotTo(HaveOccurred())
-		bin := filepath.Join(root, "bin", "kueue")
-		if _, err := os.Stat(bin); err != nil {
-			Skip("bin/kueue is missing (build it with hack/build-cluster-bins.sh kueue or make kueue-bin): " + err.Error())
-		}
-		user, err := testEnv.AddUser(envtest.User{Name: "kueue-manager", Groups: []string{"system:masters"}})
-		Expect(err).NotTo(HaveOccurred())
-		kc, err := user.KubeConfig()
-		Expect(err).NotTo(HaveOccurred())
-		// Kept after the test: the manager's log is in it.
-		dir, err := os.MkdirTemp("", "repot-kueue-envtest-")
-		Expect(err).NotTo(HaveOccurred())
-		GinkgoWriter.Printf("Kueue manager's config and log: %s\n", dir)
-		Expect(os.WriteFile(filepath.Join(dir, "kubeconfig"), kc, 0o600)).To(Succeed())
-		k, err := cluster.StartKueue(ctx, cluster.KueueOptions{Bin: bin, Log: GinkgoWriter}, cluster.KueueTarget{
-			Admin: cfg, Kubeconfig: filepath.Join(dir, "kubeconfig"), Dir: dir, LogPath: filepath.Join(dir, "kueue.log")})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(k.Stop)
+		startRealKueue("kueue-manager", 0)
 
 		ns = createNamespace("realkueue")
 		for _, o := range []client.Object{
@@ -267,3 +246,33 @@ var _ = Describe("Kueue admission by the real Kueue manager", Ordered, func() {
 		}).WithTimeout(2 * time.Second).Should(Succeed())
 	})
 })
+
+// startRealKueue runs the real Kueue manager (bin/kueue) against the test
+// API server for the rest of the container, as the user name (a member of
+// system:masters), with waitForPodsReady at that timeout (0: off). It
+// skips the container when Kueue's CRDs or bin/kueue are missing. The
+// manager's config and log stay in a temporary directory after the test.
+func startRealKueue(name string, waitForPodsReady time.Duration) {
+	GinkgoHelper()
+	if kueueMissing != "" {
+		Skip("Kueue's CRDs are not installed in the test API server: " + kueueMissing)
+	}
+	root, err := repoRoot()
+	Expect(err).NotTo(HaveOccurred())
+	bin := filepath.Join(root, "bin", "kueue")
+	if _, err := os.Stat(bin); err != nil {
+		Skip("bin/kueue is missing (build it with hack/build-cluster-bins.sh kueue or make kueue-bin): " + err.Error())
+	}
+	user, err := testEnv.AddUser(envtest.User{Name: name, Groups: []string{"system:masters"}})
+	Expect(err).NotTo(HaveOccurred())
+	kc, err := user.KubeConfig()
+	Expect(err).NotTo(HaveOccurred())
+	dir, err := os.MkdirTemp("", "repot-"+name+"-")
+	Expect(err).NotTo(HaveOccurred())
+	GinkgoWriter.Printf("Kueue manager's config and log: %s\n", dir)
+	Expect(os.WriteFile(filepath.Join(dir, "kubeconfig"), kc, 0o600)).To(Succeed())
+	k, err := cluster.StartKueue(ctx, cluster.KueueOptions{Bin: bin, Log: GinkgoWriter, WaitForPodsReady: waitForPodsReady}, cluster.KueueTarget{
+		Admin: cfg, Kubeconfig: filepath.Join(dir, "kubeconfig"), Dir: dir, LogPath: filepath.Join(dir, "kueue.log")})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(k.Stop)
+}
