@@ -63,6 +63,11 @@ func (p *Plan) planKueue(e *repotv1.RepotEvaluation, w *World, o build.Options, 
 			g = kueueadapter.StoppedGate(e, m, w.Kueue, modelChildrenLeft(e, w, m.Name), "model "+m.Name+" was stopped by spec.budget")
 		case models[i].Active && !ended && serverReleased(e, w, m):
 			g = kueueadapter.StoppedGate(e, m, w.Kueue, modelRunsPods(e, w, m.Name), "model "+m.Name+" was released for a stall")
+		case !models[i].Done && !ended && e.Spec.IsSuspended():
+			// Suspended: nothing of it runs, so it holds no quota either
+			// (with PodsReady True, Kueue would never time it out without a
+			// recoveryTimeout); resuming submits a new Workload.
+			g = kueueadapter.StoppedGate(e, m, w.Kueue, modelRunsPods(e, w, m.Name), "the evaluation is suspended")
 		default:
 			g = kueueadapter.AdmissionGate(e, m, o, w.Kueue, models[i].Done || ended, modelChildrenLeft(e, w, m.Name))
 			if g.Op != nil && g.Op.Kind == kueueadapter.QueueSubmit && e.Spec.IsSuspended() {
@@ -205,8 +210,9 @@ func modelRunsPods(e *repotv1.RepotEvaluation, w *World, model string) bool {
 // every pod of its two pod sets is ready or succeeded, as Kueue counts a
 // Deployment's and a Job's. The server's: all replicas of its Deployment
 // ready (an external model has none). The runners': its runner Job
-// finished, or ready and succeeded pods at least the pods it runs at once
-// (parallelism, at most completions). A model whose runner Job is not
+// finished, or ready and succeeded pods (those the Job controller has not
+// counted yet included) at least the pods it runs at once (parallelism, at
+// most completions). A model whose runner Job is not
 // created yet (its server is starting) is not ready.
 func modelPodsReady(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec) bool {
 	if build.HasServer(m) {
@@ -226,7 +232,11 @@ func modelPodsReady(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec) 
 	if c := j.Spec.Completions; c != nil && *c < want {
 		want = *c
 	}
-	return j.Status.Succeeded+ptr.Deref(j.Status.Ready, 0) >= want
+	done := j.Status.Succeeded
+	if u := j.Status.UncountedTerminatedPods; u != nil {
+		done += int32(len(u.Succeeded)) // succeeded, not yet counted: Kueue counts them too
+	}
+	return done+ptr.Deref(j.Status.Ready, 0) >= want
 }
 
 // podsLeft says whether one of a model's pods has not ended.
