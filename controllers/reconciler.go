@@ -239,6 +239,7 @@ func (r *EvaluationReconciler) recordStart(ctx context.Context, e *repotv1.Repot
 	st := e.Status.DeepCopy()
 	start := metav1.NewTime(now)
 	st.StartTime = &start
+	st.DeadlineStartTime = &start
 	if err := r.writeStatus(ctx, e, *st); err != nil {
 		return fmt.Errorf("record the start before the first children: %w", err)
 	}

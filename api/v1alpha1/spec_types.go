@@ -156,10 +156,14 @@ type RepotEvaluationSpec struct {
 	Suspend *bool `json:"suspend,omitempty"`
 
 	// activeDeadlineSeconds bounds the running time of the evaluation, counted
-	// from status.startTime (the creation of its first server or runner Job,
-	// so time spent waiting for Kueue's admission does not count); when it
-	// passes, the evaluation fails with reason DeadlineExceeded. Unset means
-	// no deadline. 60 to 2592000 (30 days). Immutable once started.
+	// as a batch/v1 Job's: from status.deadlineStartTime, the start (the
+	// creation of its first server or runner Job) or the end of the last
+	// pause. Time suspended and, for a queued evaluation, time in which Kueue
+	// admits none of its unfinished models (in the queue before admission or
+	// after a preemption) does not count, and the count starts afresh after
+	// each pause. When it passes, the evaluation fails with reason
+	// DeadlineExceeded. Unset means no deadline. 60 to 2592000 (30 days).
+	// Immutable once started.
 	// +optional
 	// +kubebuilder:validation:Minimum=60
 	// +kubebuilder:validation:Maximum=2592000

@@ -39,6 +39,16 @@ type RepotEvaluationStatus struct {
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 
+	// deadlineStartTime is when spec.activeDeadlineSeconds last began to
+	// count, as a batch/v1 Job's active deadline does: the start, or the
+	// last time the evaluation went on after a pause. A pause is time
+	// suspended (spec.suspend) or, for a queued evaluation, time in which
+	// Kueue admits none of its unfinished models (before the first
+	// admission, or after an eviction or preemption). Unset while paused;
+	// the deadline is counted afresh from the end of each pause.
+	// +optional
+	DeadlineStartTime *metav1.Time `json:"deadlineStartTime,omitempty"`
+
 	// completionTime is when the evaluation completed or failed.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`

@@ -87,9 +87,16 @@ func decideOutcome(e *repotv1.RepotEvaluation, w *World) outcome {
 		return o
 	}
 	var deadlineIn time.Duration
-	if d := e.Spec.ActiveDeadlineSeconds; d != nil && e.Status.StartTime != nil {
+	res := w.results(e)
+	if d := e.Spec.ActiveDeadlineSeconds; d != nil && e.Status.StartTime != nil && !deadlinePaused(e, w, res) {
 		limit := time.Duration(*d) * time.Second
-		ran := w.Now.Sub(e.Status.StartTime.Time)
+		// Counted from the end of the last pause (deadlineStart); an
+		// evaluation whose status has no deadlineStartTime yet (its pause
+		// ends in this pass) has run for no time.
+		var ran time.Duration
+		if t := e.Status.DeadlineStartTime; t != nil {
+			ran = w.Now.Sub(t.Time)
+		}
 		if ran >= limit {
 			return outcome{Phase: phaseFailed, Reason: repotv1.ReasonDeadlineExceeded, CompletionTime: &now, Message: fmt.Sprintf(
 				"the evaluation ran for %s, past spec.activeDeadlineSeconds (%ds); runners were stopped and servers deleted, the ledgers keep the finished runs",
@@ -98,7 +105,6 @@ func decideOutcome(e *repotv1.RepotEvaluation, w *World) outcome {
 		deadlineIn = limit - ran
 	}
 	complete := len(e.Spec.Models) > 0
-	res := w.results(e)
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]
 		j := w.job(build.RunnerJobName(e.Name, m.Name))
@@ -129,6 +135,50 @@ func decideOutcome(e *repotv1.RepotEvaluation, w *World) outcome {
 		return outcome{Phase: phaseComplete, Reason: repotv1.ReasonAllRunsRecorded, Message: completeMessage(e), CompletionTime: &now}
 	}
 	return outcome{Phase: phaseActive, DeadlineIn: deadlineIn}
+}
+
+// deadlinePaused says whether spec.activeDeadlineSeconds stops counting
+// now, as a batch/v1 Job's deadline does while it is suspended: the
+// evaluation is suspended, or it is queued and its admission system
+// (Kueue) admits none of its unfinished models (it waits in the queue, for
+// its first admission or after an eviction or a preemption).
+func deadlinePaused(e *repotv1.RepotEvaluation, w *World, res EvaluationResults) bool {
+	if e.Spec.IsSuspended() {
+		return true
+	}
+	if w.Admitted == nil {
+		return false
+	}
+	for i := range e.Spec.Models {
+		m := &e.Spec.Models[i]
+		if w.admitted(m.Name) && !modelDone(e, w, m, res, modelRunsTotal(e, w, m.Name)) {
+			return false
+		}
+	}
+	return true
+}
+
+// deadlineStart is status.deadlineStartTime for an evaluation as observed
+// (out, res) whose new status records start: unset before the start and
+// while paused (deadlinePaused), kept once ended and while it counts, the
+// start itself in the pass that starts the evaluation, and now in the pass
+// a pause ends (and for an evaluation an earlier operator started, whose
+// status has no deadlineStartTime: its deadline counts from the upgrade).
+func deadlineStart(e *repotv1.RepotEvaluation, w *World, out outcome, res EvaluationResults, start *metav1.Time) *metav1.Time {
+	switch {
+	case start == nil:
+		return nil
+	case out.Phase != phaseActive:
+		return e.Status.DeadlineStartTime
+	case deadlinePaused(e, w, res):
+		return nil
+	case e.Status.DeadlineStartTime != nil:
+		return e.Status.DeadlineStartTime
+	case e.Status.StartTime == nil:
+		return start
+	}
+	now := metav1.NewTime(w.Now)
+	return &now
 }
 
 func completeMessage(e *repotv1.RepotEvaluation) string {

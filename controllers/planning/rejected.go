@@ -77,6 +77,7 @@ func (p *Plan) planRejected(e *repotv1.RepotEvaluation, w *World, cause error, n
 // problem set is committed (status.problemsHash is recorded at the start).
 func (p *Plan) undoStart() {
 	p.Status.StartTime = nil
+	p.Status.DeadlineStartTime = nil
 	p.Status.ProblemsHash = ""
 }
 

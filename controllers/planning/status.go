@@ -12,8 +12,8 @@ import (
 
 // buildStatus recomputes the whole status from the world: results from the
 // ledgers, server states from the children and pods, and conditions from
-// both. Only startTime and completionTime carry over from the previous
-// status (they are moments, not observations), and the operator's own
+// both. Only startTime, deadlineStartTime and completionTime carry over
+// from the previous status (they are moments, not observations), and the operator's own
 // counter of each model's infrastructure retries, which retries gives
 // (Plan.infraRetries: the stored count, or the one this plan counts).
 func buildStatus(e *repotv1.RepotEvaluation, w *World, out outcome, views []serverView, models []modelState, res EvaluationResults, runners []runnerDiagnosis,
@@ -32,6 +32,7 @@ func buildStatus(e *repotv1.RepotEvaluation, w *World, out outcome, views []serv
 	if st.StartTime == nil && out.Phase == phaseActive && !e.Spec.IsSuspended() && hasCostlyChildren(w) {
 		st.StartTime = &now
 	}
+	st.DeadlineStartTime = deadlineStart(e, w, out, res, st.StartTime)
 
 	var done, infra, total int32
 	ready := 0
