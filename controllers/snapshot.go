@@ -42,6 +42,20 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 	// imply: the runner may patch a ledger's metadata (ExpectedLedgers).
 	w.Ledgers, w.StrayLedgers = planning.ExpectedLedgers(e, w.Ledgers)
 
+	// Names on the runner path that objects e does not control hold: the
+	// decision must know them (planning.RunnerPathChildren).
+	for _, o := range planning.RunnerPathChildren(e, w) {
+		got := o.DeepCopyObject().(client.Object)
+		err := r.client.Get(ctx, client.ObjectKeyFromObject(o), got)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, fmt.Errorf("look up %T %s: %w", o, o.GetName(), err)
+		case !planning.OwnedBy(e, got):
+			w.NameTaken = append(w.NameTaken, planning.NewTakenName(o, got))
+		}
+	}
+
 	var pods corev1.PodList
 	if err := r.client.List(ctx, &pods, client.InNamespace(e.Namespace),
 		client.MatchingLabels{build.LabelEvaluation: e.Name}); err != nil {

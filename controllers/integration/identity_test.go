@@ -52,6 +52,12 @@ var _ = Describe("the identity of children", func() {
 			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(c.Message).To(ContainSubstring("ConfigMap " + oldLedger.Name))
 			g.Expect(c.Message).To(ContainSubstring(string(old.UID)))
+			// The decision knew the runner path blocked (the snapshot looks
+			// its names up): the server, which can serve no runner, started
+			// its release clock.
+			var d appsv1.Deployment
+			g.Expect(k8s.Get(ctx, key(ns, build.ServerName("ev", "m")), &d)).To(Succeed())
+			g.Expect(d.Annotations).To(HaveKey(build.AnnotationStalledSince))
 		})
 		Consistently(func(g Gomega) {
 			e := getEval(ns, "ev")

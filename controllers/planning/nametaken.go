@@ -3,9 +3,14 @@ package planning
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
@@ -107,6 +112,85 @@ func withoutTaken(objs []Object, taken []TakenName) []Object {
 		}
 		if !drop {
 			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// RunnerPathChildren are the children on the way to the runner Jobs of e's
+// models that the world lacks (as keys: kind, namespace and name alone):
+// the runner's identity and network policy, and for each model whose
+// runner Job does not exist its ledgers and the Job itself. The shell
+// looks each up (snapshot) and puts those an object e does not control
+// holds into world.NameTaken before the pass decides, so that the first
+// plan of a pass already knows the runner path blocked (modelStall) and a
+// server waiting on it starts its release clock. An ended evaluation, and
+// a model its status recorded Done, needs none.
+func RunnerPathChildren(e *repotv1.RepotEvaluation, w *World) []Object {
+	if e.Status.CompletionTime != nil || e.DeletionTimestamp != nil {
+		return nil
+	}
+	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: e.Namespace, Name: name} }
+	access := build.RunnerAccessName(e.Name)
+	var out []Object
+	if !hasNamed(w.ServiceAccounts, access) {
+		out = append(out, &corev1.ServiceAccount{ObjectMeta: meta(access)})
+	}
+	if !hasNamed(w.Roles, access) {
+		out = append(out, &rbacv1.Role{ObjectMeta: meta(access)})
+	}
+	if !hasNamed(w.RoleBindings, access) {
+		out = append(out, &rbacv1.RoleBinding{ObjectMeta: meta(access)})
+	}
+	if !hasNamed(w.NetworkPolicies, access) {
+		out = append(out, &networkingv1.NetworkPolicy{ObjectMeta: meta(access)})
+	}
+	for i := range e.Spec.Models {
+		m := &e.Spec.Models[i]
+		job := build.RunnerJobName(e.Name, m.Name)
+		if prev := previousModel(e, m.Name); w.job(job) != nil || (prev != nil && prev.Phase == repotv1.ModelDone) {
+			continue
+		}
+		for _, cm := range build.LedgerConfigMaps(e, m) {
+			if !w.hasLedger(cm.Name) {
+				out = append(out, &corev1.ConfigMap{ObjectMeta: meta(cm.Name)})
+			}
+		}
+		out = append(out, &batchv1.Job{ObjectMeta: meta(job)})
+	}
+	return out
+}
+
+// takenOnRunnerPath are the taken names (world.NameTaken) that keep model
+// m's runner Job from being created: the runner's identity and network
+// policy, m's ledgers and m's runner Job.
+func takenOnRunnerPath(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec) []TakenName {
+	if len(w.NameTaken) == 0 {
+		return nil
+	}
+	names := []string{build.RunnerAccessName(e.Name), build.RunnerJobName(e.Name, m.Name)}
+	for _, cm := range build.LedgerConfigMaps(e, m) {
+		names = append(names, cm.Name)
+	}
+	var out []TakenName
+	for _, t := range w.NameTaken {
+		switch t.Kind {
+		case "ServiceAccount", "Role", "RoleBinding", "NetworkPolicy", "ConfigMap", "Job":
+			if slices.Contains(names, t.Name) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// mergeTaken is the taken names observed before the pass (world.NameTaken)
+// and those its creates met (Applied.NameTaken), each once.
+func mergeTaken(observed, met []TakenName) []TakenName {
+	out := slices.Clone(observed)
+	for _, t := range met {
+		if !slices.ContainsFunc(out, func(o TakenName) bool { return o.Kind == t.Kind && o.Name == t.Name }) {
+			out = append(out, t)
 		}
 	}
 	return out

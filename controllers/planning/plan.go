@@ -176,7 +176,7 @@ func (p *Plan) Describe(e *repotv1.RepotEvaluation, w *World, a Applied) {
 	// A child whose name is taken was not created (planNameTaken).
 	p.Create = withoutTaken(p.Create, a.NameTaken)
 	after := project(w, p)
-	after.NameTaken = a.NameTaken
+	after.NameTaken = mergeTaken(w.NameTaken, a.NameTaken)
 	afterModels := decideModels(e, after, f.res, f.ended, f.budget.Stop)
 	runners := diagnoseModelsRunners(e, w, afterModels)
 	retries := func(m *repotv1.ModelSpec) (int, string) { return p.infraRetries(e, m) }
@@ -193,7 +193,7 @@ func (p *Plan) Describe(e *repotv1.RepotEvaluation, w *World, a Applied) {
 		p.planRejected(e, w, a.Rejected, w.Now)
 		return
 	}
-	if len(a.NameTaken) > 0 {
+	if len(after.NameTaken) > 0 {
 		p.planNameTaken(e, after)
 	}
 	p.Events = transitionEvents(e.Status.Conditions, p.Status.Conditions)
@@ -424,15 +424,22 @@ type stallCause struct {
 	Reason, Message string
 }
 
-// modelStall is what stalls a model: its server Stalled; its problems
-// unreadable while no runner Job of it exists (a running runner has read
-// them already); or its runner pods stuck (an image that cannot be pulled,
-// a pod no node takes, a volume that does not mount). Each of these holds a
-// server's GPUs for nothing, so each starts the release clock (planStall).
+// modelStall is what stalls a model: its server Stalled; a child on its
+// runner path (the runner's identity, its ledgers, its runner Job) whose
+// name an object it does not control holds (world.NameTaken, observed
+// before the pass); its problems unreadable while no runner Job of it
+// exists (a running runner has read them already); or its runner pods
+// stuck (an image that cannot be pulled, a pod no node takes, a volume
+// that does not mount). Each of these holds a server's GPUs for nothing,
+// so each starts the release clock (planStall).
 func modelStall(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec, view serverView, runner runnerDiagnosis) stallCause {
-	switch {
-	case view.State == repotv1.ServerStalled:
+	if view.State == repotv1.ServerStalled {
 		return stallCause{view.Reason, view.Message}
+	}
+	if taken := takenOnRunnerPath(e, w, m); len(taken) > 0 {
+		return stallCause{repotv1.ReasonChildNameTaken, nameTakenMessage(taken)}
+	}
+	switch {
 	case w.Problems.Unavailable != "" && w.job(build.RunnerJobName(e.Name, m.Name)) == nil:
 		return stallCause{repotv1.ReasonProblemsUnavailable, w.Problems.Unavailable}
 	case runner.Cause != "":

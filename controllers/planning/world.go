@@ -59,10 +59,12 @@ type World struct {
 	// Problems is what is known about spec.problems.
 	Problems problemsInfo
 
-	// NameTaken, in the world once a pass is applied (Describe's
-	// projection, never an observation), are the children this pass could
-	// not create because an object of the same name exists that this
-	// evaluation does not control (Applied.NameTaken, planNameTaken).
+	// NameTaken are children the evaluation needs whose names objects it
+	// does not control hold: observed by the shell before the pass for the
+	// runner path (RunnerPathChildren), so that the decision knows the
+	// runner blocked (modelStall), and, in the world once a pass is applied
+	// (Describe's projection), those its creates met as well
+	// (Applied.NameTaken, planNameTaken).
 	NameTaken []TakenName
 
 	// Admitted, when not nil, is what an admission system (Kueue) admitted:
