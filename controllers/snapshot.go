@@ -77,6 +77,9 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 	if err := r.readMountFailures(ctx, e, w); err != nil {
 		return nil, err
 	}
+	if err := r.readRunnerCreateFailures(ctx, e, w); err != nil {
+		return nil, err
+	}
 	if err := r.observeKueue(ctx, e, w); err != nil {
 		return nil, err
 	}
@@ -201,6 +204,29 @@ func (r *EvaluationReconciler) readMountFailures(ctx context.Context, e *repotv1
 				w.MountFailures = map[string]string{}
 			}
 			w.MountFailures[name] = planning.Truncate(last.Message, 512)
+		}
+	}
+	return nil
+}
+
+// readRunnerCreateFailures reads the FailedCreate events of the runner
+// Jobs that should run but have no live pod (usually none, so usually no
+// call): the Job controller reports the API server's refusal of a pod (a
+// ResourceQuota, Pod Security admission, a webhook) only as an event. The
+// events are matched by the Job's UID, so an earlier Job of the same name
+// counts for nothing.
+func (r *EvaluationReconciler) readRunnerCreateFailures(ctx context.Context, e *repotv1.RepotEvaluation, w *planning.World) error {
+	for _, j := range planning.RunnerJobsWithoutPods(e, w) {
+		var evs corev1.EventList
+		if err := r.apiReader.List(ctx, &evs, client.InNamespace(e.Namespace),
+			client.MatchingFields{"involvedObject.uid": string(j.UID), "reason": "FailedCreate"}); err != nil {
+			return fmt.Errorf("list events of runner Job %s: %w", j.Name, err)
+		}
+		if msg := planning.LatestCreateFailure(evs.Items, w.Now); msg != "" {
+			if w.RunnerCreateFailures == nil {
+				w.RunnerCreateFailures = map[string]string{}
+			}
+			w.RunnerCreateFailures[j.Name] = msg
 		}
 	}
 	return nil

@@ -72,6 +72,10 @@ const (
 	// ReasonProbeTimeout: a server did not answer a completion within its
 	// startup probe's time.
 	ReasonProbeTimeout = "ProbeTimeout"
+	// ReasonServerPodsRefused: the API server refuses to create a server's
+	// pods (a ResourceQuota, Pod Security admission, a LimitRange or a
+	// webhook): its ReplicaSet reports ReplicaFailure FailedCreate.
+	ReasonServerPodsRefused = "ServerPodsRefused"
 )
 
 // Reasons of Running.

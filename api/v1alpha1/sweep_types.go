@@ -183,4 +183,8 @@ const (
 	ReasonRunnerPending = "RunnerPending"
 	// ReasonRunnerMountFailed: a runner pod's volume cannot be mounted.
 	ReasonRunnerMountFailed = "RunnerMountFailed"
+	// ReasonRunnerPodsRefused: the API server refuses to create a runner
+	// Job's pods (a ResourceQuota, Pod Security admission, a LimitRange or
+	// a webhook): the Job controller reports FailedCreate events.
+	ReasonRunnerPodsRefused = "RunnerPodsRefused"
 )

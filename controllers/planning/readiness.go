@@ -5,6 +5,9 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
 )
@@ -72,6 +75,16 @@ func observeServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *World, o
 		v.State, v.Ready = repotv1.ServerReady, true
 		return v
 	}
+	if c := deploymentCondition(d, appsv1.DeploymentReplicaFailure); c != nil && c.Status == corev1.ConditionTrue {
+		// The API server refuses the server's pods: nothing else runs, so
+		// nothing else can be diagnosed. A stall at once (its release clock
+		// starts, planStall); the ReplicaSet retries, so fixing the cause
+		// before the release lets the model go on by itself.
+		v.State, v.Reason = repotv1.ServerStalled, repotv1.ReasonServerPodsRefused
+		v.Message = Truncate(fmt.Sprintf("the API server refuses the pods of model %s's server (Deployment %s, %s): %s. Fix what refuses them (a ResourceQuota or LimitRange of the namespace, Pod Security admission, a webhook): its ReplicaSet keeps retrying and the model goes on once a pod is created; still refused after spec.stalledAfterSeconds (%ds), the server is released",
+			m.Name, d.Name, c.Reason, c.Message, e.Spec.StalledAfterSecondsOrDefault()), 1024)
+		return v
+	}
 	stalledAfter := time.Duration(e.Spec.StalledAfterSecondsOrDefault()) * time.Second
 	diag := diagnoseServer(m.Name, w.serverPods(e.Name, m.Name), w.Now, build.ServerReadyBudget(m, o), stalledAfter)
 	v.RecheckAfter = diag.RecheckAfter
@@ -85,4 +98,14 @@ func observeServer(e *repotv1.RepotEvaluation, m *repotv1.ModelSpec, w *World, o
 	}
 	v.State = repotv1.ServerStarting
 	return v
+}
+
+// deploymentCondition is d's condition of type t, or nil.
+func deploymentCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
+	for i := range d.Status.Conditions {
+		if d.Status.Conditions[i].Type == t {
+			return &d.Status.Conditions[i]
+		}
+	}
+	return nil
 }

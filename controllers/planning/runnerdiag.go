@@ -5,7 +5,9 @@ import (
 	"sort"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
@@ -28,16 +30,21 @@ type runnerDiagnosis struct {
 // pod still Pending after grace (spec.stalledAfterSeconds) is one: when the
 // kubelet reported a failed mount (mountFailures, by pod name, from its
 // FailedMount events) RunnerMountFailed, else RunnerPending with the
-// scheduler's message. It is a pure function of its inputs.
-func diagnoseRunners(model string, pods []corev1.Pod, mountFailures map[string]string, now time.Time, grace time.Duration) runnerDiagnosis {
+// scheduler's message. A runner Job with no live pod whose pods the API
+// server refuses (refused: the Job controller's latest FailedCreate
+// message, RunnerCreateFailures) is RunnerPodsRefused at once. It is a pure
+// function of its inputs.
+func diagnoseRunners(model string, pods []corev1.Pod, mountFailures map[string]string, refused string, now time.Time, grace time.Duration) runnerDiagnosis {
 	pods = append([]corev1.Pod(nil), pods...)
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
 	var recheck time.Duration
+	live := 0
 	for i := range pods {
 		p := &pods[i]
 		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
+		live++
 		for _, cs := range allContainerStatuses(p) {
 			if w := cs.State.Waiting; w != nil && imagePullReason(w.Reason) {
 				return runnerDiagnosis{Cause: repotv1.ReasonRunnerImagePullFailed, Message: fmt.Sprintf(
@@ -72,7 +79,67 @@ func diagnoseRunners(model string, pods []corev1.Pod, mountFailures map[string]s
 			"runner pod %s of model %s has been Pending for %s, past spec.stalledAfterSeconds: %s",
 			p.Name, model, waited.Round(time.Second), why)}
 	}
+	if live == 0 && refused != "" {
+		return runnerDiagnosis{Cause: repotv1.ReasonRunnerPodsRefused, Message: Truncate(fmt.Sprintf(
+			"the API server refuses the runner pods of model %s (its runner Job's FailedCreate events): %s. Fix what refuses them (a ResourceQuota or LimitRange of the namespace, Pod Security admission, a webhook): the Job controller keeps retrying and the runners start once a pod is created",
+			model, refused), 1024)}
+	}
 	return runnerDiagnosis{RecheckAfter: recheck}
+}
+
+// runnerCreateFailuresWindow is how recent the Job controller's latest
+// FailedCreate event of a runner Job must be to count: it retries with a
+// backoff of at most a minute, but the event recorder's spam filter lets
+// one event of a kind through every five minutes once it has sent a burst.
+const runnerCreateFailuresWindow = 15 * time.Minute
+
+// RunnerJobsWithoutPods are the runner Jobs of e that should run but have
+// no live pod (not finished, not suspended, no runner pod of the model
+// that is neither terminated nor being deleted): the only ones whose
+// FailedCreate events the snapshot reads (usually none).
+func RunnerJobsWithoutPods(e *repotv1.RepotEvaluation, w *World) []*batchv1.Job {
+	var out []*batchv1.Job
+	for i := range e.Spec.Models {
+		m := &e.Spec.Models[i]
+		j := w.job(build.RunnerJobName(e.Name, m.Name))
+		if j == nil || j.DeletionTimestamp != nil || jobFinished(j) || ptr.Deref(j.Spec.Suspend, false) {
+			continue
+		}
+		live := false
+		for _, p := range w.runnerPods(e.Name, m.Name) {
+			if p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+				live = true
+				break
+			}
+		}
+		if !live {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// LatestCreateFailure is the message of the latest of a runner Job's
+// FailedCreate events (evs) seen within runnerCreateFailuresWindow of now,
+// or "": the API server's own words for why the Job's pods are refused.
+func LatestCreateFailure(evs []corev1.Event, now time.Time) string {
+	var latest time.Time
+	msg := ""
+	for i := range evs {
+		ev := &evs[i]
+		t := ev.LastTimestamp.Time
+		if ev.Series != nil && ev.Series.LastObservedTime.After(t) {
+			t = ev.Series.LastObservedTime.Time
+		}
+		if ev.EventTime.After(t) {
+			t = ev.EventTime.Time
+		}
+		if t.IsZero() || now.Sub(t) > runnerCreateFailuresWindow || !t.After(latest) {
+			continue
+		}
+		latest, msg = t, ev.Message
+	}
+	return Truncate(msg, 512)
 }
 
 func imagePullReason(r string) bool {
@@ -116,7 +183,8 @@ func diagnoseModelsRunners(e *repotv1.RepotEvaluation, w *World, models []modelS
 	out := make([]runnerDiagnosis, len(models))
 	for i := range models {
 		if models[i].Active {
-			out[i] = diagnoseRunners(e.Spec.Models[i].Name, w.runnerPods(e.Name, e.Spec.Models[i].Name), w.MountFailures, w.Now, grace)
+			m := e.Spec.Models[i].Name
+			out[i] = diagnoseRunners(m, w.runnerPods(e.Name, m), w.MountFailures, w.RunnerCreateFailures[build.RunnerJobName(e.Name, m)], w.Now, grace)
 		}
 	}
 	return out

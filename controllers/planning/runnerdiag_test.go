@@ -36,6 +36,7 @@ func TestDiagnoseRunners(t *testing.T) {
 		name        string
 		pods        []corev1.Pod
 		mounts      map[string]string
+		refused     string
 		wantCause   string
 		wantInMsg   []string
 		wantRecheck time.Duration
@@ -52,10 +53,15 @@ func TestDiagnoseRunners(t *testing.T) {
 			wantCause: repotv1.ReasonRunnerMountFailed, wantInMsg: []string{`persistentvolumeclaim "traces" not found`, "spec.artifacts.pvcName"}},
 		{name: "scheduled, pending past grace without an event", pods: []corev1.Pod{mount}, wantCause: repotv1.ReasonRunnerPending,
 			wantInMsg: []string{"containers have not started"}},
+		{name: "no pod, and the API server refuses them: at once, in its words", refused: `Error creating: pods "ev-m-run-x" is forbidden: exceeded quota: tenant-a, requested: limits.memory=8Gi, used: limits.memory=60Gi, limited: limits.memory=64Gi`,
+			wantCause: repotv1.ReasonRunnerPodsRefused, wantInMsg: []string{"exceeded quota: tenant-a", "ResourceQuota"}},
+		{name: "a pod runs: an earlier refusal is no cause", pods: []corev1.Pod{runnerPodAt("r-5", time.Minute, corev1.PodRunning)}, refused: "Error creating: forbidden"},
+		{name: "only finished pods, and the rest refused", pods: []corev1.Pod{finishedLongAgo}, refused: "Error creating: forbidden", wantCause: repotv1.ReasonRunnerPodsRefused,
+			wantInMsg: []string{"Error creating: forbidden"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := diagnoseRunners("m", tc.pods, tc.mounts, t0, grace)
+			got := diagnoseRunners("m", tc.pods, tc.mounts, tc.refused, t0, grace)
 			if got.Cause != tc.wantCause || got.RecheckAfter != tc.wantRecheck {
 				t.Errorf("got cause %q recheck %s, want %q %s (message %q)", got.Cause, got.RecheckAfter, tc.wantCause, tc.wantRecheck, got.Message)
 			}
@@ -86,5 +92,35 @@ func TestRunnerProblemStallsEvaluation(t *testing.T) {
 	}
 	if p.Status.Summary.State != repotv1.StateStalled {
 		t.Errorf("state %s, want Stalled", p.Status.Summary.State)
+	}
+}
+
+// LatestCreateFailure is the latest FailedCreate message seen within
+// runnerCreateFailuresWindow, whichever of an event's times is newest.
+func TestLatestCreateFailure(t *testing.T) {
+	ev := func(msg string, last time.Time, series *time.Time) corev1.Event {
+		e := corev1.Event{Message: msg, LastTimestamp: metav1.NewTime(last)}
+		if series != nil {
+			e.Series = &corev1.EventSeries{LastObservedTime: metav1.NewMicroTime(*series)}
+		}
+		return e
+	}
+	recent := t0.Add(-time.Minute)
+	cases := []struct {
+		name string
+		evs  []corev1.Event
+		want string
+	}{
+		{name: "none", want: ""},
+		{name: "only stale", evs: []corev1.Event{ev("old", t0.Add(-time.Hour), nil)}, want: ""},
+		{name: "the newest wins", evs: []corev1.Event{ev("first", t0.Add(-5*time.Minute), nil), ev("second", recent, nil)}, want: "second"},
+		{name: "a series' last observation counts", evs: []corev1.Event{ev("series", t0.Add(-time.Hour), &recent), ev("single", t0.Add(-3*time.Minute), nil)}, want: "series"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := LatestCreateFailure(tc.evs, t0); got != tc.want {
+				t.Errorf("LatestCreateFailure = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -83,6 +83,11 @@ type World struct {
 	// MountFailures are the latest FailedMount event messages of runner
 	// pods Pending past their grace period, by pod name.
 	MountFailures map[string]string
+	// RunnerCreateFailures are the latest FailedCreate event messages of
+	// runner Jobs that have no live pod (RunnerJobsWithoutPods), by Job
+	// name: the Job controller reports pods the API server refuses only as
+	// events (LatestCreateFailure).
+	RunnerCreateFailures map[string]string
 
 	// Kueue is what Kueue says of a queued evaluation's models;
 	// KueueMissing that the evaluation is queued but Kueue is not installed.
