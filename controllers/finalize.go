@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,6 +16,7 @@ import (
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/kueueadapter"
 	"repot.dev/repot-operator/controllers/planning"
 )
 
@@ -68,6 +70,11 @@ func (r *EvaluationReconciler) finalize(ctx context.Context, e *repotv1.RepotEva
 			return ctrl.Result{}, fmt.Errorf("delete %T %s: %w", obj, obj.GetName(), err)
 		}
 	}
+	for _, op := range p.Queue {
+		if err := r.queue.Delete(ctx, op.Workload); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if p.Create != nil {
 		err := r.client.Create(ctx, p.Create)
 		switch {
@@ -76,6 +83,13 @@ func (r *EvaluationReconciler) finalize(ctx context.Context, e *repotv1.RepotEva
 			p = planning.PlanDeletion(e, w, o)
 		case err != nil && !apierrors.IsAlreadyExists(err):
 			return ctrl.Result{}, fmt.Errorf("create Job %s: %w", p.Create.GetName(), err)
+		}
+	}
+	if p.Condition != nil && !p.RemoveFinalizer {
+		st := e.Status.DeepCopy()
+		apimeta.SetStatusCondition(&st.Conditions, *p.Condition)
+		if err := r.writeStatus(ctx, e, *st); err != nil {
+			return ctrl.Result{}, fmt.Errorf("record the cleanup's failure: %w", err)
 		}
 	}
 	if p.RemoveFinalizer {
@@ -114,7 +128,16 @@ func (r *EvaluationReconciler) deletionWorld(ctx context.Context, e *repotv1.Rep
 			w.CleanupPods = append(w.CleanupPods, p)
 		case p.Labels[build.LabelComponent] == build.ComponentRunner:
 			w.RunnerPods = append(w.RunnerPods, p)
+		case p.Labels[build.LabelComponent] == build.ComponentServer:
+			w.ServerPods = append(w.ServerPods, p)
 		}
+	}
+	if r.queue != nil && kueueadapter.QueueName(e) != "" {
+		qw, err := r.queue.Observe(ctx, e)
+		if err != nil {
+			return w, err
+		}
+		w.Workloads = qw.Workloads
 	}
 	return w, nil
 }

@@ -30,6 +30,13 @@ const (
 	// failed (its message says what failed: the endpoint, the bucket or the
 	// credentials); False once it passed or while it runs.
 	ConditionArtifactStoreUnavailable = "ArtifactStoreUnavailable"
+
+	// ConditionArtifactsCleanupFailed is set on a deleted evaluation whose
+	// stored traces must go with it while the Job that deletes them fails:
+	// True, reason ArtifactsCleanupFailed, with what failed, when the next
+	// try runs (the wait doubles, up to 30 minutes) and how to let the
+	// deletion finish. Its lastTransitionTime is when the failures began.
+	ConditionArtifactsCleanupFailed = "ArtifactsCleanupFailed"
 )
 
 // Reasons of ArtifactStoreUnavailable.

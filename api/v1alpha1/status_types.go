@@ -19,7 +19,8 @@ type RepotEvaluationStatus struct {
 
 	// conditions are ServersReady, Running, Complete and Failed, the
 	// kstatus conditions Ready, Reconciling and Stalled, and, with an S3
-	// artifact store, ArtifactStoreUnavailable.
+	// artifact store, ArtifactStoreUnavailable and, while the deletion of
+	// its stored traces fails, ArtifactsCleanupFailed.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -429,4 +429,58 @@ var _ = Describe("Kueue admission (the test plays Kueue)", func() {
 		})
 		expectDeadlineBetween(ns, 60*time.Second, 31*time.Second)
 	})
+
+	It("hands a deleted evaluation's quota back at once, while the cleanup of its stored traces fails", func() {
+		ns := createNamespace("kueue-deleted")
+		ensureFlavor()
+		// The store is unreachable; the probe Job passes (the test plays
+		// it), the cleanup Job fails (the test plays that too).
+		e := revtesting.MakeEvaluation("ev", ns).Simulated("a", "strong", 1).Shards(1).
+			ArtifactsS3(repotv1.S3Store{Endpoint: "store.invalid:9000", Bucket: "traces", Insecure: true, CredentialsSecret: "s3"}).
+			RetainAfterDeletion(false).Label(kueueadapter.QueueNameLabel, "gpus").Obj()
+		Expect(k8s.Create(ctx, e)).To(Succeed())
+		Eventually(func(g Gomega) { getWorkload(g, ns, "a") }).Should(Succeed())
+		admit(ns, "a")
+		Eventually(exists(&batchv1.Job{}, ns, build.ArtifactsProbeJobName("ev"))).Should(BeTrue())
+		finishJob(ns, build.ArtifactsProbeJobName("ev"))
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "a"))).Should(BeTrue())
+
+		By("deleting it: the server goes, and with no pod left the Workload goes before the cleanup ends")
+		Expect(k8s.Delete(ctx, getEval(ns, "ev"))).To(Succeed())
+		Eventually(exists(&appsv1.Deployment{}, ns, build.ServerName("ev", "a"))).Should(BeFalse())
+		Eventually(exists(&kueue.Workload{}, ns, kueueadapter.WorkloadName("ev", "a"))).Should(BeFalse(), "the deleted evaluation still holds its quota")
+		Expect(exists(&repotv1.RepotEvaluation{}, ns, "ev")()).To(BeTrue(), "the evaluation went before its traces")
+
+		By("the cleanup Job fails: the status says what and how to let the deletion finish")
+		Eventually(exists(&batchv1.Job{}, ns, build.ArtifactsCleanupJobName("ev"))).Should(BeTrue())
+		Eventually(func() error {
+			var j batchv1.Job
+			if err := k8s.Get(ctx, key(ns, build.ArtifactsCleanupJobName("ev")), &j); err != nil {
+				return err
+			}
+			now := metav1.Now()
+			start := metav1.NewTime(now.Add(-time.Minute))
+			j.Status.StartTime = &start
+			j.Status.Failed = 1
+			j.Status.Conditions = []batchv1.JobCondition{
+				{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: now},
+				{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: now},
+			}
+			return k8s.Status().Update(ctx, &j)
+		}).Should(Succeed())
+		eventuallyEval(ns, "ev", func(g Gomega, e *repotv1.RepotEvaluation) {
+			c := condition(e, repotv1.ConditionArtifactsCleanupFailed)
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Message).To(ContainSubstring("store.invalid:9000"))
+			g.Expect(c.Message).To(ContainSubstring("retainAfterDeletion"))
+		})
+
+		By("retainAfterDeletion set: the deletion finishes")
+		Eventually(func() error {
+			e := getEval(ns, "ev")
+			e.Spec.Artifacts.RetainAfterDeletion = ptr.To(true)
+			return k8s.Update(ctx, e)
+		}).Should(Succeed())
+		Eventually(exists(&repotv1.RepotEvaluation{}, ns, "ev")).Should(BeFalse())
+	})
 })

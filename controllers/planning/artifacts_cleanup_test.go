@@ -11,9 +11,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
+	"repot.dev/repot-operator/controllers/kueueadapter"
 )
 
 func TestWantsArtifactsFinalizer(t *testing.T) {
@@ -122,7 +124,7 @@ func TestPlanDeletion(t *testing.T) {
 		retain: &no,
 		world:  DeletionWorld{Now: t0.Add(time.Minute), Cleanup: cleanup(batchv1.JobFailed, t0), CleanupPods: verdict("the credentials were refused")},
 		want: want{Delete: []string{build.ArtifactsCleanupJobName("ev")},
-			Events: []string{"ArtifactsCleanupFailed: deleting the stored traces (s3://traces/ns/ev/3f1c2a9e-52b1-4c3e-9d8f-0a1b2c3d4e5f/ at s3.example.com) failed: the credentials were refused; retrying every 1m0s (set spec.artifacts.retainAfterDeletion to true"}},
+			Events: []string{"ArtifactsCleanupFailed: deleting the stored traces (s3://traces/ns/ev/3f1c2a9e-52b1-4c3e-9d8f-0a1b2c3d4e5f/ at s3.example.com) failed: the credentials were refused; the next try runs 1m0s after the failure (the wait doubles, up to 30m0s)"}},
 	}, {
 		name:   "the namespace is being deleted: no Job can run, the traces stay",
 		retain: &no,
@@ -187,4 +189,110 @@ func stuckPod(deadline time.Time) corev1.Pod {
 	at := metav1.NewTime(deadline)
 	return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ev-sim-runner-0-abcde", DeletionTimestamp: &at, DeletionGracePeriodSeconds: ptr.To[int64](30)},
 		Spec: corev1.PodSpec{NodeName: "gpu-7"}}
+}
+
+// A failed cleanup is retried with a backoff: each wait is as long as the
+// failures have lasted (ArtifactsCleanupFailed's lastTransitionTime is
+// their start), so it doubles, up to cleanupRetryMax; the condition says
+// what fails and how to let the deletion finish.
+func TestCleanupRetryBacksOff(t *testing.T) {
+	failedAt := func(at time.Time) *batchv1.Job {
+		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: build.ArtifactsCleanupJobName("ev")},
+			Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: metav1.NewTime(at)}}}}
+	}
+	for _, tc := range []struct {
+		name string
+		// since is when the failures began (the condition), zero: none yet.
+		since, failed, now time.Time
+		wantRetry          bool
+		wantRequeue        time.Duration
+		wantBackoff        string
+	}{
+		{name: "first failure: a minute", failed: t0, now: t0.Add(10 * time.Second), wantRequeue: 50 * time.Second, wantBackoff: "1m0s"},
+		{name: "first failure, a minute on: retried", failed: t0, now: t0.Add(time.Minute), wantRetry: true, wantBackoff: "1m0s"},
+		{name: "failing for 4 minutes: the next try waits 4", since: t0, failed: t0.Add(4 * time.Minute), now: t0.Add(5 * time.Minute), wantRequeue: 3 * time.Minute, wantBackoff: "4m0s"},
+		{name: "failing for 4 minutes, 4 minutes on: retried", since: t0, failed: t0.Add(4 * time.Minute), now: t0.Add(8 * time.Minute), wantRetry: true, wantBackoff: "4m0s"},
+		{name: "failing for hours: capped", since: t0, failed: t0.Add(5 * time.Hour), now: t0.Add(5*time.Hour + 10*time.Minute), wantRequeue: 20 * time.Minute, wantBackoff: "30m0s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := storeEval()
+			e.Spec.Artifacts.RetainAfterDeletion = ptr.To(false)
+			if !tc.since.IsZero() {
+				e.Status.Conditions = []metav1.Condition{{Type: repotv1.ConditionArtifactsCleanupFailed, Status: metav1.ConditionTrue, Reason: repotv1.ReasonArtifactsCleanupFailed, LastTransitionTime: metav1.NewTime(tc.since)}}
+			}
+			p := PlanDeletion(e, DeletionWorld{Now: tc.now, Cleanup: failedAt(tc.failed)}, build.Options{})
+			if retried := len(p.Delete) == 1; retried != tc.wantRetry || p.RequeueAfter != tc.wantRequeue {
+				t.Errorf("retried %t requeue %s; want %t %s", retried, p.RequeueAfter, tc.wantRetry, tc.wantRequeue)
+			}
+			c := p.Condition
+			if c == nil {
+				t.Fatal("no ArtifactsCleanupFailed condition")
+			}
+			wantSince := tc.since
+			if wantSince.IsZero() {
+				wantSince = tc.failed
+			}
+			if c.Type != repotv1.ConditionArtifactsCleanupFailed || c.Status != metav1.ConditionTrue || !c.LastTransitionTime.Time.Equal(wantSince) {
+				t.Errorf("condition %s=%s since %s; want ArtifactsCleanupFailed=True since %s", c.Type, c.Status, c.LastTransitionTime, wantSince)
+			}
+			for _, want := range []string{"the next try runs " + tc.wantBackoff, "backoff limit", "retainAfterDeletion", "kubectl patch repotevaluation ev"} {
+				if !strings.Contains(c.Message, want) {
+					t.Errorf("condition message %q lacks %q", c.Message, want)
+				}
+			}
+		})
+	}
+}
+
+// A deleted evaluation hands its Kueue quota back as soon as a model's pods
+// are gone, whatever the cleanup of its traces does: that model's Workload
+// is deleted, while the deletion may still wait for the store.
+func TestDeletionReleasesWorkloadsOncePodsAreGone(t *testing.T) {
+	deleting := metav1.NewTime(t0)
+	wl := func(model string) *kueue.Workload {
+		return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: "ev-" + model}}
+	}
+	pod := func(model, component string) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: model + "-" + component, Labels: build.ChildLabels("ev", model, component)}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	}
+	job := func(model string, gone bool) batchv1.Job {
+		j := batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: build.RunnerJobName("ev", model), Labels: build.ChildLabels("ev", model, build.ComponentRunner)}}
+		if gone {
+			j.DeletionTimestamp = &deleting
+		}
+		return j
+	}
+	failed := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: build.ArtifactsCleanupJobName("ev")},
+		Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0)}}}}
+	for _, tc := range []struct {
+		name  string
+		world DeletionWorld
+		want  []string
+	}{
+		{name: "no Kueue: nothing", world: DeletionWorld{}},
+		{name: "pods still running: kept", world: DeletionWorld{Workloads: map[string]*kueue.Workload{"a": wl("a")}, ServerPods: []corev1.Pod{pod("a", build.ComponentServer)}}},
+		{name: "its runner Job not deleted yet: kept", world: DeletionWorld{Workloads: map[string]*kueue.Workload{"a": wl("a")}, Jobs: []batchv1.Job{job("a", false)}}},
+		{name: "one model's pods gone, another's not", world: DeletionWorld{
+			Workloads: map[string]*kueue.Workload{"a": wl("a"), "b": wl("b")}, Jobs: []batchv1.Job{job("a", true), job("b", true)},
+			RunnerPods: []corev1.Pod{pod("b", build.ComponentRunner)}}, want: []string{"ev-a"}},
+		{name: "all pods gone and the cleanup failing (an unreachable store): released", world: DeletionWorld{
+			Workloads: map[string]*kueue.Workload{"a": wl("a"), "b": wl("b")}, Cleanup: failed}, want: []string{"ev-a", "ev-b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := storeEval()
+			e.Spec.Artifacts.RetainAfterDeletion = ptr.To(false)
+			tc.world.Now = t0.Add(10 * time.Second)
+			p := PlanDeletion(e, tc.world, build.Options{})
+			var got []string
+			for _, op := range p.Queue {
+				if op.Kind != kueueadapter.QueueDelete {
+					t.Errorf("op %v on %s; want a delete", op.Kind, op.Workload.Name)
+				}
+				got = append(got, op.Workload.Name)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Workloads deleted (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
