@@ -43,10 +43,11 @@ func (r *EvaluationReconciler) snapshot(ctx context.Context, e *repotv1.RepotEva
 	w.Ledgers, w.StrayLedgers = planning.ExpectedLedgers(e, w.Ledgers)
 
 	// Names on the runner path that objects e does not control hold: the
-	// decision must know them (planning.RunnerPathChildren).
+	// decision must know them (planning.RunnerPathChildren). Read from the
+	// API server: the cache holds only objects with the operator's labels.
 	for _, o := range planning.RunnerPathChildren(e, w) {
 		got := o.DeepCopyObject().(client.Object)
-		err := r.client.Get(ctx, client.ObjectKeyFromObject(o), got)
+		err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(o), got)
 		switch {
 		case apierrors.IsNotFound(err):
 		case err != nil:
@@ -222,7 +223,7 @@ func (r *EvaluationReconciler) readRunnerCreateFailures(ctx context.Context, e *
 			client.MatchingFields{"involvedObject.uid": string(j.UID), "reason": "FailedCreate"}); err != nil {
 			return fmt.Errorf("list events of runner Job %s: %w", j.Name, err)
 		}
-		if msg := planning.LatestCreateFailure(evs.Items, w.Now); msg != "" {
+		if msg := planning.LatestCreateFailure(evs.Items, w.Now, planning.NewestRunnerPod(e, w, j)); msg != "" {
 			if w.RunnerCreateFailures == nil {
 				w.RunnerCreateFailures = map[string]string{}
 			}

@@ -141,7 +141,10 @@ func decideOutcome(e *repotv1.RepotEvaluation, w *World) outcome {
 // now, as a batch/v1 Job's deadline does while it is suspended: the
 // evaluation is suspended, or it is queued and its admission system
 // (Kueue) admits none of its unfinished models (it waits in the queue, for
-// its first admission or after an eviction or a preemption).
+// its first admission or after an eviction or a preemption). A model the
+// operator released for a stall is not waiting for Kueue (its Workload was
+// withdrawn, and nothing resubmits it until a person acts): the deadline
+// goes on counting for it, as it does without a queue.
 func deadlinePaused(e *repotv1.RepotEvaluation, w *World, res EvaluationResults) bool {
 	if e.Spec.IsSuspended() {
 		return true
@@ -151,7 +154,7 @@ func deadlinePaused(e *repotv1.RepotEvaluation, w *World, res EvaluationResults)
 	}
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]
-		if w.admitted(m.Name) && !modelDone(e, w, m, res, modelRunsTotal(e, w, m.Name)) {
+		if (w.admitted(m.Name) || modelReleased(e, w, m.Name)) && !modelDone(e, w, m, res, modelRunsTotal(e, w, m.Name)) {
 			return false
 		}
 	}

@@ -118,19 +118,39 @@ func withoutTaken(objs []Object, taken []TakenName) []Object {
 }
 
 // RunnerPathChildren are the children on the way to the runner Jobs of e's
-// models that the world lacks (as keys: kind, namespace and name alone):
-// the runner's identity and network policy, and for each model whose
-// runner Job does not exist its ledgers and the Job itself. The shell
-// looks each up (snapshot) and puts those an object e does not control
-// holds into world.NameTaken before the pass decides, so that the first
-// plan of a pass already knows the runner path blocked (modelStall) and a
-// server waiting on it starts its release clock. An ended evaluation, and
-// a model its status recorded Done, needs none.
+// models that the world lacks (as keys: kind, namespace and name alone),
+// for the models whose runner Job is due (its server answers, or it has
+// none) and does not exist: their ledgers and Job, and the runner's
+// identity and network policy. The shell looks each up on the API server
+// (snapshot: an object someone else made need not carry the labels the
+// cache selects) and puts those an object e does not control holds into
+// world.NameTaken before the pass decides, so that the first plan of a
+// pass already knows the runner path blocked (modelStall) and the server
+// waiting on it starts its release clock. Usually a model needs the
+// lookups on one pass only, the one that creates its Job. An ended
+// evaluation, and a model its status recorded Done, needs none.
 func RunnerPathChildren(e *repotv1.RepotEvaluation, w *World) []Object {
-	if e.Status.CompletionTime != nil || e.DeletionTimestamp != nil {
+	if e.Status.CompletionTime != nil || e.DeletionTimestamp != nil || e.Spec.IsSuspended() {
 		return nil
 	}
 	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: e.Namespace, Name: name} }
+	var jobs []Object
+	for i := range e.Spec.Models {
+		m := &e.Spec.Models[i]
+		job := build.RunnerJobName(e.Name, m.Name)
+		if prev := previousModel(e, m.Name); w.job(job) != nil || (prev != nil && prev.Phase == repotv1.ModelDone) || !runnerDue(e, w, m) {
+			continue
+		}
+		for _, cm := range build.LedgerConfigMaps(e, m) {
+			if !w.hasLedger(cm.Name) {
+				jobs = append(jobs, &corev1.ConfigMap{ObjectMeta: meta(cm.Name)})
+			}
+		}
+		jobs = append(jobs, &batchv1.Job{ObjectMeta: meta(job)})
+	}
+	if len(jobs) == 0 {
+		return nil
+	}
 	access := build.RunnerAccessName(e.Name)
 	var out []Object
 	if !hasNamed(w.ServiceAccounts, access) {
@@ -145,20 +165,17 @@ func RunnerPathChildren(e *repotv1.RepotEvaluation, w *World) []Object {
 	if !hasNamed(w.NetworkPolicies, access) {
 		out = append(out, &networkingv1.NetworkPolicy{ObjectMeta: meta(access)})
 	}
-	for i := range e.Spec.Models {
-		m := &e.Spec.Models[i]
-		job := build.RunnerJobName(e.Name, m.Name)
-		if prev := previousModel(e, m.Name); w.job(job) != nil || (prev != nil && prev.Phase == repotv1.ModelDone) {
-			continue
-		}
-		for _, cm := range build.LedgerConfigMaps(e, m) {
-			if !w.hasLedger(cm.Name) {
-				out = append(out, &corev1.ConfigMap{ObjectMeta: meta(cm.Name)})
-			}
-		}
-		out = append(out, &batchv1.Job{ObjectMeta: meta(job)})
+	return append(out, jobs...)
+}
+
+// runnerDue says whether model m's runner Job would be created now as far
+// as its server goes: the server answers, or the model has none.
+func runnerDue(e *repotv1.RepotEvaluation, w *World, m *repotv1.ModelSpec) bool {
+	if !build.HasServer(m) {
+		return true
 	}
-	return out
+	d := w.deployment(build.ServerName(e.Name, m.Name))
+	return d != nil && d.Status.ReadyReplicas > 0
 }
 
 // takenOnRunnerPath are the taken names (world.NameTaken) that keep model

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -96,9 +97,20 @@ func TestRunnerPathChildren(t *testing.T) {
 		setup func(e *repotv1.RepotEvaluation, w *World)
 		want  []string
 	}{{
-		name:  "new: all of it",
+		name:  "new, its server not answering yet: nothing (its runner Job is not due)",
 		setup: func(*repotv1.RepotEvaluation, *World) {},
-		want:  cat(access, []string{ledger, "Job/" + build.RunnerJobName("ev", "sim")}),
+	}, {
+		name: "the server answers and no runner Job exists: all of the path",
+		setup: func(e *repotv1.RepotEvaluation, w *World) {
+			w.Deployments = []appsv1.Deployment{{ObjectMeta: metav1.ObjectMeta{Name: build.ServerName("ev", "sim")}, Status: appsv1.DeploymentStatus{ReadyReplicas: 1}}}
+		},
+		want: cat(access, []string{ledger, "Job/" + build.RunnerJobName("ev", "sim")}),
+	}, {
+		name: "suspended: nothing",
+		setup: func(e *repotv1.RepotEvaluation, w *World) {
+			w.Deployments = []appsv1.Deployment{{ObjectMeta: metav1.ObjectMeta{Name: build.ServerName("ev", "sim")}, Status: appsv1.DeploymentStatus{ReadyReplicas: 1}}}
+			e.Spec.Suspend = ptr.To(true)
+		},
 	}, {
 		name: "running: nothing",
 		setup: func(e *repotv1.RepotEvaluation, w *World) {

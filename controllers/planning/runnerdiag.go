@@ -7,6 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
@@ -119,10 +120,24 @@ func RunnerJobsWithoutPods(e *repotv1.RepotEvaluation, w *World) []*batchv1.Job 
 	return out
 }
 
+// NewestRunnerPod is when the newest pod of runner Job j was created
+// (terminated ones included), or the zero time: a FailedCreate event
+// older than it was followed by a pod the API server accepted.
+func NewestRunnerPod(e *repotv1.RepotEvaluation, w *World, j *batchv1.Job) time.Time {
+	var t time.Time
+	for _, p := range w.RunnerPods {
+		if metav1.IsControlledBy(&p, j) && p.CreationTimestamp.After(t) {
+			t = p.CreationTimestamp.Time
+		}
+	}
+	return t
+}
+
 // LatestCreateFailure is the message of the latest of a runner Job's
-// FailedCreate events (evs) seen within runnerCreateFailuresWindow of now,
-// or "": the API server's own words for why the Job's pods are refused.
-func LatestCreateFailure(evs []corev1.Event, now time.Time) string {
+// FailedCreate events (evs) seen within runnerCreateFailuresWindow of now
+// and after since (the newest pod created, NewestRunnerPod), or "": the
+// API server's own words for why the Job's pods are refused.
+func LatestCreateFailure(evs []corev1.Event, now, since time.Time) string {
 	var latest time.Time
 	msg := ""
 	for i := range evs {
@@ -134,7 +149,7 @@ func LatestCreateFailure(evs []corev1.Event, now time.Time) string {
 		if ev.EventTime.After(t) {
 			t = ev.EventTime.Time
 		}
-		if t.IsZero() || now.Sub(t) > runnerCreateFailuresWindow || !t.After(latest) {
+		if t.IsZero() || now.Sub(t) > runnerCreateFailuresWindow || !t.After(since) || !t.After(latest) {
 			continue
 		}
 		latest, msg = t, ev.Message

@@ -107,18 +107,21 @@ func TestLatestCreateFailure(t *testing.T) {
 	}
 	recent := t0.Add(-time.Minute)
 	cases := []struct {
-		name string
-		evs  []corev1.Event
-		want string
+		name  string
+		evs   []corev1.Event
+		since time.Time
+		want  string
 	}{
 		{name: "none", want: ""},
+		{name: "older than the newest pod: that pod was accepted", evs: []corev1.Event{ev("before", t0.Add(-5*time.Minute), nil)}, since: t0.Add(-4 * time.Minute), want: ""},
+		{name: "after the newest pod", evs: []corev1.Event{ev("after", t0.Add(-3*time.Minute), nil)}, since: t0.Add(-4 * time.Minute), want: "after"},
 		{name: "only stale", evs: []corev1.Event{ev("old", t0.Add(-time.Hour), nil)}, want: ""},
 		{name: "the newest wins", evs: []corev1.Event{ev("first", t0.Add(-5*time.Minute), nil), ev("second", recent, nil)}, want: "second"},
 		{name: "a series' last observation counts", evs: []corev1.Event{ev("series", t0.Add(-time.Hour), &recent), ev("single", t0.Add(-3*time.Minute), nil)}, want: "series"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := LatestCreateFailure(tc.evs, t0); got != tc.want {
+			if got := LatestCreateFailure(tc.evs, t0, tc.since); got != tc.want {
 				t.Errorf("LatestCreateFailure = %q, want %q", got, tc.want)
 			}
 		})
