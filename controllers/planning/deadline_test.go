@@ -5,12 +5,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	revtesting "repot.dev/repot-operator/api/v1alpha1/testing"
+	"repot.dev/repot-operator/controllers/build"
 )
 
 // preempt takes a model's admission away as Kueue does when a workload of
@@ -113,6 +115,26 @@ func TestDeadlineCountsOnlyAdmittedUnsuspendedTime(t *testing.T) {
 			return queuedPass(e, w, t0.Add(2*time.Hour+61*time.Second))
 		},
 		want: want{Failed: "True/DeadlineExceeded", DeadlineStart: at(2 * time.Hour)},
+	}, {
+		name: "queued, its runs all recorded: the deadline's start stays through completion",
+		eval: queuedEval(),
+		passes: func(e *repotv1.RepotEvaluation, w *World) Plan {
+			queuedPass(e, w, t0)
+			admit(w, "sim")
+			queuedPass(e, w, t0.Add(time.Second))
+			setServerReady(w, "ev", "sim", true)
+			queuedPass(e, w, t0.Add(2*time.Second))
+			queuedPass(e, w, t0.Add(3*time.Second))
+			// Every run recorded; Kueue may take the admission back as the
+			// Workload finishes.
+			w.Results = &EvaluationResults{RunsDone: map[string]int{"sim": modelRunsTotal(e, w, "sim")}}
+			queuedPass(e, w, t0.Add(4*time.Second))
+			preempt(w, "sim")
+			queuedPass(e, w, t0.Add(5*time.Second))
+			finishJob(w, build.RunnerJobName("ev", "sim"), batchv1.JobComplete, "CompletionsReached")
+			return queuedPass(e, w, t0.Add(6*time.Second))
+		},
+		want: want{Failed: "False/AllRunsRecorded", DeadlineStart: at(time.Second)},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -152,13 +152,20 @@ func deadlinePaused(e *repotv1.RepotEvaluation, w *World, res EvaluationResults)
 	if w.Admitted == nil {
 		return false
 	}
+	waiting := false
 	for i := range e.Spec.Models {
 		m := &e.Spec.Models[i]
-		if (w.admitted(m.Name) || modelReleased(e, w, m.Name)) && !modelDone(e, w, m, res, modelRunsTotal(e, w, m.Name)) {
+		if modelDone(e, w, m, res, modelRunsTotal(e, w, m.Name)) {
+			continue
+		}
+		if w.admitted(m.Name) || modelReleased(e, w, m.Name) {
 			return false
 		}
+		waiting = true
 	}
-	return true
+	// Every model done (the evaluation is winding down to Complete): none
+	// waits in the queue.
+	return waiting
 }
 
 // deadlineStart is status.deadlineStartTime for an evaluation as observed

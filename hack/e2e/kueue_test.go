@@ -51,8 +51,10 @@ spec:
 ` + smallRunnerYAML
 
 // kueueObjects are what a platform team sets up: a flavor for the GPU
-// nodes (their product label and GPU taint), a ClusterQueue with 2 GPUs and
-// a LocalQueue in the evaluation's namespace.
+// nodes (their product label and GPU taint), a WorkloadPriorityClass
+// "urgent" for work that may preempt, a ClusterQueue with 2 GPUs whose
+// workloads of lower priority are preempted for it, and a LocalQueue in the
+// evaluation's namespace.
 func kueueObjects() []client.Object {
 	return []client.Object{
 		&kueue.ResourceFlavor{
@@ -62,10 +64,12 @@ func kueueObjects() []client.Object {
 				Tolerations: []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
 			},
 		},
+		&kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "urgent"}, Value: 1000, Description: "preempts the queue's other work"},
 		&kueue.ClusterQueue{
 			ObjectMeta: metav1.ObjectMeta{Name: "gpus"},
 			Spec: kueue.ClusterQueueSpec{
 				NamespaceSelector: &metav1.LabelSelector{},
+				Preemption:        &kueue.ClusterQueuePreemption{WithinClusterQueue: kueue.PreemptionPolicyLowerPriority},
 				ResourceGroups: []kueue.ResourceGroup{{
 					CoveredResources: []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, "nvidia.com/gpu"},
 					Flavors: []kueue.FlavorQuotas{{Name: "h100", Resources: []kueue.ResourceQuota{
@@ -190,6 +194,16 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, Label("kueue")
 				if k := kids[m]; k != nil && k.boundServerPods > 0 {
 					withServers = append(withServers, fmt.Sprintf("%s %+v", m, *k))
 				}
+				// waitForPodsReady is on: an evaluation whose pods start
+				// must keep its Workload's PodsReady, so that Kueue never
+				// evicts it for the timeout.
+				if wl := wls[m]; wl != nil {
+					if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted); c != nil && c.Status == metav1.ConditionTrue && c.Reason == kueue.WorkloadEvictedByPodsReadyTimeout {
+						mu.Lock()
+						violations = append(violations, fmt.Sprintf("%s: model %s was evicted for waitForPodsReady's timeout: %s", time.Now().Format(time.TimeOnly), m, c.Message))
+						mu.Unlock()
+					}
+				}
 				k := kids[m]
 				if k != nil && k.deployments+k.jobs > 0 && wls[m] != nil && !reservesQuota(wls[m]) && !finished(wls[m]) &&
 					!meta.IsStatusConditionTrue(wls[m].Status.Conditions, kueue.WorkloadEvicted) {
@@ -213,7 +227,10 @@ var _ = Describe("Kueue admission on the local cluster", Ordered, Label("kueue")
 	BeforeAll(func() {
 		// A node with two SIMULATED GPUs: the ClusterQueue's 2 GPUs are
 		// also all the cluster has.
-		tc = startRealCluster("kueue", "--kueue", "--gpus", "2")
+		// Kueue as GPU pools configure it: waitForPodsReady on, with a
+		// short timeout (every model here starts in well under it), and a
+		// ClusterQueue that lets a workload of higher priority preempt.
+		tc = startRealCluster("kueue", "--kueue", "--kueue-wait-for-pods-ready", "3m", "--gpus", "2")
 		DeferCleanup(func() { tc.stop() })
 		ctx, cancel := ctxTimeout(time.Minute)
 		defer cancel()
@@ -485,6 +502,81 @@ spec:
 			e := tc.evaluation(g, "queued")
 			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeTrue(), "%v", e.Status.Conditions)
 		}).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	})
+
+	It("resumes an evaluation a workload of higher priority preempted, and completes it with every run once and its deadline counted afresh", func() {
+		tc.createEvaluation(`apiVersion: repot.dev/v1alpha1
+kind: RepotEvaluation
+metadata:
+  name: low
+  labels:
+    kueue.x-k8s.io/queue-name: gpus
+spec:
+  suite: open-source-120
+  methods: [pot, repot]
+  activeDeadlineSeconds: 1800
+  models:
+  - {name: sim, simulated: {profile: strong, seed: 8, gpus: 2}}
+  runner:
+    shardsPerModel: 1
+    inFlightPerShard: 2
+` + smallRunnerYAML)
+		ledger := build.LedgerName("low", "sim", 0)
+		recorded := func(g Gomega) int {
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			var cm corev1.ConfigMap
+			g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ledger}, &cm)).To(Succeed())
+			return finishedRuns(cm.Data[contract.LedgerRecordsKey])
+		}
+		By("letting it record some runs")
+		Eventually(func(g Gomega) {
+			tc.operatorAlive()
+			g.Expect(recorded(g)).To(BeNumerically(">=", 5))
+		}).WithTimeout(10 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		preemptedAt := time.Now()
+		tc.createEvaluation(`apiVersion: repot.dev/v1alpha1
+kind: RepotEvaluation
+metadata:
+  name: urgent
+  labels:
+    kueue.x-k8s.io/queue-name: gpus
+    kueue.x-k8s.io/priority-class: urgent
+spec:
+  suite: open-source-120
+  methods: [pot]
+  models:
+  - {name: sim, simulated: {profile: weak, seed: 9, gpus: 1}}
+  runner:
+    shardsPerModel: 1
+` + smallRunnerYAML)
+		By("Kueue preempts it for the urgent evaluation")
+		Eventually(func(g Gomega) {
+			tc.operatorAlive()
+			wl := evalWorkloads(g, "low")["sim"]
+			g.Expect(wl).NotTo(BeNil())
+			c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted)
+			g.Expect(c).NotTo(BeNil(), "not evicted: %s", describe(wl))
+			g.Expect(c.Reason).To(Equal(kueue.WorkloadEvictedByPreemption), "evicted for another reason: %s", describe(wl))
+		}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		Eventually(func(g Gomega) {
+			tc.operatorAlive()
+			e := tc.evaluation(g, "urgent")
+			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeTrue(), "%v", e.Status.Conditions)
+		}).WithTimeout(10 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		By("it is admitted again, resumes from its ledger and completes")
+		var e *repotv1.RepotEvaluation
+		Eventually(func(g Gomega) {
+			tc.operatorAlive()
+			e = tc.evaluation(g, "low")
+			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionFailed)).To(BeFalse(), "failed: %v", e.Status.Conditions)
+			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeTrue(), "%v", e.Status.Conditions)
+		}).WithTimeout(15 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		Expect(e.Status.Progress.RunsDone).To(Equal(e.Status.Progress.RunsTotal), "a run was lost")
+		Expect(recorded(Default)).To(Equal(int(e.Status.Progress.RunsTotal)), "the ledger's finished runs are not the evaluation's runs, once each")
+		Expect(e.Status.DeadlineStartTime).NotTo(BeNil())
+		Expect(e.Status.DeadlineStartTime.Time).To(BeTemporally(">", preemptedAt), "the deadline counted the time in the queue after the preemption")
+		Expect(e.Status.StartTime.Time).To(BeTemporally("<", preemptedAt))
 	})
 })
 

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,13 +32,21 @@ import (
 //     runsDone has not grown, and it is neither suspended nor ended) for
 //     longer than progressGrace(e) holds no server replicas and no Kueue
 //     quota;
+//
 //   - an evaluation that ended (status.completionTime set) has released
 //     both within endGrace.
+//
+//   - a model that reads Starting or Running has a pod (its server's or
+//     its runners'), or a reason in its status (its server's reason, or
+//     the evaluation Stalled), within podGrace: a model that runs nothing
+//     and says nothing is a hang nobody is told about (a pod the API server
+//     refuses, a Workload Kueue evicted).
 //
 // progressGrace is twice spec.stalledAfterSeconds (a runner pod stuck
 // Pending is diagnosed after it once, and the server released after it
 // again) plus startGrace for the server and runner to start.
 const (
+	podGrace    = 90 * time.Second
 	endGrace    = 90 * time.Second
 	startGrace  = 120 * time.Second
 	tenancyTick = 2 * time.Second
@@ -59,6 +68,9 @@ type tenancyWatch struct {
 	// progress is, by evaluation UID, the last runsDone seen and when it
 	// last grew (or the evaluation was last suspended).
 	progress map[types.UID]progressMark
+	// silent is, by evaluation UID and model, when the model was first
+	// seen Starting or Running with no pod and no reason.
+	silent map[string]time.Time
 }
 
 type progressMark struct {
@@ -69,7 +81,7 @@ type progressMark struct {
 // watchTenancy starts the watch on tc.
 func (tc *testCluster) watchTenancy() {
 	w := &tenancyWatch{tc: tc, stop: make(chan struct{}), done: make(chan struct{}),
-		violations: map[string]string{}, progress: map[types.UID]progressMark{}}
+		violations: map[string]string{}, progress: map[types.UID]progressMark{}, silent: map[string]time.Time{}}
 	tc.tenancy = w
 	go func() {
 		defer GinkgoRecover()
@@ -103,7 +115,7 @@ func (tc *testCluster) checkTenancy() {
 		out = append(out, v)
 	}
 	sort.Strings(out)
-	Expect(out).To(BeEmpty(), "an evaluation held GPUs or quota it could not use")
+	Expect(out).To(BeEmpty(), "an evaluation held GPUs or quota it could not use, or a model hung without a word")
 }
 
 // check reads evaluations, server Deployments and Workloads once; a read
@@ -124,6 +136,20 @@ func (w *tenancyWatch) check(now time.Time) {
 	for _, d := range deps.Items {
 		if ref := metav1.GetControllerOf(&d); ref != nil && d.DeletionTimestamp == nil {
 			replicas[ref.UID] += ptr.Deref(d.Spec.Replicas, 1)
+		}
+	}
+	var pods corev1.PodList
+	if err := w.tc.c.List(ctx, &pods, client.HasLabels{build.LabelModel}); err != nil {
+		return
+	}
+	// live counts, by evaluation name, namespace and model, the pods of
+	// servers and runners that are not over.
+	live := map[string]int{}
+	for _, p := range pods.Items {
+		c := p.Labels[build.LabelComponent]
+		if (c == build.ComponentServer || c == build.ComponentRunner) && p.DeletionTimestamp == nil &&
+			p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			live[p.Namespace+"/"+p.Labels[build.LabelEvaluation]+"/"+p.Labels[build.LabelModel]]++
 		}
 	}
 	quota := map[types.UID][]string{}
@@ -163,6 +189,7 @@ func (w *tenancyWatch) check(now time.Time) {
 			}
 			continue
 		}
+		w.checkSilent(e, id, live, now)
 		var done int32
 		if e.Status.Progress != nil {
 			done = e.Status.Progress.RunsDone
@@ -177,6 +204,34 @@ func (w *tenancyWatch) check(now time.Time) {
 				w.violate(id+"/idle", fmt.Sprintf("%s: %s (%s) has recorded no run for %s (runsDone %d), more than %s, and still holds %s",
 					now.Format(time.TimeOnly), id, state(e), idle.Round(time.Second), done, progressGrace(e), h))
 			}
+		}
+	}
+}
+
+// checkSilent applies the rule on silent models to e (not ended): each
+// model that reads Starting or Running, in an evaluation neither suspended
+// nor deleted, with no live pod (live) and no reason (its server's, or the
+// evaluation Stalled) for longer than podGrace is a violation.
+func (w *tenancyWatch) checkSilent(e *repotv1.RepotEvaluation, id string, live map[string]int, now time.Time) {
+	stalled := apimeta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionStalled)
+	for _, m := range e.Status.Models {
+		k := string(e.UID) + "/" + m.Name
+		// A deleted evaluation's status is no longer rebuilt (its
+		// deletion waits on its pods and its store, by design).
+		quiet := e.DeletionTimestamp == nil && !e.Spec.IsSuspended() && !stalled && m.Server.Reason == "" &&
+			(m.Phase == repotv1.ModelStarting || m.Phase == repotv1.ModelRunning) && live[e.Namespace+"/"+e.Name+"/"+m.Name] == 0
+		if !quiet {
+			delete(w.silent, k)
+			continue
+		}
+		since, seen := w.silent[k]
+		if !seen {
+			w.silent[k] = now
+			continue
+		}
+		if d := now.Sub(since); d > podGrace {
+			w.violate(id+"/"+m.Name+"/silent", fmt.Sprintf("%s: model %s of %s reads %s with no pod and no reason in its status for %s (more than %s)",
+				now.Format(time.TimeOnly), m.Name, id, m.Phase, d.Round(time.Second), podGrace))
 		}
 	}
 }

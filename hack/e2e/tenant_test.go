@@ -12,10 +12,13 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
@@ -78,6 +81,32 @@ spec:
     inFlightPerShard: 8
 ` + smallRunnerYAML
 
+// tenantNamespace creates a team's namespace as a shared GPU pool gives
+// it: Pod Security restricted enforced, a LimitRange with defaults for
+// containers that set no resources, and a ResourceQuota on GPUs, CPU,
+// memory and pods (gpus nvidia.com/gpu).
+func (tc *testCluster) tenantNamespace(name string, gpus int) {
+	ctx, cancel := ctxTimeout(30 * time.Second)
+	defer cancel()
+	Expect(tc.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+		"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/warn": "restricted"}}})).To(Succeed())
+	Expect(tc.c.Create(ctx, &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "defaults"},
+		Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer,
+			DefaultRequest: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+			Default:        corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi")}}}}})).To(Succeed())
+	Expect(tc.c.Create(ctx, tenantQuota(name, gpus))).To(Succeed())
+}
+
+// tenantQuota is the team's ResourceQuota with gpus nvidia.com/gpu.
+func tenantQuota(namespace string, gpus int) *corev1.ResourceQuota {
+	return &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "team"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
+			"requests.nvidia.com/gpu":  *resource.NewQuantity(int64(gpus), resource.DecimalSI),
+			corev1.ResourceRequestsCPU: resource.MustParse("16"), corev1.ResourceRequestsMemory: resource.MustParse("128Gi"),
+			corev1.ResourceLimitsMemory: resource.MustParse("256Gi"), corev1.ResourcePods: resource.MustParse("30"),
+		}}}
+}
+
 // These specs drive, on the real node with the operator installed from the
 // chart, the failures after which an evaluation on a shared GPU pool must
 // give back what it holds or still finish. The good-tenant invariant
@@ -104,6 +133,69 @@ var _ = Describe("a good tenant of a shared GPU pool", Ordered, Label("tenant"),
 	BeforeAll(func() {
 		tc = startRealCluster("tenant", "--gpus", "2")
 		DeferCleanup(func() { tc.stop() })
+	})
+
+	It("stalls an evaluation whose server pod the namespace's ResourceQuota refuses, in the quota's words, holding no GPU, and completes it once the quota is raised", func() {
+		const team = "team-a"
+		tc.tenantNamespace(team, 0)
+		e := &repotv1.RepotEvaluation{}
+		Expect(yaml.Unmarshal([]byte(`apiVersion: repot.dev/v1alpha1
+kind: RepotEvaluation
+metadata:
+  name: quota
+spec:
+  suite: open-source-120
+  methods: [pot]
+  stalledAfterSeconds: 900
+  models:
+  - name: sim
+    simulated: {profile: strong, seed: 2, gpus: 1}
+  runner:
+    shardsPerModel: 1
+`+smallRunnerYAML), e)).To(Succeed())
+		e.Namespace = team
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		Expect(tc.c.Create(ctx, e)).To(Succeed())
+		cancel()
+		get := func(g Gomega) *repotv1.RepotEvaluation {
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			got := &repotv1.RepotEvaluation{}
+			g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: team, Name: "quota"}, got)).To(Succeed())
+			return got
+		}
+		Eventually(func(g Gomega) {
+			tc.operatorAlive()
+			got := get(g)
+			g.Expect(got.Status.Models).To(HaveLen(1))
+			srv := got.Status.Models[0].Server
+			g.Expect(srv.State).To(Equal(repotv1.ServerStalled), "%s", state(got))
+			g.Expect(srv.Reason).To(Equal(repotv1.ReasonServerPodsRefused))
+			g.Expect(srv.Message).To(ContainSubstring("exceeded quota: team"))
+			g.Expect(apimeta.IsStatusConditionTrue(got.Status.Conditions, repotv1.ConditionStalled)).To(BeTrue())
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			var pods corev1.PodList
+			g.Expect(tc.c.List(ctx, &pods, client.InNamespace(team), client.MatchingLabels{build.LabelComponent: build.ComponentServer})).To(Succeed())
+			g.Expect(pods.Items).To(BeEmpty(), "a server pod exists: it holds a GPU")
+		}).WithTimeout(4 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+
+		By("raising the quota: the ReplicaSet's retry creates the pod and the evaluation completes")
+		Eventually(func(g Gomega) {
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			var q corev1.ResourceQuota
+			g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: team, Name: "team"}, &q)).To(Succeed())
+			q.Spec = tenantQuota(team, 1).Spec
+			g.Expect(tc.c.Update(ctx, &q)).To(Succeed())
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			tc.operatorAlive()
+			got := get(g)
+			g.Expect(got.Status.Summary).NotTo(BeNil())
+			g.Expect(got.Status.Summary.State).To(Equal(repotv1.StateComplete), "%s", state(got))
+			g.Expect(got.Status.Progress.RunsDone).To(Equal(got.Status.Progress.RunsTotal))
+		}).WithTimeout(10 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 	})
 
 	It("releases the server of an evaluation whose runner image cannot be pulled, and resumes once the image is there", func() {

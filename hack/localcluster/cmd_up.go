@@ -30,8 +30,11 @@ type upOptions struct {
 	nodes, gpus  int
 	keepData     bool
 	readyTimeout time.Duration
-	// kueue starts the Kueue manager (bin/kueue) once the cluster is ready.
-	kueue bool
+	// kueue starts the Kueue manager (bin/kueue) once the cluster is ready;
+	// kueueWaitForPodsReady, above zero, turns on its waitForPodsReady
+	// with that timeout, as GPU pools configure it.
+	kueue                 bool
+	kueueWaitForPodsReady time.Duration
 	// nodeImages are imported into the nodes and pushed to the local
 	// registry; pause is the static binary of their sandbox image.
 	nodeImages []string
@@ -81,6 +84,7 @@ func addUpFlags(cmd *cobra.Command, o *upOptions) {
 	f.StringVar(&o.pause, "pause", "bin/pause", "the static pause binary of the node's sandbox image (go build ./hack/localcluster/pause)")
 	f.BoolVar(&o.artifactStore, "artifact-store", true, "with a real node, also run an S3 artifact store on it (BIN-DIR/versitygw, built by hack/build-cluster-bins.sh s3): Service "+cluster.ArtifactStoreEndpoint+", bucket "+cluster.ArtifactStoreBucket+", credentials in Secret "+cluster.ArtifactStoreNamespace+"/"+cluster.ArtifactStoreSecret+", objects under DIR/artifacts")
 	f.BoolVar(&o.kueue, "kueue", false, "also install Kueue's CRDs and run the Kueue manager (BIN-DIR/kueue, built by hack/build-cluster-bins.sh kueue)")
+	f.DurationVar(&o.kueueWaitForPodsReady, "kueue-wait-for-pods-ready", 0, "with --kueue, turn on Kueue's waitForPodsReady with this timeout (and the same recovery timeout): an admitted Workload whose pods are not all ready within it is evicted; 0 leaves it off")
 }
 
 func runUp(parent context.Context, o upOptions) error {
@@ -191,7 +195,7 @@ func startCluster(ctx context.Context, o upOptions, log io.Writer) (lc *localClu
 		return nil, err
 	}
 	if o.kueue {
-		k, err := cp.StartKueue(ctx, cluster.KueueOptions{Bin: filepath.Join(binDir, "kueue"), Log: log})
+		k, err := cp.StartKueue(ctx, cluster.KueueOptions{Bin: filepath.Join(binDir, "kueue"), Log: log, WaitForPodsReady: o.kueueWaitForPodsReady})
 		if err != nil {
 			return nil, err
 		}

@@ -190,11 +190,12 @@ func kueueConfig(webhookPort, healthPort int, certDir string, waitForPodsReady t
 	if waitForPodsReady > 0 {
 		wait = fmt.Sprintf(`waitForPodsReady:
   timeout: %s
+  recoveryTimeout: %s
   blockAdmission: false
   requeuingStrategy:
     timestamp: Eviction
     backoffBaseSeconds: 5
-`, waitForPodsReady)
+`, waitForPodsReady, waitForPodsReady)
 	}
 	return wait + fmt.Sprintf(`apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
