@@ -1,8 +1,6 @@
 package integration_test
 
 import (
-	"time"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -72,7 +70,10 @@ var _ = Describe("pods the API server refuses", func() {
 		var job batchv1.Job
 		Eventually(func() error { return k8s.Get(ctx, key(ns, build.RunnerJobName("ev", "m")), &job) }).Should(Succeed())
 
-		now := metav1.NewTime(time.Now())
+		// The event's time is the operator's clock (the suite's fake clock,
+		// which other specs step): the operator counts only events of the
+		// last 15 minutes by it.
+		now := metav1.NewTime(clk.Now())
 		Expect(k8s.Create(ctx, &corev1.Event{
 			ObjectMeta:     metav1.ObjectMeta{Namespace: ns, GenerateName: job.Name + "."},
 			InvolvedObject: corev1.ObjectReference{Kind: "Job", APIVersion: "batch/v1", Namespace: ns, Name: job.Name, UID: job.UID},
