@@ -42,7 +42,7 @@ func diagnoseRunners(model string, pods []corev1.Pod, mountFailures map[string]s
 	live := 0
 	for i := range pods {
 		p := &pods[i]
-		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		if !livePod(p) {
 			continue
 		}
 		live++
@@ -88,6 +88,12 @@ func diagnoseRunners(model string, pods []corev1.Pod, mountFailures map[string]s
 	return runnerDiagnosis{RecheckAfter: recheck}
 }
 
+// livePod says whether p may still run: neither terminated nor being
+// deleted.
+func livePod(p *corev1.Pod) bool {
+	return p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+}
+
 // runnerCreateFailuresWindow is how recent the Job controller's latest
 // FailedCreate event of a runner Job must be to count: it retries with a
 // backoff of at most a minute, but the event recorder's spam filter lets
@@ -108,7 +114,7 @@ func RunnerJobsWithoutPods(e *repotv1.RepotEvaluation, w *World) []*batchv1.Job 
 		}
 		live := false
 		for _, p := range w.runnerPods(e.Name, m.Name) {
-			if p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			if livePod(&p) {
 				live = true
 				break
 			}
