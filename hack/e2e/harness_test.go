@@ -158,8 +158,38 @@ func bootRealCluster(name string, clusterArgs ...string) *testCluster {
 	Expect(err).NotTo(HaveOccurred())
 	tc.cs, err = kubernetes.NewForConfig(cfg)
 	Expect(err).NotTo(HaveOccurred())
+	tc.sharedPool()
 	tc.watchTenancy()
 	return tc
+}
+
+// Tenant namespaces of every cluster the specs start, as a shared GPU pool
+// gives teams theirs (tenantNamespace: Pod Security restricted enforced, a
+// LimitRange, a ResourceQuota on GPUs, cpu, memory and pods): ns, where
+// the specs run, with a quota larger than the node (GPUs and pods a spec
+// may ask for beyond the node's must meet the scheduler, not the quota), and
+// otherTeam, with no GPU quota, where the quota specs run.
+const (
+	poolGPUQuota = 8
+	otherTeam    = "team-a"
+)
+
+// sharedPool makes the cluster's namespaces a shared pool's: ns (which
+// exists, as "default") and otherTeam become tenant namespaces.
+func (tc *testCluster) sharedPool() {
+	ctx, cancel := ctxTimeout(30 * time.Second)
+	defer cancel()
+	var n corev1.Namespace
+	Expect(tc.c.Get(ctx, client.ObjectKey{Name: ns}, &n)).To(Succeed())
+	if n.Labels == nil {
+		n.Labels = map[string]string{}
+	}
+	for k, v := range restrictedLabels() {
+		n.Labels[k] = v
+	}
+	Expect(tc.c.Update(ctx, &n)).To(Succeed())
+	tc.tenantLimits(ns, poolGPUQuota)
+	tc.tenantNamespace(otherTeam, 0)
 }
 
 // operatorRelease is the chart's Helm release.

@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,6 +28,7 @@ import (
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/kueueadapter"
 	"repot.dev/repot-operator/controllers/kueueadapter/kueuetesting"
+	"repot.dev/repot-operator/hack/localcluster/cluster"
 )
 
 // kueueSweepYAML is four simulated models, each server asking for one GPU, in
@@ -513,7 +515,7 @@ metadata:
     kueue.x-k8s.io/queue-name: gpus
 spec:
   suite: open-source-120
-  methods: [pot, repot]
+  methods: [pot]
   activeDeadlineSeconds: 1800
   models:
   - {name: sim, simulated: {profile: strong, seed: 8, gpus: 2}}
@@ -577,6 +579,86 @@ spec:
 		Expect(e.Status.DeadlineStartTime).NotTo(BeNil())
 		Expect(e.Status.DeadlineStartTime.Time).To(BeTemporally(">", preemptedAt), "the deadline counted the time in the queue after the preemption")
 		Expect(e.Status.StartTime.Time).To(BeTemporally("<", preemptedAt))
+	})
+
+	It("hands back the Kueue quota of an evaluation deleted while its store is down, and finishes the deletion once the store is back", func() {
+		// One context for the spec's few direct calls (its Eventuallys
+		// bound themselves).
+		ctx, cancel := ctxTimeout(30 * time.Minute)
+		defer cancel()
+		store, err := cluster.LocalArtifactStore(ctx, tc.cs)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(store.ShareCredentials(ctx, tc.cs, ns)).To(Succeed())
+		const name = "storedown"
+		tc.createEvaluation(fmt.Sprintf(`apiVersion: repot.dev/v1alpha1
+kind: RepotEvaluation
+metadata:
+  name: %s
+  labels:
+    kueue.x-k8s.io/queue-name: gpus
+spec:
+  suite: open-source-120
+  methods: [pot]
+  models:
+  - {name: sim, simulated: {profile: strong, seed: 11, gpus: 1}}
+  artifacts:
+    retainAfterDeletion: false
+    s3:
+      endpoint: %q
+      bucket: %s
+      insecure: true
+      credentialsSecret: %s
+  runner:
+    shardsPerModel: 1
+    inFlightPerShard: 2
+%s`, name, cluster.ArtifactStoreEndpoint, cluster.ArtifactStoreBucket, cluster.ArtifactStoreSecret, smallRunnerYAML))
+		By("letting it store traces while admitted")
+		var e *repotv1.RepotEvaluation
+		Eventually(func(g Gomega) {
+			tc.operatorAlive()
+			e = tc.evaluation(g, name)
+			g.Expect(e.Finalizers).To(ContainElement(build.FinalizerArtifactsCleanup))
+			g.Expect(e.Status.Artifacts).NotTo(BeNil())
+			g.Expect(e.Status.Artifacts.Objects).To(BeNumerically(">", 0))
+			g.Expect(holdsQuota(evalWorkloads(g, name)["sim"])).To(BeTrue())
+		}).WithTimeout(10 * time.Minute).WithPolling(time.Second).Should(Succeed())
+
+		By("taking the store down (its Deployment scaled to zero) and deleting the evaluation")
+		tc.kubectl("scale", "deployment", "--namespace", cluster.ArtifactStoreNamespace, cluster.ArtifactStoreName, "--replicas=0")
+		storeBack := false
+		restore := func() {
+			if !storeBack {
+				storeBack = true
+				tc.kubectl("scale", "deployment", "--namespace", cluster.ArtifactStoreNamespace, cluster.ArtifactStoreName, "--replicas=1")
+			}
+		}
+		DeferCleanup(restore)
+		Eventually(func(g Gomega) {
+			var pods corev1.PodList
+			g.Expect(tc.c.List(ctx, &pods, client.InNamespace(cluster.ArtifactStoreNamespace))).To(Succeed())
+			g.Expect(pods.Items).To(BeEmpty())
+		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		Expect(tc.c.Delete(ctx, e)).To(Succeed())
+
+		By("the quota comes back once the pods are gone, while the cleanup fails and says so")
+		Eventually(func(g Gomega) {
+			tc.operatorAlive()
+			wl := evalWorkloads(g, name)["sim"]
+			g.Expect(holdsQuota(wl)).To(BeFalse(), "the deleted evaluation still holds quota: %s", describe(wl))
+			got := tc.evaluation(g, name)
+			g.Expect(got.DeletionTimestamp).NotTo(BeNil())
+			c := meta.FindStatusCondition(got.Status.Conditions, repotv1.ConditionArtifactsCleanupFailed)
+			g.Expect(c).NotTo(BeNil(), "%v", got.Status.Conditions)
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			GinkgoWriter.Printf("%s: %s\n", c.Type, c.Message)
+		}).WithTimeout(4 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+
+		By("bringing the store back: the cleanup's retry deletes the traces and the evaluation goes")
+		restore()
+		Eventually(func(g Gomega) {
+			err := tc.c.Get(ctx, client.ObjectKeyFromObject(e), &repotv1.RepotEvaluation{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the evaluation is still there: %v", err)
+		}).WithTimeout(6 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 	})
 })
 

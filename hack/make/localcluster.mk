@@ -54,7 +54,7 @@ realnode-bins: ## Build the kubelet, kube-proxy, CoreDNS, kube-network-policies 
 
 # End-to-end tests on the same local cluster (Ginkgo, build tag e2e).
 # E2E_FLAGS=-ginkgo.label-filter=... picks suites (labels: derail, kueue,
-# helm, realnode, recreate, schedule, tenant, artifacts, localstore). E2E_KUEUE=no leaves out Kueue: it is not
+# helm, paper, realnode, recreate, schedule, tenant, artifacts, localstore). E2E_KUEUE=no leaves out Kueue: it is not
 # built and its suite (label kueue) does not run; CI runs the rest so while
 # Kueue still builds (a later label filter in E2E_FLAGS replaces this one).
 E2E_KUEUE ?= yes
