@@ -211,6 +211,83 @@ spec:
 			}).WithTimeout(10 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 		})
 
+		It("stalls an evaluation whose runner pods the ResourceQuota refuses (the Job controller's FailedCreate), releases its server, and completes once the quota is raised", func() {
+			// otherTeam's quota now has the GPU the spec above raised it
+			// to; a limit of one pod lets the server in and not the runner.
+			const team = otherTeam
+			setQuota := func(pods string) {
+				Eventually(func(g Gomega) {
+					ctx, cancel := ctxTimeout(30 * time.Second)
+					defer cancel()
+					var q corev1.ResourceQuota
+					g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: team, Name: "team"}, &q)).To(Succeed())
+					q.Spec = tenantQuota(team, 1).Spec
+					q.Spec.Hard[corev1.ResourcePods] = resource.MustParse(pods)
+					g.Expect(tc.c.Update(ctx, &q)).To(Succeed())
+				}).Should(Succeed())
+			}
+			setQuota("1")
+			e := &repotv1.RepotEvaluation{}
+			Expect(yaml.Unmarshal([]byte(`apiVersion: repot.dev/v1alpha1
+kind: RepotEvaluation
+metadata:
+  name: runnerquota
+spec:
+  suite: open-source-120
+  methods: [pot]
+  stalledAfterSeconds: 20
+  models:
+  - name: sim
+    simulated: {profile: strong, seed: 4, gpus: 1}
+  runner:
+    shardsPerModel: 1
+`+smallRunnerYAML), e)).To(Succeed())
+			e.Namespace = team
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			Expect(tc.c.Create(ctx, e)).To(Succeed())
+			cancel()
+			get := func(g Gomega) *repotv1.RepotEvaluation {
+				ctx, cancel := ctxTimeout(30 * time.Second)
+				defer cancel()
+				got := &repotv1.RepotEvaluation{}
+				g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: team, Name: "runnerquota"}, got)).To(Succeed())
+				return got
+			}
+			By("the runner Job's pods are refused: Stalled in the quota's words, and the server goes")
+			Eventually(func(g Gomega) {
+				tc.operatorAlive()
+				got := get(g)
+				c := apimeta.FindStatusCondition(got.Status.Conditions, repotv1.ConditionStalled)
+				g.Expect(c).NotTo(BeNil(), "%s", state(got))
+				g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "%s", state(got))
+				g.Expect(got.Status.Models).To(HaveLen(1))
+				srv := got.Status.Models[0].Server
+				g.Expect(srv.Reason).To(Equal(repotv1.ReasonRunnerPodsRefused), "%s", state(got))
+				g.Expect(srv.Message).To(And(ContainSubstring("scaled to zero"), ContainSubstring("exceeded quota: team")))
+				ctx, cancel := ctxTimeout(30 * time.Second)
+				defer cancel()
+				var d appsv1.Deployment
+				g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: team, Name: build.ServerName("runnerquota", "sim")}, &d)).To(Succeed())
+				g.Expect(ptr.Deref(d.Spec.Replicas, 1)).To(BeZero(), "the server keeps its GPU while its runner cannot start")
+				var pods corev1.PodList
+				g.Expect(tc.c.List(ctx, &pods, client.InNamespace(team), client.MatchingLabels{build.LabelEvaluation: "runnerquota"})).To(Succeed())
+				g.Expect(pods.Items).To(BeEmpty(), "pods of the stalled evaluation")
+			}).WithTimeout(4 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+
+			By("raising the quota, then suspending and resuming: it completes")
+			setQuota("50")
+			tc.kubectl("patch", "repotevaluation", "runnerquota", "-n", team, "--type=merge", "-p", `{"spec":{"suspend":true}}`)
+			Eventually(func(g Gomega) bool { return get(g).Spec.IsSuspended() }).Should(BeTrue())
+			tc.kubectl("patch", "repotevaluation", "runnerquota", "-n", team, "--type=merge", "-p", `{"spec":{"suspend":false}}`)
+			Eventually(func(g Gomega) {
+				tc.operatorAlive()
+				got := get(g)
+				g.Expect(got.Status.Summary).NotTo(BeNil())
+				g.Expect(got.Status.Summary.State).To(Equal(repotv1.StateComplete), "%s", state(got))
+				g.Expect(got.Status.Progress.RunsDone).To(Equal(got.Status.Progress.RunsTotal))
+			}).WithTimeout(8 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		})
+
 		It("releases the server of an evaluation whose runner image cannot be pulled, and resumes once the image is there", func() {
 			tc.createEvaluation(badImageYAML)
 			Eventually(func(g Gomega) {
