@@ -13,6 +13,9 @@ trap 'rm -rf "$tmp"' EXIT
 fuzzcache="$(go env GOCACHE)/fuzz"
 # run: the target $name of $pkg, with the test binary $bin, from $dir.
 run() { (cd "$dir" && "$bin" -test.run='^$' -test.fuzz="^${name}\$" -test.fuzztime="$t" -test.timeout=10m -test.paniconexit0 -test.fuzzcachedir="$fuzzcache/$pkg" 2>&1); }
+# deadline_only: a run's output is only the fuzzer's missed deadline, with
+# no failing input written.
+deadline_only() { grep -q 'context deadline exceeded' <<<"$1" && ! grep -q 'Failing input written' <<<"$1"; }
 for pkg in $(go list ./...); do
   dir=$(go list -f '{{.Dir}}' "$pkg")
   names=()
@@ -25,14 +28,24 @@ for pkg in $(go list ./...); do
   for name in "${names[@]}"; do
     echo "fuzz $pkg $name ($t)"
     # Go's fuzzer sometimes ends a short run with a bare "context deadline
-    # exceeded" when a worker misses the deadline; no input failed then
-    # (none is written to testdata/fuzz). Such a run is tried once more; a
-    # real finding, or a second failure, fails the script.
+    # exceeded" when a worker misses the deadline (more often on busy
+    # cores: CI runs this beside the e2e suites); no input failed then
+    # (none is written to testdata/fuzz). Such a run is tried once more,
+    # and a second such miss is reported and not counted as a failure; a
+    # real finding (a failing input written) or any other failure fails the
+    # script.
     if ! out=$(run); then
       echo "$out"
-      if grep -q 'context deadline exceeded' <<<"$out" && ! grep -q 'Failing input written' <<<"$out"; then
+      if deadline_only "$out"; then
         echo "fuzz $pkg $name: the fuzzer missed its own deadline (no failing input); trying once more"
-        run
+        if ! out=$(run); then
+          echo "$out"
+          if deadline_only "$out"; then
+            echo "fuzz $pkg $name: WARNING: the fuzzer missed its deadline twice on busy cores; no input failed"
+          else
+            exit 1
+          fi
+        fi
       else
         exit 1
       fi

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
+	"repot.dev/repot-operator/artifacts"
 	"repot.dev/repot-operator/contract"
 	"repot.dev/repot-operator/controllers/build"
 	"repot.dev/repot-operator/controllers/kueueadapter"
@@ -442,7 +443,9 @@ spec:
 			tc.operatorAlive()
 			wl := evalWorkloads(g, "deadline")["sim"]
 			g.Expect(wl).NotTo(BeNil())
-			g.Expect(holdsQuota(wl)).To(BeFalse(), "the failed evaluation still holds quota: %s", describe(wl))
+			// Finished, not just between an eviction and a requeue (the
+			// runner never starts, so waitForPodsReady evicts it too).
+			g.Expect(finished(wl)).To(BeTrue(), "the failed evaluation's Workload is not finished: %s", describe(wl))
 		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 	})
 
@@ -621,7 +624,9 @@ spec:
 			g.Expect(e.Status.Artifacts).NotTo(BeNil())
 			g.Expect(e.Status.Artifacts.Objects).To(BeNumerically(">", 0))
 			g.Expect(holdsQuota(evalWorkloads(g, name)["sim"])).To(BeTrue())
+			g.Expect(meta.IsStatusConditionTrue(e.Status.Conditions, repotv1.ConditionComplete)).To(BeFalse(), "it completed before the spec could delete it mid-run")
 		}).WithTimeout(10 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		prefix := artifacts.Layout{Namespace: ns, Evaluation: name, UID: string(e.UID)}.EvaluationPrefix()
 
 		By("taking the store down (its Deployment scaled to zero) and deleting the evaluation")
 		tc.kubectl("scale", "deployment", "--namespace", cluster.ArtifactStoreNamespace, cluster.ArtifactStoreName, "--replicas=0")
@@ -640,16 +645,35 @@ spec:
 		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 		Expect(tc.c.Delete(ctx, e)).To(Succeed())
 
-		By("the quota comes back once the pods are gone, while the cleanup fails and says so")
+		By("the Workload goes once the pods are gone, while the cleanup fails and says so")
 		Eventually(func(g Gomega) {
 			tc.operatorAlive()
+			// Never handed back while a pod of the model still runs (it
+			// would hold a GPU Kueue counts free).
+			var pods corev1.PodList
+			g.Expect(tc.c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{build.LabelEvaluation: name})).To(Succeed())
 			wl := evalWorkloads(g, name)["sim"]
+			live := 0
+			for _, p := range pods.Items {
+				c := p.Labels[build.LabelComponent]
+				if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed && (c == build.ComponentServer || c == build.ComponentRunner) {
+					live++
+				}
+			}
+			if !holdsQuota(wl) && live > 0 {
+				StopTrying(fmt.Sprintf("the quota was handed back while %d of its server and runner pods are not ended: %s", live, describe(wl))).Now()
+			}
 			g.Expect(holdsQuota(wl)).To(BeFalse(), "the deleted evaluation still holds quota: %s", describe(wl))
+			// Deleted by the operator (Kueue may hold it a moment with its
+			// finalizer), not evicted or deactivated for another reason.
+			g.Expect(wl == nil || wl.DeletionTimestamp != nil).To(BeTrue(), "the deleted evaluation's Workload is not being deleted: %s", describe(wl))
 			got := tc.evaluation(g, name)
+			g.Expect(got.UID).To(Equal(e.UID))
 			g.Expect(got.DeletionTimestamp).NotTo(BeNil())
 			c := meta.FindStatusCondition(got.Status.Conditions, repotv1.ConditionArtifactsCleanupFailed)
 			g.Expect(c).NotTo(BeNil(), "%v", got.Status.Conditions)
 			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Message).To(ContainSubstring("retainAfterDeletion"))
 			GinkgoWriter.Printf("%s: %s\n", c.Type, c.Message)
 		}).WithTimeout(4 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 
@@ -659,6 +683,23 @@ spec:
 			err := tc.c.Get(ctx, client.ObjectKeyFromObject(e), &repotv1.RepotEvaluation{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the evaluation is still there: %v", err)
 		}).WithTimeout(6 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		// Gone because its traces were deleted, not for another reason.
+		Eventually(func(g Gomega) {
+			st, err := cluster.LocalArtifactStore(ctx, tc.cs) // the store pod's new address
+			g.Expect(err).NotTo(HaveOccurred())
+			hostStore, err := st.HostStore()
+			g.Expect(err).NotTo(HaveOccurred())
+			objs, err := hostStore.List(ctx, prefix)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(objs).To(BeEmpty(), "stored traces left after the evaluation went")
+		}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		var evs corev1.EventList
+		Expect(tc.c.List(ctx, &evs, client.InNamespace(ns))).To(Succeed())
+		found := false
+		for _, ev := range evs.Items {
+			found = found || (ev.InvolvedObject.UID == e.UID && ev.Reason == repotv1.ReasonArtifactsDeleted)
+		}
+		Expect(found).To(BeTrue(), "no %s event", repotv1.ReasonArtifactsDeleted)
 	})
 })
 

@@ -362,6 +362,11 @@ spec:
 				g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: build.RunnerJobName("cleaned", "sim")}, &j)).To(Succeed())
 			}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 			tc.kubectl("scale", "deployment", "-n", operatorNamespace, "-l", "app.kubernetes.io/name=repot-operator", "--replicas=0")
+			// The cluster is shared: the operator comes back even when the
+			// spec fails before it scales it up again (a no-op then).
+			DeferCleanup(func() {
+				tc.kubectl("scale", "deployment", "-n", operatorNamespace, "-l", "app.kubernetes.io/name=repot-operator", "--replicas=1")
+			})
 			var job batchv1.Job
 			Eventually(func(g Gomega) {
 				ctx, cancel := ctxTimeout(30 * time.Second)
