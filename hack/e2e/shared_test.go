@@ -12,9 +12,10 @@ import (
 // shared pool's (sharedPool). Each suite leaves nothing running behind it,
 // and they run in the order below (the tenant suite, which cordons the
 // node, last). A spec that fails does not stop the suites after it
-// (ContinueOnFailure). Booting a cluster, installing the operator and
-// stopping it again costs about a minute and a half of a CI run's time:
-// the suites whose cluster differs (the real node's own checks, the Helm
+// (ContinueOnFailure; a failed BeforeAll still skips the rest, as Ginkgo
+// does in an Ordered container). Each cluster costs a boot (about 33s to
+// ready on two cores), the chart's install and a stop: the suites whose
+// cluster differs (the real node's own checks, the Helm
 // upgrade from the previous chart, the local store as the chart's default,
 // Kueue) start their own.
 var _ = Describe("on one shared local cluster", Ordered, ContinueOnFailure, func() {
