@@ -648,20 +648,21 @@ spec:
 		By("the Workload goes once the pods are gone, while the cleanup fails and says so")
 		Eventually(func(g Gomega) {
 			tc.operatorAlive()
-			// Never handed back while a pod of the model still runs (it
-			// would hold a GPU Kueue counts free).
+			// Never handed back while a pod of the model (its server's,
+			// its runner's) has not ended: it would hold what Kueue counts
+			// free. The cleanup Job's pod belongs to no model and runs
+			// after the hand-back by design.
 			var pods corev1.PodList
-			g.Expect(tc.c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{build.LabelEvaluation: name})).To(Succeed())
+			g.Expect(tc.c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{build.LabelEvaluation: name, build.LabelModel: "sim"})).To(Succeed())
 			wl := evalWorkloads(g, name)["sim"]
-			live := 0
+			var live []string
 			for _, p := range pods.Items {
-				c := p.Labels[build.LabelComponent]
-				if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed && (c == build.ComponentServer || c == build.ComponentRunner) {
-					live++
+				if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+					live = append(live, fmt.Sprintf("%s (%s, %s)", p.Name, p.Labels[build.LabelComponent], p.Status.Phase))
 				}
 			}
-			if !holdsQuota(wl) && live > 0 {
-				StopTrying(fmt.Sprintf("the quota was handed back while %d of its server and runner pods are not ended: %s", live, describe(wl))).Now()
+			if !holdsQuota(wl) && len(live) > 0 {
+				StopTrying(fmt.Sprintf("the quota was handed back while pods of the model have not ended: %v; Workload %s", live, describe(wl))).Now()
 			}
 			g.Expect(holdsQuota(wl)).To(BeFalse(), "the deleted evaluation still holds quota: %s", describe(wl))
 			// Deleted by the operator (Kueue may hold it a moment with its
