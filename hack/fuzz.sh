@@ -34,23 +34,18 @@ for pkg in $(go list ./...); do
     # and a second such miss is reported and not counted as a failure; a
     # real finding (a failing input written) or any other failure fails the
     # script.
-    if ! out=$(run); then
-      echo "$out"
-      if deadline_only "$out"; then
-        echo "fuzz $pkg $name: the fuzzer missed its own deadline (no failing input); trying once more"
-        if ! out=$(run); then
-          echo "$out"
-          if deadline_only "$out"; then
-            echo "fuzz $pkg $name: WARNING: the fuzzer missed its deadline twice on busy cores; no input failed"
-          else
-            exit 1
-          fi
-        fi
-      else
-        exit 1
+    for try in 1 2; do
+      if out=$(run); then
+        echo "$out" | tail -n 3
+        break
       fi
-    else
-      echo "$out" | tail -n 3
-    fi
+      echo "$out"
+      deadline_only "$out" || exit 1
+      if [ "$try" = 1 ]; then
+        echo "fuzz $pkg $name: the fuzzer missed its own deadline (no failing input); trying once more"
+      else
+        echo "fuzz $pkg $name: WARNING: the fuzzer missed its deadline twice on busy cores; no input failed"
+      fi
+    done
   done
 done

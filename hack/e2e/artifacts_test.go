@@ -183,6 +183,10 @@ spec:
 			for _, j := range jobs.Items {
 				Expect(j.Labels).To(HaveKeyWithValue(build.LabelArtifactsProbe, "true"), "runner Job %s started with the store unavailable", j.Name)
 			}
+			// The cluster is shared: the stalled evaluation's probe goes
+			// with it (it retains its traces, so nothing needs the store).
+			Expect(tc.c.Delete(ctx, e)).To(Succeed())
+			tc.awaitGone(e, 3*time.Minute)
 		})
 	})
 }

@@ -337,13 +337,7 @@ func recreateSpecs(cluster func() *testCluster) {
 		BeforeAll(func() {
 			tc = cluster()
 		})
-		get := func(g Gomega) *repotv1.RepotEvaluation {
-			ctx, cancel := ctxTimeout(30 * time.Second)
-			defer cancel()
-			e := &repotv1.RepotEvaluation{}
-			g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "again"}, e)).To(Succeed())
-			return e
-		}
+		get := func(g Gomega) *repotv1.RepotEvaluation { return tc.evaluation(g, "again") }
 		apply := func() {
 			u := &repotv1.RepotEvaluation{}
 			Expect(yaml.Unmarshal([]byte(againYAML), u)).To(Succeed())

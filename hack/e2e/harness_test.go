@@ -16,9 +16,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -177,17 +179,7 @@ const (
 // sharedPool makes the cluster's namespaces a shared pool's: ns (which
 // exists, as "default") and otherTeam become tenant namespaces.
 func (tc *testCluster) sharedPool() {
-	ctx, cancel := ctxTimeout(30 * time.Second)
-	defer cancel()
-	var n corev1.Namespace
-	Expect(tc.c.Get(ctx, client.ObjectKey{Name: ns}, &n)).To(Succeed())
-	if n.Labels == nil {
-		n.Labels = map[string]string{}
-	}
-	for k, v := range restrictedLabels() {
-		n.Labels[k] = v
-	}
-	Expect(tc.c.Update(ctx, &n)).To(Succeed())
+	tc.kubectl(append([]string{"label", "--overwrite", "namespace", ns}, restrictedLabels()...)...)
 	tc.tenantLimits(ns, poolGPUQuota)
 	tc.tenantNamespace(otherTeam, 0)
 }
@@ -325,19 +317,53 @@ func (tc *testCluster) stop() {
 // evaluation reads evaluation name of namespace ns; inside Eventually pass
 // its Gomega, so that a slow API server means "try again".
 func (tc *testCluster) evaluation(g Gomega, name string) *repotv1.RepotEvaluation {
+	return tc.evaluationIn(g, ns, name)
+}
+
+// evaluationIn is evaluation in namespace.
+func (tc *testCluster) evaluationIn(g Gomega, namespace, name string) *repotv1.RepotEvaluation {
 	ctx, cancel := ctxTimeout(30 * time.Second)
 	defer cancel()
 	e := &repotv1.RepotEvaluation{}
-	g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, e)).To(Succeed())
+	g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, e)).To(Succeed())
 	return e
+}
+
+// awaitGone waits up to within for obj (its key) to be gone from the API
+// server: deleted, its finalizers done.
+func (tc *testCluster) awaitGone(obj client.Object, within time.Duration) {
+	Eventually(func(g Gomega) {
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		err := tc.c.Get(ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object))
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%s is still there: %v", obj.GetName(), err)
+	}).WithTimeout(within).WithPolling(2 * time.Second).Should(Succeed())
+}
+
+// expectEvent fails the spec unless an event of reason was recorded for
+// the object of UID uid in namespace.
+func (tc *testCluster) expectEvent(namespace string, uid types.UID, reason string) {
+	ctx, cancel := ctxTimeout(30 * time.Second)
+	defer cancel()
+	var evs corev1.EventList
+	Expect(tc.c.List(ctx, &evs, client.InNamespace(namespace))).To(Succeed())
+	for _, ev := range evs.Items {
+		if ev.InvolvedObject.UID == uid && ev.Reason == reason {
+			return
+		}
+	}
+	Fail(fmt.Sprintf("no %s event for %s in %s", reason, uid, namespace))
 }
 
 // createEvaluation creates the RepotEvaluation of a YAML manifest in
 // namespace ns.
-func (tc *testCluster) createEvaluation(manifest string) {
+func (tc *testCluster) createEvaluation(manifest string) { tc.createEvaluationIn(ns, manifest) }
+
+// createEvaluationIn is createEvaluation in namespace.
+func (tc *testCluster) createEvaluationIn(namespace, manifest string) {
 	e := &repotv1.RepotEvaluation{}
 	Expect(yaml.Unmarshal([]byte(manifest), e)).To(Succeed())
-	e.Namespace = ns
+	e.Namespace = namespace
 	ctx, cancel := ctxTimeout(30 * time.Second)
 	defer cancel()
 	Expect(tc.c.Create(ctx, e)).To(Succeed())

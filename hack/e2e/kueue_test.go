@@ -14,7 +14,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -604,17 +603,10 @@ spec:
   methods: [pot]
   models:
   - {name: sim, simulated: {profile: strong, seed: 11, gpus: 1}}
-  artifacts:
-    retainAfterDeletion: false
-    s3:
-      endpoint: %q
-      bucket: %s
-      insecure: true
-      credentialsSecret: %s
-  runner:
+%s  runner:
     shardsPerModel: 1
     inFlightPerShard: 2
-%s`, name, cluster.ArtifactStoreEndpoint, cluster.ArtifactStoreBucket, cluster.ArtifactStoreSecret, smallRunnerYAML))
+%s`, name, notRetainedInLocalStoreYAML(), smallRunnerYAML))
 		By("letting it store traces while admitted")
 		var e *repotv1.RepotEvaluation
 		Eventually(func(g Gomega) {
@@ -629,15 +621,12 @@ spec:
 		prefix := artifacts.Layout{Namespace: ns, Evaluation: name, UID: string(e.UID)}.EvaluationPrefix()
 
 		By("taking the store down (its Deployment scaled to zero) and deleting the evaluation")
-		tc.kubectl("scale", "deployment", "--namespace", cluster.ArtifactStoreNamespace, cluster.ArtifactStoreName, "--replicas=0")
-		storeBack := false
-		restore := func() {
-			if !storeBack {
-				storeBack = true
-				tc.kubectl("scale", "deployment", "--namespace", cluster.ArtifactStoreNamespace, cluster.ArtifactStoreName, "--replicas=1")
-			}
+		scaleStore := func(replicas string) {
+			tc.kubectl("scale", "deployment", "--namespace", cluster.ArtifactStoreNamespace, cluster.ArtifactStoreName, "--replicas="+replicas)
 		}
-		DeferCleanup(restore)
+		scaleStore("0")
+		// Back up even when the spec fails first (a no-op otherwise).
+		DeferCleanup(scaleStore, "1")
 		Eventually(func(g Gomega) {
 			var pods corev1.PodList
 			g.Expect(tc.c.List(ctx, &pods, client.InNamespace(cluster.ArtifactStoreNamespace))).To(Succeed())
@@ -679,11 +668,8 @@ spec:
 		}).WithTimeout(4 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 
 		By("bringing the store back: the cleanup's retry deletes the traces and the evaluation goes")
-		restore()
-		Eventually(func(g Gomega) {
-			err := tc.c.Get(ctx, client.ObjectKeyFromObject(e), &repotv1.RepotEvaluation{})
-			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the evaluation is still there: %v", err)
-		}).WithTimeout(6 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		scaleStore("1")
+		tc.awaitGone(e, 6*time.Minute)
 		// Gone because its traces were deleted, not for another reason.
 		Eventually(func(g Gomega) {
 			st, err := cluster.LocalArtifactStore(ctx, tc.cs) // the store pod's new address
@@ -694,13 +680,7 @@ spec:
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(objs).To(BeEmpty(), "stored traces left after the evaluation went")
 		}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
-		var evs corev1.EventList
-		Expect(tc.c.List(ctx, &evs, client.InNamespace(ns))).To(Succeed())
-		found := false
-		for _, ev := range evs.Items {
-			found = found || (ev.InvolvedObject.UID == e.UID && ev.Reason == repotv1.ReasonArtifactsDeleted)
-		}
-		Expect(found).To(BeTrue(), "no %s event", repotv1.ReasonArtifactsDeleted)
+		tc.expectEvent(ns, e.UID, repotv1.ReasonArtifactsDeleted)
 	})
 })
 

@@ -14,7 +14,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"repot.dev/repot-operator/analysis/chaintree"
@@ -148,16 +147,9 @@ spec:
   models:
   - name: sim
     simulated: {profile: strong, seed: 5}
-  artifacts:
-    retainAfterDeletion: false
-    s3:
-      endpoint: %q
-      bucket: %s
-      insecure: true
-      credentialsSecret: %s
-  runner:
+%s  runner:
     inFlightPerShard: 16
-%s`, gone, cluster.ArtifactStoreEndpoint, cluster.ArtifactStoreBucket, cluster.ArtifactStoreSecret, smallRunnerYAML))
+%s`, gone, notRetainedInLocalStoreYAML(), smallRunnerYAML))
 		// Mid-run: runs recorded, traces uploaded, runners still going.
 		var e *repotv1.RepotEvaluation
 		Eventually(func(g Gomega) {
@@ -186,22 +178,29 @@ spec:
 
 		By("deleting it while it runs: the runners stop, a runner Job deletes its keys, then it goes")
 		Expect(tc.c.Delete(ctx, e)).To(Succeed())
-		Eventually(func(g Gomega) {
-			err := tc.c.Get(ctx, client.ObjectKeyFromObject(e), &repotv1.RepotEvaluation{})
-			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the evaluation is still there: %v", err)
-		}).WithTimeout(4 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		tc.awaitGone(e, 4*time.Minute)
 		objs, err = st.List(ctx, prefix)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(objs).To(BeEmpty(), "stored traces left after the evaluation went")
 		after, err := st.List(ctx, ns+"/"+name+"/")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(after).To(HaveLen(len(kept)), "another evaluation's traces were deleted")
-		var evs corev1.EventList
-		Expect(tc.c.List(ctx, &evs, client.InNamespace(ns))).To(Succeed())
-		found := false
-		for _, ev := range evs.Items {
-			found = found || (ev.InvolvedObject.Name == gone && ev.Reason == repotv1.ReasonArtifactsDeleted)
-		}
-		Expect(found).To(BeTrue(), "no %s event", repotv1.ReasonArtifactsDeleted)
+		tc.expectEvent(ns, e.UID, repotv1.ReasonArtifactsDeleted)
 	})
 })
+
+// notRetainedInLocalStoreYAML is a RepotEvaluation's spec.artifacts (YAML,
+// indented for spec) that stores its traces in the local cluster's store
+// and deletes them with the evaluation (retainAfterDeletion false); the
+// store's credentials must be shared into its namespace
+// (ArtifactStore.ShareCredentials).
+func notRetainedInLocalStoreYAML() string {
+	return fmt.Sprintf(`  artifacts:
+    retainAfterDeletion: false
+    s3:
+      endpoint: %q
+      bucket: %s
+      insecure: true
+      credentialsSecret: %s
+`, cluster.ArtifactStoreEndpoint, cluster.ArtifactStoreBucket, cluster.ArtifactStoreSecret)
+}

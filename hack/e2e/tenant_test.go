@@ -18,7 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	repotv1 "repot.dev/repot-operator/api/v1alpha1"
 	"repot.dev/repot-operator/controllers/build"
@@ -86,14 +85,28 @@ spec:
 func (tc *testCluster) tenantNamespace(name string, gpus int) {
 	ctx, cancel := ctxTimeout(30 * time.Second)
 	defer cancel()
-	Expect(tc.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: restrictedLabels()}})).To(Succeed())
+	Expect(tc.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
+	tc.kubectl(append([]string{"label", "namespace", name}, restrictedLabels()...)...)
 	tc.tenantLimits(name, gpus)
 }
 
 // restrictedLabels enforce (and warn of) the restricted Pod Security
-// Standard in a namespace.
-func restrictedLabels() map[string]string {
-	return map[string]string{"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/warn": "restricted"}
+// Standard in a namespace, as `kubectl label` arguments.
+func restrictedLabels() []string {
+	return []string{"pod-security.kubernetes.io/enforce=restricted", "pod-security.kubernetes.io/warn=restricted"}
+}
+
+// updateQuota replaces the spec of q's ResourceQuota (by namespace and
+// name) with q's, retrying on a conflict.
+func (tc *testCluster) updateQuota(q *corev1.ResourceQuota) {
+	Eventually(func(g Gomega) {
+		ctx, cancel := ctxTimeout(30 * time.Second)
+		defer cancel()
+		var cur corev1.ResourceQuota
+		g.Expect(tc.c.Get(ctx, client.ObjectKeyFromObject(q), &cur)).To(Succeed())
+		cur.Spec = q.Spec
+		g.Expect(tc.c.Update(ctx, &cur)).To(Succeed())
+	}).Should(Succeed())
 }
 
 // tenantLimits gives namespace a LimitRange with defaults for containers
@@ -126,17 +139,17 @@ func tenantQuota(namespace string, gpus int) *corev1.ResourceQuota {
 func tenantSpecs(cluster func() *testCluster) {
 	Describe("a good tenant of a shared GPU pool", Label("tenant"), func() {
 		var tc *testCluster
-		serverReplicas := func(g Gomega, eval string) int32 {
+		serverReplicas := func(g Gomega, namespace, eval string) int32 {
 			ctx, cancel := ctxTimeout(30 * time.Second)
 			defer cancel()
 			var d appsv1.Deployment
-			g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: build.ServerName(eval, "sim")}, &d)).To(Succeed())
+			g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: build.ServerName(eval, "sim")}, &d)).To(Succeed())
 			return ptr.Deref(d.Spec.Replicas, 1)
 		}
-		complete := func(name string, within time.Duration) {
+		complete := func(namespace, name string, within time.Duration) {
 			Eventually(func(g Gomega) {
 				tc.operatorAlive()
-				e := tc.evaluation(g, name)
+				e := tc.evaluationIn(g, namespace, name)
 				g.Expect(e.Status.Summary).NotTo(BeNil())
 				g.Expect(e.Status.Summary.State).To(Equal(repotv1.StateComplete), "%s: %s", name, state(e))
 				g.Expect(e.Status.Progress.RunsDone).To(Equal(e.Status.Progress.RunsTotal))
@@ -151,8 +164,7 @@ func tenantSpecs(cluster func() *testCluster) {
 			// otherTeam: a tenant namespace of every cluster (sharedPool),
 			// with no GPU quota.
 			const team = otherTeam
-			e := &repotv1.RepotEvaluation{}
-			Expect(yaml.Unmarshal([]byte(`apiVersion: repot.dev/v1alpha1
+			tc.createEvaluationIn(team, `apiVersion: repot.dev/v1alpha1
 kind: RepotEvaluation
 metadata:
   name: quota
@@ -165,18 +177,8 @@ spec:
     simulated: {profile: strong, seed: 2, gpus: 1}
   runner:
     shardsPerModel: 1
-`+smallRunnerYAML), e)).To(Succeed())
-			e.Namespace = team
-			ctx, cancel := ctxTimeout(30 * time.Second)
-			Expect(tc.c.Create(ctx, e)).To(Succeed())
-			cancel()
-			get := func(g Gomega) *repotv1.RepotEvaluation {
-				ctx, cancel := ctxTimeout(30 * time.Second)
-				defer cancel()
-				got := &repotv1.RepotEvaluation{}
-				g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: team, Name: "quota"}, got)).To(Succeed())
-				return got
-			}
+`+smallRunnerYAML)
+			get := func(g Gomega) *repotv1.RepotEvaluation { return tc.evaluationIn(g, team, "quota") }
 			Eventually(func(g Gomega) {
 				tc.operatorAlive()
 				got := get(g)
@@ -194,41 +196,18 @@ spec:
 			}).WithTimeout(4 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 
 			By("raising the quota: the ReplicaSet's retry creates the pod and the evaluation completes")
-			Eventually(func(g Gomega) {
-				ctx, cancel := ctxTimeout(30 * time.Second)
-				defer cancel()
-				var q corev1.ResourceQuota
-				g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: team, Name: "team"}, &q)).To(Succeed())
-				q.Spec = tenantQuota(team, 1).Spec
-				g.Expect(tc.c.Update(ctx, &q)).To(Succeed())
-			}).Should(Succeed())
-			Eventually(func(g Gomega) {
-				tc.operatorAlive()
-				got := get(g)
-				g.Expect(got.Status.Summary).NotTo(BeNil())
-				g.Expect(got.Status.Summary.State).To(Equal(repotv1.StateComplete), "%s", state(got))
-				g.Expect(got.Status.Progress.RunsDone).To(Equal(got.Status.Progress.RunsTotal))
-			}).WithTimeout(10 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+			tc.updateQuota(tenantQuota(team, 1))
+			complete(team, "quota", 10*time.Minute)
 		})
 
 		It("stalls an evaluation whose runner pods the ResourceQuota refuses (the Job controller's FailedCreate), releases its server, and completes once the quota is raised", func() {
 			// otherTeam's quota now has the GPU the spec above raised it
 			// to; a limit of one pod lets the server in and not the runner.
 			const team = otherTeam
-			setQuota := func(pods string) {
-				Eventually(func(g Gomega) {
-					ctx, cancel := ctxTimeout(30 * time.Second)
-					defer cancel()
-					var q corev1.ResourceQuota
-					g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: team, Name: "team"}, &q)).To(Succeed())
-					q.Spec = tenantQuota(team, 1).Spec
-					q.Spec.Hard[corev1.ResourcePods] = resource.MustParse(pods)
-					g.Expect(tc.c.Update(ctx, &q)).To(Succeed())
-				}).Should(Succeed())
-			}
-			setQuota("1")
-			e := &repotv1.RepotEvaluation{}
-			Expect(yaml.Unmarshal([]byte(`apiVersion: repot.dev/v1alpha1
+			onePod := tenantQuota(team, 1)
+			onePod.Spec.Hard[corev1.ResourcePods] = resource.MustParse("1")
+			tc.updateQuota(onePod)
+			tc.createEvaluationIn(team, `apiVersion: repot.dev/v1alpha1
 kind: RepotEvaluation
 metadata:
   name: runnerquota
@@ -241,18 +220,8 @@ spec:
     simulated: {profile: strong, seed: 4, gpus: 1}
   runner:
     shardsPerModel: 1
-`+smallRunnerYAML), e)).To(Succeed())
-			e.Namespace = team
-			ctx, cancel := ctxTimeout(30 * time.Second)
-			Expect(tc.c.Create(ctx, e)).To(Succeed())
-			cancel()
-			get := func(g Gomega) *repotv1.RepotEvaluation {
-				ctx, cancel := ctxTimeout(30 * time.Second)
-				defer cancel()
-				got := &repotv1.RepotEvaluation{}
-				g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: team, Name: "runnerquota"}, got)).To(Succeed())
-				return got
-			}
+`+smallRunnerYAML)
+			get := func(g Gomega) *repotv1.RepotEvaluation { return tc.evaluationIn(g, team, "runnerquota") }
 			By("the runner Job's pods are refused: Stalled in the quota's words, and the server goes")
 			Eventually(func(g Gomega) {
 				tc.operatorAlive()
@@ -264,28 +233,20 @@ spec:
 				srv := got.Status.Models[0].Server
 				g.Expect(srv.Reason).To(Equal(repotv1.ReasonRunnerPodsRefused), "%s", state(got))
 				g.Expect(srv.Message).To(And(ContainSubstring("scaled to zero"), ContainSubstring("exceeded quota: team")))
+				g.Expect(serverReplicas(g, team, "runnerquota")).To(BeZero(), "the server keeps its GPU while its runner cannot start")
 				ctx, cancel := ctxTimeout(30 * time.Second)
 				defer cancel()
-				var d appsv1.Deployment
-				g.Expect(tc.c.Get(ctx, client.ObjectKey{Namespace: team, Name: build.ServerName("runnerquota", "sim")}, &d)).To(Succeed())
-				g.Expect(ptr.Deref(d.Spec.Replicas, 1)).To(BeZero(), "the server keeps its GPU while its runner cannot start")
 				var pods corev1.PodList
 				g.Expect(tc.c.List(ctx, &pods, client.InNamespace(team), client.MatchingLabels{build.LabelEvaluation: "runnerquota"})).To(Succeed())
 				g.Expect(pods.Items).To(BeEmpty(), "pods of the stalled evaluation")
 			}).WithTimeout(4 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 
 			By("raising the quota, then suspending and resuming: it completes")
-			setQuota("50")
+			tc.updateQuota(tenantQuota(team, 1))
 			tc.kubectl("patch", "repotevaluation", "runnerquota", "-n", team, "--type=merge", "-p", `{"spec":{"suspend":true}}`)
 			Eventually(func(g Gomega) bool { return get(g).Spec.IsSuspended() }).Should(BeTrue())
 			tc.kubectl("patch", "repotevaluation", "runnerquota", "-n", team, "--type=merge", "-p", `{"spec":{"suspend":false}}`)
-			Eventually(func(g Gomega) {
-				tc.operatorAlive()
-				got := get(g)
-				g.Expect(got.Status.Summary).NotTo(BeNil())
-				g.Expect(got.Status.Summary.State).To(Equal(repotv1.StateComplete), "%s", state(got))
-				g.Expect(got.Status.Progress.RunsDone).To(Equal(got.Status.Progress.RunsTotal))
-			}).WithTimeout(8 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+			complete(team, "runnerquota", 8*time.Minute)
 		})
 
 		It("releases the server of an evaluation whose runner image cannot be pulled, and resumes once the image is there", func() {
@@ -296,7 +257,7 @@ spec:
 				c := apimeta.FindStatusCondition(e.Status.Conditions, repotv1.ConditionStalled)
 				g.Expect(c).NotTo(BeNil())
 				g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "%s", state(e))
-				g.Expect(serverReplicas(g, "badimage")).To(BeZero(), "the server keeps its GPU while the runner cannot start")
+				g.Expect(serverReplicas(g, ns, "badimage")).To(BeZero(), "the server keeps its GPU while the runner cannot start")
 				// A simulated model's server runs spec.runner.image too, so
 				// the server or the runner may be the first to fail its pull.
 				g.Expect(e.Status.Models[0].Server.Message).To(And(ContainSubstring("scaled to zero"), ContainSubstring(laterImage)))
@@ -310,7 +271,7 @@ spec:
 			tc.kubectl("patch", "repotevaluation", "badimage", "-n", ns, "--type=merge", "-p", `{"spec":{"suspend":true}}`)
 			Eventually(func(g Gomega) bool { return tc.evaluation(g, "badimage").Spec.IsSuspended() }).Should(BeTrue())
 			tc.kubectl("patch", "repotevaluation", "badimage", "-n", ns, "--type=merge", "-p", `{"spec":{"suspend":false}}`)
-			complete("badimage", 6*time.Minute)
+			complete(ns, "badimage", 6*time.Minute)
 		})
 
 		It("runs again the runs a server preempted mid-run ended in infrastructure errors, and completes with all of them", func() {
@@ -346,7 +307,7 @@ spec:
 			By("uncordoning the node: the server comes back, and the infrastructure errors are run again")
 			tc.kubectl("uncordon", node)
 			uncordoned = true
-			complete("preempted", 10*time.Minute)
+			complete(ns, "preempted", 10*time.Minute)
 			m := model(Default)
 			Expect(m.InfraErrorRuns).To(BeZero(), "a run still ends in an infrastructure error")
 			Expect(m.InfraRetries).To(BeNumerically(">=", 1), "the runner Job was not run again for the infrastructure errors")
@@ -377,7 +338,7 @@ spec:
 			By("deleting the finished Job, as a TTL policy or a cleanup CronJob would")
 			tc.kubectl("delete", "job", job.Name, "-n", ns, "--cascade=background", "--wait=true")
 			tc.kubectl("scale", "deployment", "-n", operatorNamespace, "-l", "app.kubernetes.io/name=repot-operator", "--replicas=1")
-			complete("cleaned", 4*time.Minute)
+			complete(ns, "cleaned", 4*time.Minute)
 			Consistently(func(g Gomega) {
 				ctx, cancel := ctxTimeout(30 * time.Second)
 				defer cancel()
