@@ -155,6 +155,15 @@ func tenantSpecs(cluster func() *testCluster) {
 				g.Expect(e.Status.Progress.RunsDone).To(Equal(e.Status.Progress.RunsTotal))
 			}).WithTimeout(within).WithPolling(2 * time.Second).Should(Succeed())
 		}
+		// deleted: the cluster is shared, so a spec's evaluation goes with
+		// it, and the next spec meets the namespace's quota as it set it.
+		deleted := func(namespace, name string) {
+			e := &repotv1.RepotEvaluation{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+			ctx, cancel := ctxTimeout(30 * time.Second)
+			defer cancel()
+			Expect(client.IgnoreNotFound(tc.c.Delete(ctx, e))).To(Succeed())
+			tc.awaitGone(e, 3*time.Minute)
+		}
 
 		BeforeAll(func() {
 			tc = cluster()
@@ -198,6 +207,7 @@ spec:
 			By("raising the quota: the ReplicaSet's retry creates the pod and the evaluation completes")
 			tc.updateQuota(tenantQuota(team, 1))
 			complete(team, "quota", 10*time.Minute)
+			deleted(team, "quota")
 		})
 
 		It("stalls an evaluation whose runner pods the ResourceQuota refuses (the Job controller's FailedCreate), releases its server, and completes once the quota is raised", func() {
@@ -247,6 +257,7 @@ spec:
 			Eventually(func(g Gomega) bool { return get(g).Spec.IsSuspended() }).Should(BeTrue())
 			tc.kubectl("patch", "repotevaluation", "runnerquota", "-n", team, "--type=merge", "-p", `{"spec":{"suspend":false}}`)
 			complete(team, "runnerquota", 8*time.Minute)
+			deleted(team, "runnerquota")
 		})
 
 		It("releases the server of an evaluation whose runner image cannot be pulled, and resumes once the image is there", func() {

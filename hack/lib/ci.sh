@@ -51,12 +51,14 @@ background() {
     { echo "$SECONDS s"; times; } >"bin/$1.time"' _ "$@" &
 }
 
-# background_done NAME: the background build NAME ended well (else its log's
-# tail and exit 1); says what it took.
+# background_done NAME: the background job NAME ended well (else its failed
+# tests, its log's tail and exit 1); says what it took.
 background_done() {
   if [ "$(cat "bin/$1.rc" 2>/dev/null)" != 0 ]; then
+    # A go test run's failures can be far above its log's tail.
+    grep -E '^(--- FAIL|FAIL|panic:)' "bin/$1.log" | head -40 || true
     tail -40 "bin/$1.log"
-    echo "the background build failed (bin/$1.log)" >&2
+    echo "the background job failed (bin/$1.log)" >&2
     exit 1
   fi
   echo "== $1: $(head -1 "bin/$1.time") wall, CPU (user, system) of its builds: $(sed -n 3p "bin/$1.time")"
