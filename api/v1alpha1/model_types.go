@@ -201,7 +201,8 @@ type NodeLabel struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.apiKeySecret) || self.url.startsWith('https://') || (isURL(self.url) && (url(self.url).getHostname().endsWith('.svc') || url(self.url).getHostname().endsWith('.svc.cluster.local')))",message="endpoint.apiKeySecret needs an https:// endpoint.url: over http:// the API key crosses the network in clear text; use https://, or an in-cluster Service name (a host ending in .svc or .svc.cluster.local)"
 type EndpointModel struct {
 	// url is the API root that ends before /chat/completions, e.g.
-	// "https://api.example.com/v1". It must not carry credentials
+	// "https://api.example.com/v1": http or https, a host, and a port from
+	// 1 to 65535 where it names one. It must not carry credentials
 	// (user:password@): give an API key through apiKeySecret. With
 	// apiKeySecret it must be https://, unless its host is an in-cluster
 	// Service name (ending in .svc or .svc.cluster.local).
@@ -209,6 +210,7 @@ type EndpointModel struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('http://') || self.startsWith('https://')",message="endpoint.url must start with http:// or https://"
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getHostname() != '' && !self.matches('^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#]*:(0+|[0-9]{6,}|6553[6-9]|655[4-9][0-9]|65[6-9][0-9][0-9]|6[6-9][0-9][0-9][0-9]|[7-9][0-9][0-9][0-9][0-9])([/?#].*)?$')",message="endpoint.url must be a URL with a host and, where it names a port, one from 1 to 65535, e.g. http://vllm.team.svc:8000/v1 (the rule of the runner's --base-url)"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#]*@')",message="endpoint.url must not carry credentials (user:password@host): they would be copied into the runner's arguments and the evaluation's status; give the API key through endpoint.apiKeySecret"
 	URL string `json:"url"`
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -314,8 +313,8 @@ func (f *runFlags) check() error {
 			return fmt.Errorf("unknown method %q (known: %s)", m, strings.Join(contract.Methods, ", "))
 		}
 	}
-	if u, err := url.Parse(f.baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("--base-url %q must be an http(s) URL such as http://127.0.0.1:8000/v1", f.baseURL)
+	if err := contract.CheckBaseURL(f.baseURL); err != nil {
+		return fmt.Errorf("--base-url %w, such as http://127.0.0.1:8000/v1", err)
 	}
 	switch {
 	case f.concurrency < 1:

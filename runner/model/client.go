@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -40,9 +39,8 @@ func New(cfg Config) (*OpenAI, error) {
 	if cfg.BaseURL == "" {
 		return nil, errors.New("model: base URL is required")
 	}
-	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("model: base URL %q must be an http(s) URL", cfg.BaseURL)
+	if err := contract.CheckBaseURL(cfg.BaseURL); err != nil {
+		return nil, fmt.Errorf("model: base URL %w", err)
 	}
 	if cfg.Model == "" {
 		return nil, errors.New("model: model name is required")
