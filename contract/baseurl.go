@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 )
 
 // CheckBaseURL says whether raw is a URL a runner can call: scheme http or
-// https, a host, and, where it names a port, one from 1 to 65535. The
+// https, a host, no query or fragment, and, where it names a port, one
+// from 1 to 65535. The
 // runner's --base-url and the model client check it; the CRD's rules on
 // spec.models[].endpoint.url and spec.problems.url say the same in CEL
 // (api/v1alpha1), so that a URL the runner would refuse is refused when
@@ -17,8 +19,13 @@ func CheckBaseURL(raw string) error {
 	switch {
 	case err != nil:
 		return fmt.Errorf("%q must be an http(s) URL (%v)", raw, err)
-	case u.Scheme != "http" && u.Scheme != "https":
+	// Written in lower case, as the CRD reads it (url.Parse lowers it).
+	case !strings.HasPrefix(raw, "http://") && !strings.HasPrefix(raw, "https://"):
 		return fmt.Errorf("%q must be an http(s) URL", raw)
+	// The client appends /chat/completions: a query or fragment would
+	// end up before it.
+	case strings.ContainsAny(raw, "?#"):
+		return fmt.Errorf("%q must be an http(s) URL without a query or fragment", raw)
 	case u.Hostname() == "":
 		return fmt.Errorf("%q must be an http(s) URL with a host", raw)
 	}

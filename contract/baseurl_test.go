@@ -22,6 +22,10 @@ func TestCheckBaseURL(t *testing.T) {
 		{"http://exa mple.svc:8000/v1", "must be an http(s) URL (parse"},
 		{"http://h:99999/v1", "whose port is from 1 to 65535, not 99999"},
 		{"http://h:0/v1", "whose port is from 1 to 65535, not 0"},
+		{"HTTP://h/v1", "must be an http(s) URL"},
+		{"http://h/v1?x=1", "without a query or fragment"},
+		{"https://api.example.com#v1", "without a query or fragment"},
+		{"http://localhost:1:8000/v1", "must be an http(s) URL ("},
 	} {
 		err := CheckBaseURL(tc.raw)
 		switch {

@@ -35,6 +35,12 @@ func TestEndpointURLRuleIsTheRunners(t *testing.T) {
 		"http://h:08000/v1",
 		"http://h/v1?x=1",
 		"https://h/v1#part",
+		"https://api.example.com#v1",
+		"http://h:8000#x",
+		"HTTP://h/v1",
+		"http://localhost:1:8000/v1",
+		"http://::1/v1",
+		"http://[fd00::1]:8000/v1",
 		"http://%zz/v1",
 	} {
 		t.Run(raw, func(t *testing.T) {

@@ -211,6 +211,8 @@ type EndpointModel struct {
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('http://') || self.startsWith('https://')",message="endpoint.url must start with http:// or https://"
 	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getHostname() != '' && !self.matches('^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#]*:(0+|[0-9]{6,}|6553[6-9]|655[4-9][0-9]|65[6-9][0-9][0-9]|6[6-9][0-9][0-9][0-9]|[7-9][0-9][0-9][0-9][0-9])([/?#].*)?$')",message="endpoint.url must be a URL with a host and, where it names a port, one from 1 to 65535, e.g. http://vllm.team.svc:8000/v1 (the rule of the runner's --base-url)"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#\\\\[]*:[^/?#]*:')",message="endpoint.url must not have a second colon outside brackets in its host and port: write an IPv6 address in brackets, e.g. http://[fd00::1]:8000/v1"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[?#]')",message="endpoint.url must not have a query or fragment: the runner appends /chat/completions to it"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#]*@')",message="endpoint.url must not carry credentials (user:password@host): they would be copied into the runner's arguments and the evaluation's status; give the API key through endpoint.apiKeySecret"
 	URL string `json:"url"`
 
