@@ -9,11 +9,11 @@ import (
 
 // CheckBaseURL says whether raw is a URL a runner can call: scheme http or
 // https, a host, no query or fragment, and, where it names a port, one
-// from 1 to 65535. The
-// runner's --base-url and the model client check it; the CRD's rules on
-// spec.models[].endpoint.url and spec.problems.url say the same in CEL
+// from 1 to 65535. The runner's --base-url and the model client check it;
+// the CRD's rules on spec.models[].endpoint.url say the same in CEL
 // (api/v1alpha1), so that a URL the runner would refuse is refused when
-// the manifest is applied, not in a pod.
+// the manifest is applied, not in a pod (spec.problems.url shares them,
+// but for a query, which a download URL may carry).
 func CheckBaseURL(raw string) error {
 	u, err := url.Parse(raw)
 	switch {

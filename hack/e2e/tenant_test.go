@@ -156,7 +156,8 @@ func tenantSpecs(cluster func() *testCluster) {
 			}).WithTimeout(within).WithPolling(2 * time.Second).Should(Succeed())
 		}
 		// deleted: the cluster is shared, so a spec's evaluation goes with
-		// it, and the next spec meets the namespace's quota as it set it.
+		// it (a DeferCleanup, failed or not), and the next spec meets the
+		// namespace's quota as it set it.
 		deleted := func(namespace, name string) {
 			e := &repotv1.RepotEvaluation{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
 			ctx, cancel := ctxTimeout(30 * time.Second)
@@ -187,6 +188,7 @@ spec:
   runner:
     shardsPerModel: 1
 `+smallRunnerYAML)
+			DeferCleanup(deleted, team, "quota")
 			get := func(g Gomega) *repotv1.RepotEvaluation { return tc.evaluationIn(g, team, "quota") }
 			Eventually(func(g Gomega) {
 				tc.operatorAlive()
@@ -207,7 +209,6 @@ spec:
 			By("raising the quota: the ReplicaSet's retry creates the pod and the evaluation completes")
 			tc.updateQuota(tenantQuota(team, 1))
 			complete(team, "quota", 10*time.Minute)
-			deleted(team, "quota")
 		})
 
 		It("stalls an evaluation whose runner pods the ResourceQuota refuses (the Job controller's FailedCreate), releases its server, and completes once the quota is raised", func() {
@@ -231,6 +232,7 @@ spec:
   runner:
     shardsPerModel: 1
 `+smallRunnerYAML)
+			DeferCleanup(deleted, team, "runnerquota")
 			get := func(g Gomega) *repotv1.RepotEvaluation { return tc.evaluationIn(g, team, "runnerquota") }
 			By("the runner Job's pods are refused: Stalled in the quota's words, and the server goes")
 			Eventually(func(g Gomega) {
@@ -257,7 +259,6 @@ spec:
 			Eventually(func(g Gomega) bool { return get(g).Spec.IsSuspended() }).Should(BeTrue())
 			tc.kubectl("patch", "repotevaluation", "runnerquota", "-n", team, "--type=merge", "-p", `{"spec":{"suspend":false}}`)
 			complete(team, "runnerquota", 8*time.Minute)
-			deleted(team, "runnerquota")
 		})
 
 		It("releases the server of an evaluation whose runner image cannot be pulled, and resumes once the image is there", func() {
